@@ -1,0 +1,350 @@
+// Package event defines what minisched reports: every queue transition, every
+// scheduling and binding cycle, every plugin call. It is the vocabulary shared
+// by the scheduler, the recorder and the stream, and the JSON form of these
+// types is the public stream schema (docs/API.md).
+package event
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// SchemaVersion is the version of the stream's message schema. It changes
+// when a field changes meaning or goes away; added fields do not change it.
+const SchemaVersion = "minisched.stream/v1"
+
+// Kind names what happened.
+type Kind string
+
+const (
+	// KindQueue: a pod entered, moved between or left the scheduling queues.
+	KindQueue Kind = "queue"
+	// KindCycleStart: a scheduling cycle began for a pod.
+	KindCycleStart Kind = "cycleStart"
+	// KindPoint: the plugins of one pod-level extension point ran
+	// (PreFilter, PostFilter, PreScore, Reserve, Unreserve, Permit, PreBind,
+	// Bind, PostBind).
+	KindPoint Kind = "point"
+	// KindFilter: Filter ran for every node.
+	KindFilter Kind = "filter"
+	// KindScore: Score, NormalizeScore and the weights ran for every
+	// feasible node.
+	KindScore Kind = "score"
+	// KindCycleEnd: the scheduling cycle ended.
+	KindCycleEnd Kind = "cycleEnd"
+	// KindPermitWait: a pod waits at Permit before binding.
+	KindPermitWait Kind = "permitWait"
+	// KindBindingEnd: the binding cycle ended.
+	KindBindingEnd Kind = "bindingEnd"
+	// KindNode and KindPod: a cluster object was added, updated or deleted.
+	KindNode Kind = "node"
+	KindPod  Kind = "pod"
+	// KindScheduler: the scheduler changed state (paused, running, restarted
+	// with a new configuration).
+	KindScheduler Kind = "scheduler"
+	// KindScenario: a scenario made progress.
+	KindScenario Kind = "scenario"
+	// KindReset: the cluster and the history were cleared.
+	KindReset Kind = "reset"
+)
+
+// Event is one thing that happened. Exactly one of the payload pointers is
+// set, the one named by Kind.
+type Event struct {
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	Kind  Kind      `json:"kind"`
+	Pod   *PodRef   `json:"pod,omitempty"`
+	Cycle int64     `json:"cycle,omitempty"`
+
+	Queue      *QueueMove      `json:"queue,omitempty"`
+	CycleStart *CycleStart     `json:"cycleStart,omitempty"`
+	Point      *PointResults   `json:"point,omitempty"`
+	Filter     *FilterResults  `json:"filter,omitempty"`
+	Score      *ScoreResults   `json:"score,omitempty"`
+	CycleEnd   *CycleEnd       `json:"cycleEnd,omitempty"`
+	PermitWait *PermitWait     `json:"permitWait,omitempty"`
+	BindingEnd *BindingEnd     `json:"bindingEnd,omitempty"`
+	Node       *NodeChange     `json:"node,omitempty"`
+	PodChange  *PodChange      `json:"podChange,omitempty"`
+	Scheduler  *SchedulerState `json:"scheduler,omitempty"`
+	Scenario   *ScenarioStep   `json:"scenario,omitempty"`
+}
+
+// Weight is how much of the history cap an event uses: one, plus one for
+// every plugin result it carries.
+func (e *Event) Weight() int {
+	w := 1
+	switch {
+	case e.Point != nil:
+		w += len(e.Point.Results)
+	case e.Filter != nil:
+		for i := range e.Filter.Nodes {
+			w += len(e.Filter.Nodes[i].Codes)
+		}
+	case e.Score != nil:
+		for i := range e.Score.Nodes {
+			w += len(e.Score.Nodes[i].Raw)
+		}
+	}
+	return w
+}
+
+// Observer receives events. Observe must return quickly and never block on a
+// reader: the scheduler calls it on its hot path.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// Discard drops every event.
+var Discard Observer = ObserverFunc(func(Event) {})
+
+// PodRef names a pod.
+type PodRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+}
+
+// RefOf returns the reference of pod.
+func RefOf(pod *v1.Pod) *PodRef {
+	return &PodRef{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID)}
+}
+
+// Key is namespace/name.
+func (r *PodRef) Key() string { return r.Namespace + "/" + r.Name }
+
+// QueueName names one of the scheduling queue's parts.
+type QueueName string
+
+const (
+	ActiveQ       QueueName = "active"
+	BackoffQ      QueueName = "backoff"
+	Unschedulable QueueName = "unschedulable"
+	// InFlight is where a pod is between Pop and the end of its cycle.
+	InFlight QueueName = "inFlight"
+)
+
+// QueueAction says what the queue did with a pod.
+type QueueAction string
+
+const (
+	ActionAdd    QueueAction = "add"
+	ActionMove   QueueAction = "move"
+	ActionPop    QueueAction = "pop"
+	ActionUpdate QueueAction = "update"
+	ActionDelete QueueAction = "delete"
+	// QueueDone: the pod left the queue for good (bound, or deleted while
+	// being scheduled).
+	ActionDone QueueAction = "done"
+)
+
+// QueueMove is a queue transition.
+type QueueMove struct {
+	Action QueueAction `json:"action"`
+	From   QueueName   `json:"from,omitempty"`
+	To     QueueName   `json:"to,omitempty"`
+	// Event is what caused the move: a cluster event label such as
+	// "NodeAdd" or "AssignedPodDelete", or one of "PodAdd", "BackoffComplete",
+	// "UnschedulableTimeout", "ForceActivate", "ScheduleAttemptFailure",
+	// "PodUpdate", "PodDelete".
+	Event string `json:"event,omitempty"`
+	// Plugins are the plugins that rejected the pod (on a move to
+	// unschedulable or backoff after a failure) or whose QueueingHint said
+	// Queue (on a move out of unschedulable).
+	Plugins []string `json:"plugins,omitempty"`
+	// GatingPlugin is the PreEnqueue plugin that holds the pod back.
+	GatingPlugin string `json:"gatingPlugin,omitempty"`
+	Attempts     int    `json:"attempts"`
+	// BackoffUntil is when the pod's backoff ends, for moves into backoff.
+	BackoffUntil *time.Time `json:"backoffUntil,omitempty"`
+	Message      string     `json:"message,omitempty"`
+}
+
+// CycleStart opens a scheduling cycle.
+type CycleStart struct {
+	Attempt int `json:"attempt"`
+	// Nodes is the number of nodes in the snapshot the cycle works on.
+	Nodes int `json:"nodes"`
+	// Profile is the scheduler name of the profile that schedules the pod.
+	Profile string `json:"profile"`
+}
+
+// Status codes, as the framework numbers them.
+const (
+	CodeSuccess                      = 0
+	CodeError                        = 1
+	CodeUnschedulable                = 2
+	CodeUnschedulableAndUnresolvable = 3
+	CodeWait                         = 4
+	CodeSkip                         = 5
+	CodePending                      = 6
+)
+
+// PluginResult is one plugin call at a pod-level extension point.
+type PluginResult struct {
+	Plugin string `json:"plugin"`
+	Code   int    `json:"code"`
+	Reason string `json:"reason,omitempty"`
+	// Nanos is how long the call took.
+	Nanos int64 `json:"nanos"`
+	// NodeNames is what PreFilter narrowed the nodes to, when it did.
+	NodeNames []string `json:"nodeNames,omitempty"`
+	// Timeout is how long a Permit plugin asked the pod to wait.
+	TimeoutNanos int64 `json:"timeoutNanos,omitempty"`
+	// Nominated is the node PostFilter (preemption) nominated.
+	Nominated string `json:"nominated,omitempty"`
+}
+
+// PointResults holds every plugin call of one pod-level extension point.
+type PointResults struct {
+	Point   string         `json:"point"`
+	Node    string         `json:"node,omitempty"`
+	Results []PluginResult `json:"results"`
+}
+
+// FilterResults is the node x plugin matrix of one Filter run.
+type FilterResults struct {
+	// Plugins in the order they run on each node.
+	Plugins []string     `json:"plugins"`
+	Nodes   []NodeFilter `json:"nodes"`
+	// Nanos is the wall time of the whole Filter run (nodes run in parallel).
+	Nanos int64 `json:"nanos"`
+}
+
+// NodeFilter holds the Filter calls for one node. Filter stops at the first
+// plugin that does not succeed, so Codes may be shorter than Plugins.
+type NodeFilter struct {
+	Node    string   `json:"node"`
+	Codes   []int    `json:"codes"`
+	Nanos   []int64  `json:"nanos"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Nominated is set when the node was checked with nominated pods of
+	// higher priority added.
+	Nominated bool `json:"nominated,omitempty"`
+}
+
+// ScoreResults is the node x plugin matrix of one Score run, after
+// NormalizeScore and the weights.
+type ScoreResults struct {
+	Plugins []ScorePlugin `json:"plugins"`
+	Nodes   []NodeScore   `json:"nodes"`
+	Nanos   int64         `json:"nanos"`
+}
+
+// ScorePlugin describes one Score plugin in a ScoreResults.
+type ScorePlugin struct {
+	Name   string `json:"name"`
+	Weight int64  `json:"weight"`
+	// NormalizeNanos is how long NormalizeScore took (0 without one).
+	NormalizeNanos int64 `json:"normalizeNanos,omitempty"`
+	// Code and Reason report a failed Score or NormalizeScore.
+	Code   int    `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// NodeScore holds one node's scores, in the order of ScoreResults.Plugins.
+type NodeScore struct {
+	Node       string  `json:"node"`
+	Raw        []int64 `json:"raw"`
+	Normalized []int64 `json:"normalized"`
+	Weighted   []int64 `json:"weighted"`
+	Nanos      []int64 `json:"nanos"`
+	Total      int64   `json:"total"`
+}
+
+// CycleResult is how a scheduling cycle ended.
+type CycleResult string
+
+const (
+	ResultScheduled     CycleResult = "scheduled"
+	ResultUnschedulable CycleResult = "unschedulable"
+	ResultError         CycleResult = "error"
+	// ResultSkipped: the pod was deleted or already bound when popped.
+	ResultSkipped CycleResult = "skipped"
+)
+
+// CycleEnd closes a scheduling cycle.
+type CycleEnd struct {
+	Result CycleResult `json:"result"`
+	// Node is the selected node when Result is scheduled.
+	Node string `json:"node,omitempty"`
+	// Message is the reason in words, as kube-scheduler would put it in the
+	// pod's PodScheduled condition.
+	Message string `json:"message,omitempty"`
+	// Plugins are the plugins that rejected the pod.
+	Plugins []string `json:"plugins,omitempty"`
+	// FeasibleNodes is how many nodes passed Filter.
+	FeasibleNodes int `json:"feasibleNodes"`
+	// Ties lists the nodes that shared the best score with Node.
+	Ties  []string `json:"ties,omitempty"`
+	Nanos int64    `json:"nanos"`
+}
+
+// PermitWait reports a pod held at Permit.
+type PermitWait struct {
+	Node string `json:"node"`
+	// Plugins maps each plugin that asked to wait to its timeout.
+	Plugins map[string]int64 `json:"timeoutNanos"`
+}
+
+// BindingEnd closes a binding cycle.
+type BindingEnd struct {
+	Node    string `json:"node"`
+	Bound   bool   `json:"bound"`
+	Message string `json:"message,omitempty"`
+	// Plugin is the plugin that failed the binding cycle.
+	Plugin string `json:"plugin,omitempty"`
+	// PermitNanos is how long the pod waited at Permit.
+	PermitNanos int64 `json:"permitNanos,omitempty"`
+	Nanos       int64 `json:"nanos"`
+}
+
+// ChangeAction says what happened to a cluster object.
+type ChangeAction string
+
+const (
+	Added   ChangeAction = "added"
+	Updated ChangeAction = "updated"
+	Deleted ChangeAction = "deleted"
+)
+
+// NodeChange reports a node added, updated or deleted.
+type NodeChange struct {
+	Action ChangeAction `json:"action"`
+	Node   NodeSummary  `json:"object"`
+}
+
+// PodChange reports a pod added, updated or deleted.
+type PodChange struct {
+	Action ChangeAction `json:"action"`
+	Pod    PodSummary   `json:"object"`
+}
+
+// SchedulerState reports the scheduler's state.
+type SchedulerState struct {
+	// State is "running", "paused" or "stopped".
+	State string `json:"state"`
+	// Generation counts restarts with a new configuration.
+	Generation int64 `json:"generation"`
+	// Steps is how many single steps are still granted while paused.
+	Steps   int    `json:"steps,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ScenarioStep reports a scenario's progress.
+type ScenarioStep struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Step    int    `json:"step"`
+	Steps   int    `json:"steps"`
+	Phase   string `json:"phase"`
+	Message string `json:"message,omitempty"`
+}

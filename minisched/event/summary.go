@@ -1,0 +1,99 @@
+package event
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// NodeSummary is what the dashboard shows of a node.
+type NodeSummary struct {
+	Name          string            `json:"name"`
+	UID           string            `json:"uid"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Taints        []v1.Taint        `json:"taints,omitempty"`
+	Unschedulable bool              `json:"unschedulable,omitempty"`
+	// Allocatable holds cpu (millicores), memory (bytes), pods and any other
+	// resource the node offers.
+	Allocatable map[string]int64 `json:"allocatable"`
+	Created     time.Time        `json:"created"`
+}
+
+// PodSummary is what the dashboard shows of a pod.
+type PodSummary struct {
+	Namespace     string            `json:"namespace"`
+	Name          string            `json:"name"`
+	UID           string            `json:"uid"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	NodeName      string            `json:"nodeName,omitempty"`
+	SchedulerName string            `json:"schedulerName,omitempty"`
+	Priority      int32             `json:"priority"`
+	Phase         string            `json:"phase,omitempty"`
+	// Requests holds the pod's effective requests: cpu in millicores,
+	// memory in bytes, others in their units.
+	Requests map[string]int64 `json:"requests,omitempty"`
+	// Scheduled is the PodScheduled condition's status and message.
+	Scheduled         string    `json:"scheduled,omitempty"`
+	Message           string    `json:"message,omitempty"`
+	NominatedNodeName string    `json:"nominatedNodeName,omitempty"`
+	Created           time.Time `json:"created"`
+}
+
+// SummarizeNode returns the summary of node.
+func SummarizeNode(node *v1.Node) NodeSummary {
+	return NodeSummary{
+		Name:          node.Name,
+		UID:           string(node.UID),
+		Labels:        node.Labels,
+		Taints:        node.Spec.Taints,
+		Unschedulable: node.Spec.Unschedulable,
+		Allocatable:   quantities(node.Status.Allocatable),
+		Created:       node.CreationTimestamp.Time,
+	}
+}
+
+// SummarizePod returns the summary of pod.
+func SummarizePod(pod *v1.Pod) PodSummary {
+	s := PodSummary{
+		Namespace:         pod.Namespace,
+		Name:              pod.Name,
+		UID:               string(pod.UID),
+		Labels:            pod.Labels,
+		NodeName:          pod.Spec.NodeName,
+		SchedulerName:     pod.Spec.SchedulerName,
+		Phase:             string(pod.Status.Phase),
+		Requests:          quantities(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})),
+		NominatedNodeName: pod.Status.NominatedNodeName,
+		Created:           pod.CreationTimestamp.Time,
+	}
+	if pod.Spec.Priority != nil {
+		s.Priority = *pod.Spec.Priority
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			s.Scheduled = string(c.Status)
+			s.Message = c.Message
+		}
+	}
+	return s
+}
+
+func quantities(list v1.ResourceList) map[string]int64 {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(list))
+	for name, q := range list {
+		out[string(name)] = value(name, q)
+	}
+	return out
+}
+
+func value(name v1.ResourceName, q resource.Quantity) int64 {
+	if name == v1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
