@@ -222,10 +222,12 @@ type FilterResults struct {
 // NodeFilter holds the Filter calls for one node. Filter stops at the first
 // plugin that does not succeed, so Codes may be shorter than Plugins.
 type NodeFilter struct {
-	Node    string   `json:"node"`
-	Codes   []int    `json:"codes"`
-	Nanos   []int64  `json:"nanos"`
-	Reasons []string `json:"reasons,omitempty"`
+	Node  string  `json:"node"`
+	Codes []int   `json:"codes"`
+	Nanos []int64 `json:"nanos"`
+	// Reason is the failing plugin's reason: Filter stops at the first
+	// failure, so only the last code can carry one.
+	Reason string `json:"reason,omitempty"`
 	// Nominated is set when the node was checked with nominated pods of
 	// higher priority added.
 	Nominated bool `json:"nominated,omitempty"`
@@ -347,4 +349,13 @@ type ScenarioStep struct {
 	Steps   int    `json:"steps"`
 	Phase   string `json:"phase"`
 	Message string `json:"message,omitempty"`
+}
+
+// Multi fans an event out to several observers, in order.
+func Multi(observers ...Observer) Observer {
+	return ObserverFunc(func(e Event) {
+		for _, o := range observers {
+			o.Observe(e)
+		}
+	})
 }

@@ -246,6 +246,21 @@ func (q *Queue) Pop() (*PodInfo, error) {
 	return pi, nil
 }
 
+// WaitForPod blocks until activeQ holds a pod or the queue closes. The
+// scheduler waits here before it checks its pause gate, so that a pause
+// holds the next pod in activeQ, where a person can see it, not in flight.
+func (q *Queue) WaitForPod() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for !q.closed && q.active.Len() == 0 {
+		q.cond.Wait()
+	}
+	if q.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Done ends a pod's flight without requeueing it: it was bound, or deleted.
 func (q *Queue) Done(uid types.UID) {
 	q.mu.Lock()
@@ -511,7 +526,7 @@ func (q *Queue) putLocked(pi *PodInfo, to event.QueueName, now time.Time) {
 	switch to {
 	case event.ActiveQ:
 		q.active.add(pi)
-		q.cond.Signal()
+		q.cond.Broadcast()
 	case event.BackoffQ:
 		q.backoff.add(pi)
 	case event.Unschedulable:

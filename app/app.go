@@ -1,0 +1,306 @@
+// Package app is the minisched command: flags, the control plane (embedded
+// or attached), the scheduler service and the server, wired together. A
+// binary with plugins of its own calls Main with WithPlugin options.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"minisched/k8sapiserver"
+	"minisched/minisched"
+	"minisched/minisched/event"
+	"minisched/recorder"
+	"minisched/server"
+	"minisched/web"
+)
+
+// Option changes how Main builds minisched.
+type Option func(*options)
+
+type options struct {
+	outOfTree frameworkruntime.Registry
+}
+
+// WithPlugin adds an out-of-tree plugin that configurations may enable, like
+// kube-scheduler's app.WithPlugin.
+func WithPlugin(name string, factory frameworkruntime.PluginFactory) Option {
+	return func(o *options) {
+		if o.outOfTree == nil {
+			o.outOfTree = frameworkruntime.Registry{}
+		}
+		o.outOfTree[name] = factory
+	}
+}
+
+// Main runs the command with os.Args and exits.
+func Main(opts ...Option) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, opts...)
+	stop()
+	var exit *ExitError
+	switch {
+	case errors.As(err, &exit):
+		os.Exit(exit.Code)
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "minisched:", err)
+		os.Exit(1)
+	}
+}
+
+// ExitError ends the command with a code of its own (a failed scenario
+// expectation exits 1 without being an error of minisched's).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return "exit status " + strconv.Itoa(e.Code) }
+
+// Flags are the command's settings.
+type Flags struct {
+	Addr            string
+	DataDir         string
+	KubeconfigOut   string
+	SchedulerConfig string
+	SchedulerName   string
+	History         int
+	AllowedOrigins  string
+	Seed            int64
+	Paused          bool
+	Verbosity       int
+}
+
+func (f *Flags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "address the dashboard and API listen on; keep it on loopback unless the room needs it")
+	fs.StringVar(&f.DataDir, "data-dir", "", "keep etcd's data here across restarts (default: a temporary directory removed on exit)")
+	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
+	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
+	fs.StringVar(&f.SchedulerName, "scheduler-name", "default-scheduler", "schedule the pods with this spec.schedulerName")
+	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
+	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins, besides the server's own, that may open the websocket stream")
+	fs.Int64Var(&f.Seed, "seed", 0, "seed for breaking ties between equally scored nodes; the same seed replays the same way (0: random)")
+	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
+	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
+}
+
+// Run runs minisched until ctx ends.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	fs := flag.NewFlagSet("minisched", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f Flags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "minisched: a live visualiser of Kubernetes scheduling cycles.\n\n"+
+			"Usage:\n  minisched [flags]                 serve the dashboard on an embedded control plane\n"+
+			"  minisched scenario run FILE...    run scenarios headless and print their reports\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	quietKlog(f.Verbosity)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.Level(-4 * f.Verbosity)}))
+	inst, err := Start(ctx, f, o, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "minisched dashboard: %s\n", inst.URL)
+	<-ctx.Done()
+	log.Info("shutting down")
+	return inst.Close()
+}
+
+// Instance is a running minisched: control plane, scheduler and server.
+type Instance struct {
+	URL          string
+	Server       *server.Server
+	Scheduler    *minisched.Service
+	Recorder     *recorder.Recorder
+	ControlPlane *k8sapiserver.ControlPlane
+	Client       kubernetes.Interface
+	RESTConfig   *rest.Config
+
+	log    *slog.Logger
+	cancel context.CancelFunc
+	served chan error
+}
+
+// Start brings everything up and returns once the dashboard serves.
+func Start(ctx context.Context, f Flags, o options, log *slog.Logger) (inst *Instance, err error) {
+	inst = &Instance{log: log}
+	ctx, inst.cancel = context.WithCancel(ctx)
+	defer func() {
+		if err != nil {
+			_ = inst.Close()
+		}
+	}()
+	if err := checkAddr(f.Addr, log); err != nil {
+		return nil, err
+	}
+
+	schedulerName := f.SchedulerName
+	started := time.Now()
+	inst.ControlPlane, err = k8sapiserver.Start(ctx, k8sapiserver.Config{
+		DataDir: f.DataDir, KubeconfigPath: f.KubeconfigOut, EtcdLogs: f.Verbosity >= 2,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	inst.RESTConfig = inst.ControlPlane.RESTConfig()
+	log.Info("control plane ready", "apiserver", inst.ControlPlane.URL(), "kubeconfig", inst.ControlPlane.KubeconfigPath(),
+		"took", time.Since(started).Round(time.Millisecond))
+	inst.Client, err = kubernetes.NewForConfig(inst.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("building a client: %w", err)
+	}
+
+	cfg, err := schedulerConfig(f.SchedulerConfig, schedulerName)
+	if err != nil {
+		return nil, err
+	}
+	inst.Recorder = recorder.New(recorder.Options{MaxWeight: f.History})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	var pending func() map[event.QueueName]int
+	metrics := server.NewMetrics(reg, func() map[event.QueueName]int { return pending() })
+	observer := event.Multi(inst.Recorder, metrics)
+	inst.Scheduler = minisched.NewService(minisched.ServiceOptions{
+		Client: inst.Client, RESTConfig: inst.RESTConfig, Observer: observer, OutOfTree: o.outOfTree,
+		Seed: f.Seed, StartPaused: f.Paused,
+	})
+	pending = func() map[event.QueueName]int {
+		if s := inst.Scheduler.Scheduler(); s != nil {
+			return s.Queue().Counts()
+		}
+		return nil
+	}
+	if err := inst.Scheduler.Start(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("starting the scheduler: %w", err)
+	}
+
+	inst.Server = server.New(server.Options{
+		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
+		Web: web.FS(), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
+		AllowedOrigins: splitList(f.AllowedOrigins),
+	})
+	if err := inst.Server.Start(ctx); err != nil {
+		return nil, fmt.Errorf("watching the cluster: %w", err)
+	}
+	l, err := net.Listen("tcp", f.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", f.Addr, err)
+	}
+	inst.served = make(chan error, 1)
+	go func() { inst.served <- inst.Server.Serve(l) }()
+	inst.URL = "http://" + l.Addr().String() + "/"
+	return inst, nil
+}
+
+// Close stops the server, the scheduler and the control plane, in that
+// order, within a few seconds.
+func (inst *Instance) Close() error {
+	var errs []error
+	if inst.Server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := inst.Server.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the server: %w", err))
+		}
+		cancel()
+		if inst.served != nil {
+			if err := <-inst.served; err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if inst.Scheduler != nil {
+		inst.Scheduler.Stop()
+	}
+	if inst.cancel != nil {
+		inst.cancel()
+	}
+	if inst.ControlPlane != nil {
+		if err := inst.ControlPlane.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func schedulerConfig(path, schedulerName string) (*config.KubeSchedulerConfiguration, error) {
+	if path == "" {
+		return minisched.DefaultConfig(schedulerName)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading --scheduler-config: %w", err)
+	}
+	cfg, err := minisched.LoadConfig(data, schedulerName)
+	if err != nil {
+		return nil, fmt.Errorf("--scheduler-config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// checkAddr warns when the dashboard would be reachable from other machines.
+func checkAddr(addr string, log *slog.Logger) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	log.Warn("the dashboard listens beyond loopback: anyone who can reach " + addr + " can create and delete pods and nodes")
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// quietKlog keeps the Kubernetes components' logs out of the console unless
+// asked for: at -v 2 and above they go to stderr at verbosity v-2.
+func quietKlog(v int) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	if v >= 2 {
+		_ = fs.Set("v", strconv.Itoa(v-2))
+		return
+	}
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+}

@@ -1,0 +1,105 @@
+package k8sapiserver
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func start(t *testing.T, cfg Config) *ControlPlane {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return cp
+}
+
+func TestTemporaryControlPlane(t *testing.T) {
+	cp := start(t, Config{})
+	select {
+	case <-cp.Ready():
+	default:
+		t.Fatal("Ready is not closed after Start returned")
+	}
+	if !strings.HasPrefix(cp.URL(), "https://127.0.0.1:") {
+		t.Errorf("apiserver listens on %s, want loopback", cp.URL())
+	}
+
+	// The kubeconfig it wrote works for a client built from the file alone.
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cp.KubeconfigPath())
+	if err != nil {
+		t.Fatalf("loading the kubeconfig: %v", err)
+	}
+	client := kubernetes.NewForConfigOrDie(restCfg)
+	ctx := context.Background()
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a node: %v", err)
+	}
+	// Admission must neither taint new nodes nor demand a service account.
+	got, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Taints) != 0 {
+		t.Errorf("new node got taints %v", got.Spec.Taints)
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.invalid/pause"}}}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a pod: %v", err)
+	}
+
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		out, err := exec.Command(kubectl, "--kubeconfig", cp.KubeconfigPath(), "get", "nodes").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "node-1") {
+			t.Errorf("kubectl get nodes: %v\n%s", err, out)
+		}
+	}
+
+	dir := cp.DataDir()
+	if err := cp.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("temporary data directory still there after Close: %v", err)
+	}
+	if err := cp.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestDataDirPersists(t *testing.T) {
+	dir := t.TempDir()
+	cp := start(t, Config{DataDir: dir})
+	client := kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	ctx := context.Background()
+	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kept"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); err != nil {
+		t.Fatalf("etcd data gone after Close with a data dir: %v", err)
+	}
+
+	cp = start(t, Config{DataDir: dir})
+	defer cp.Close()
+	client = kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	if _, err := client.CoreV1().Nodes().Get(ctx, "kept", metav1.GetOptions{}); err != nil {
+		t.Fatalf("node did not survive a restart: %v", err)
+	}
+}

@@ -1,0 +1,89 @@
+package minisched
+
+import (
+	"context"
+	"sync"
+)
+
+// Gate lets the scheduling loop run freely, holds it (pause), or lets it take
+// exactly one pod at a time (step). It outlives a scheduler restart, so a
+// paused scheduler stays paused under a new configuration.
+type Gate struct {
+	mu       sync.Mutex
+	paused   bool
+	steps    int
+	changed  chan struct{}
+	onChange func(paused bool, steps int)
+}
+
+// NewGate returns a gate, paused or not. onChange, if set, is called after
+// every change, outside the gate's lock.
+func NewGate(paused bool, onChange func(paused bool, steps int)) *Gate {
+	return &Gate{paused: paused, changed: make(chan struct{}), onChange: onChange}
+}
+
+// maxSteps bounds the steps a client can queue up while paused.
+const maxSteps = 1000
+
+// Pause stops the loop before its next pod.
+func (g *Gate) Pause() { g.update(func() { g.paused, g.steps = true, 0 }) }
+
+// Resume lets the loop run freely.
+func (g *Gate) Resume() { g.update(func() { g.paused, g.steps = false, 0 }) }
+
+// Step pauses the loop if it runs, and lets one more pod through.
+func (g *Gate) Step() {
+	g.update(func() {
+		g.paused = true
+		if g.steps < maxSteps {
+			g.steps++
+		}
+	})
+}
+
+// State reports whether the gate is paused and how many steps are granted.
+func (g *Gate) State() (paused bool, steps int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.paused, g.steps
+}
+
+func (g *Gate) update(f func()) {
+	g.mu.Lock()
+	f()
+	close(g.changed)
+	g.changed = make(chan struct{})
+	paused, steps := g.paused, g.steps
+	g.mu.Unlock()
+	if g.onChange != nil {
+		g.onChange(paused, steps)
+	}
+}
+
+// Acquire blocks while the gate is paused with no step granted, and uses up
+// a step when it passes on one.
+func (g *Gate) Acquire(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		if !g.paused {
+			g.mu.Unlock()
+			return nil
+		}
+		if g.steps > 0 {
+			g.steps--
+			steps := g.steps
+			g.mu.Unlock()
+			if g.onChange != nil {
+				g.onChange(true, steps)
+			}
+			return nil
+		}
+		changed := g.changed
+		g.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package minisched
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+
+	"minisched/minisched/plugins"
+)
+
+// profile is one configured framework and the plugin instances it holds,
+// listed per extension point in the order they run. minisched calls these
+// instances itself so that every call can be timed and reported; the
+// framework stays the plugins' Handle (snapshot, waiting pods, client...).
+type profile struct {
+	fw   framework.Framework
+	name string
+
+	preFilter  []fwk.PreFilterPlugin
+	filter     []fwk.FilterPlugin
+	postFilter []fwk.PostFilterPlugin
+	preScore   []fwk.PreScorePlugin
+	score      []fwk.ScorePlugin
+	weights    map[string]int64
+	reserve    []fwk.ReservePlugin
+	permit     []fwk.PermitPlugin
+	preBind    []fwk.PreBindPlugin
+	bind       []fwk.BindPlugin
+	postBind   []fwk.PostBindPlugin
+
+	percentageOfNodesToScore int32
+}
+
+// frameworkDeps are what a framework needs from the scheduler around it.
+type frameworkDeps struct {
+	client          clientset.Interface
+	restConfig      *rest.Config
+	informerFactory informers.SharedInformerFactory
+	snapshot        *internalcache.Snapshot
+	cache           internalcache.Cache
+	recorder        events.EventRecorderLogger
+	parallelism     int
+	draManager      fwk.SharedDRAManager
+}
+
+// newDRAManager builds what the DynamicResources plugin needs, the way
+// kube-scheduler does; without it the plugin dereferences nil in PreFilter.
+func newDRAManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (fwk.SharedDRAManager, error) {
+	if !utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
+		return nil, nil
+	}
+	claims := assumecache.NewAssumeCache(klog.FromContext(ctx), factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	opts := resourceslicetracker.Options{
+		EnableDeviceTaintRules:   utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaintRules),
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	}
+	if opts.EnableDeviceTaintRules {
+		opts.TaintInformer = factory.Resource().V1().DeviceTaintRules()
+	}
+	tracker, err := resourceslicetracker.StartTracker(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting the resource slice tracker: %w", err)
+	}
+	return dynamicresources.NewDRAManager(ctx, claims, tracker, factory), nil
+}
+
+// newProfile builds the framework for cfg's profile with the in-tree
+// plugins, the learning plugins and any out-of-tree ones, and keeps each
+// plugin instance it creates.
+func newProfile(ctx context.Context, cfg *config.KubeSchedulerProfile, outOfTree frameworkruntime.Registry, deps frameworkDeps) (*profile, error) {
+	registry := frameworkplugins.NewInTreeRegistry()
+	if err := registry.Merge(plugins.Registry()); err != nil {
+		return nil, fmt.Errorf("registering learning plugins: %w", err)
+	}
+	if err := registry.Merge(outOfTree); err != nil {
+		return nil, fmt.Errorf("registering out-of-tree plugins: %w", err)
+	}
+	var mu sync.Mutex
+	instances := map[string]fwk.Plugin{}
+	for name, factory := range registry {
+		registry[name] = func(ctx context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			p, err := factory(ctx, args, h)
+			if err == nil {
+				mu.Lock()
+				instances[p.Name()] = p
+				mu.Unlock()
+			}
+			return p, err
+		}
+	}
+
+	fw, err := frameworkruntime.NewFramework(ctx, registry, cfg,
+		frameworkruntime.WithClientSet(deps.client),
+		frameworkruntime.WithKubeConfig(deps.restConfig),
+		frameworkruntime.WithInformerFactory(deps.informerFactory),
+		frameworkruntime.WithSnapshotSharedLister(deps.snapshot),
+		frameworkruntime.WithMutableSnapshotLister(deps.snapshot),
+		frameworkruntime.WithEventRecorder(deps.recorder),
+		frameworkruntime.WithParallelism(deps.parallelism),
+		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+		frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
+		frameworkruntime.WithSharedDRAManager(deps.draManager),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(deps.informerFactory.Storage().V1().CSINodes().Lister())),
+		frameworkruntime.WithPodGroupManager(deps.cache),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("building the framework: %w", err)
+	}
+
+	p := &profile{fw: fw, name: cfg.SchedulerName, weights: map[string]int64{}}
+	if cfg.PercentageOfNodesToScore != nil {
+		p.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore
+	}
+	list := fw.ListPlugins()
+	if err := collect(&p.preFilter, list.PreFilter, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.filter, list.Filter, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.postFilter, list.PostFilter, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.preScore, list.PreScore, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.score, list.Score, instances); err != nil {
+		return nil, err
+	}
+	for _, pl := range list.Score.Enabled {
+		p.weights[pl.Name] = int64(pl.Weight)
+	}
+	if err := collect(&p.reserve, list.Reserve, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.permit, list.Permit, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.preBind, list.PreBind, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.bind, list.Bind, instances); err != nil {
+		return nil, err
+	}
+	if err := collect(&p.postBind, list.PostBind, instances); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// collect resolves the plugins enabled at one extension point to the
+// instances the framework created, in order.
+func collect[T fwk.Plugin](dst *[]T, set config.PluginSet, instances map[string]fwk.Plugin) error {
+	for _, enabled := range set.Enabled {
+		p, ok := instances[enabled.Name]
+		if !ok {
+			return fmt.Errorf("plugin %q is enabled but was never built", enabled.Name)
+		}
+		typed, ok := p.(T)
+		if !ok {
+			return fmt.Errorf("plugin %q does not implement the extension point it is enabled for", enabled.Name)
+		}
+		*dst = append(*dst, typed)
+	}
+	return nil
+}
+
+// hints maps each plugin that can reject a pod to the cluster events it
+// registered, for the queue's QueueingHints.
+func (p *profile) hints(ctx context.Context) (map[string][]fwk.ClusterEventWithHint, error) {
+	out := map[string][]fwk.ClusterEventWithHint{}
+	for _, ext := range p.fw.EnqueueExtensions() {
+		events, err := ext.EventsToRegister(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: registering events: %w", ext.Name(), err)
+		}
+		out[ext.Name()] = append(out[ext.Name()], events...)
+	}
+	return out, nil
+}

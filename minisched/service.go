@@ -1,0 +1,199 @@
+package minisched
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"minisched/minisched/event"
+	"minisched/minisched/plugins"
+)
+
+// ServiceOptions configure a Service.
+type ServiceOptions struct {
+	Client     clientset.Interface
+	RESTConfig *rest.Config
+	Observer   event.Observer
+	OutOfTree  frameworkruntime.Registry
+	// Seed makes runs repeatable; see Options.Seed.
+	Seed         int64
+	CycleTimeout time.Duration
+	// StartPaused holds the first pod until Resume or Step.
+	StartPaused bool
+}
+
+// Service owns the running scheduler: it starts it, restarts it with a new
+// configuration (pods are kept: the new scheduler finds them through its
+// informers), stops it, and pauses or steps it for the dashboard.
+type Service struct {
+	opts ServiceOptions
+	gate *Gate
+
+	mu     sync.Mutex
+	base   context.Context
+	cfg    *config.KubeSchedulerConfiguration
+	sched  *Scheduler
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// Read without mu: the gate reports changes from the scheduling loop,
+	// which Restart may be waiting for while it holds mu.
+	generation atomic.Int64
+	running    atomic.Bool
+}
+
+// NewService returns a stopped service.
+func NewService(opts ServiceOptions) *Service {
+	if opts.Observer == nil {
+		opts.Observer = event.Discard
+	}
+	s := &Service{opts: opts}
+	s.gate = NewGate(opts.StartPaused, func(bool, int) { s.report("") })
+	return s
+}
+
+// Start runs a scheduler with cfg. ctx bounds the life of this scheduler and
+// of those Restart runs after it.
+func (s *Service) Start(ctx context.Context, cfg *config.KubeSchedulerConfiguration) error {
+	s.mu.Lock()
+	s.base = ctx
+	s.mu.Unlock()
+	return s.Restart(cfg)
+}
+
+// Restart builds a scheduler with cfg and, only if that works, stops the
+// running one and runs the new one. A configuration the framework refuses
+// leaves the running scheduler untouched.
+func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.base == nil {
+		return errors.New("the scheduler service was never started")
+	}
+	runCtx, cancel := context.WithCancel(s.base)
+	sched, err := New(runCtx, Options{
+		Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree,
+		Observer: s.opts.Observer, Gate: s.gate, Seed: s.opts.Seed, CycleTimeout: s.opts.CycleTimeout,
+	})
+	if err != nil {
+		cancel()
+		return &ConfigError{Err: err}
+	}
+	s.stopLocked()
+	s.cfg, s.sched, s.cancel, s.done = cfg, sched, cancel, make(chan struct{})
+	s.generation.Add(1)
+	s.running.Store(true)
+	go func(done chan struct{}) {
+		defer close(done)
+		if err := sched.Run(runCtx); err != nil {
+			s.opts.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScheduler,
+				Scheduler: &event.SchedulerState{State: "stopped", Message: err.Error()}})
+		}
+	}(s.done)
+	s.report("started with profile " + sched.Profile())
+	return nil
+}
+
+// Stop stops the scheduler and waits for its binding cycles.
+func (s *Service) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopLocked()
+	s.report("stopped")
+}
+
+func (s *Service) stopLocked() {
+	if s.sched == nil {
+		return
+	}
+	// Pods held at Permit would hold the stop up for their whole wait.
+	s.sched.profile.fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		wp.Reject("", "the scheduler is restarting")
+	})
+	s.cancel()
+	<-s.done
+	s.sched = nil
+	s.running.Store(false)
+}
+
+// Config returns the running configuration.
+func (s *Service) Config() *config.KubeSchedulerConfiguration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// Scheduler returns the running scheduler, or nil.
+func (s *Service) Scheduler() *Scheduler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sched
+}
+
+// Ready reports whether a scheduler runs and has synced its informers.
+func (s *Service) Ready() bool {
+	sched := s.Scheduler()
+	return sched != nil && sched.synced.Load()
+}
+
+// Pause holds the scheduler before its next pod.
+func (s *Service) Pause() { s.gate.Pause() }
+
+// Resume lets the scheduler run freely.
+func (s *Service) Resume() { s.gate.Resume() }
+
+// Step lets exactly one more pod through, then holds again.
+func (s *Service) Step() { s.gate.Step() }
+
+// State reports running, paused or stopped.
+func (s *Service) State() event.SchedulerState { return s.state("") }
+
+func (s *Service) state(msg string) event.SchedulerState {
+	paused, steps := s.gate.State()
+	state := "running"
+	switch {
+	case !s.running.Load():
+		state = "stopped"
+	case paused:
+		state = "paused"
+	}
+	return event.SchedulerState{State: state, Generation: s.generation.Load(), Steps: steps, Message: msg}
+}
+
+func (s *Service) report(msg string) {
+	state := s.state(msg)
+	s.opts.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScheduler, Scheduler: &state})
+}
+
+// Plugins lists the plugins enabled at each extension point, with weights.
+func (s *Scheduler) Plugins() *config.Plugins { return s.profile.fw.ListPlugins() }
+
+// AvailablePlugins names every plugin a configuration may enable: the
+// in-tree ones, the learning ones and the out-of-tree ones.
+func (s *Service) AvailablePlugins() []string {
+	registry := frameworkplugins.NewInTreeRegistry()
+	var names []string
+	for _, r := range []frameworkruntime.Registry{registry, plugins.Registry(), s.opts.OutOfTree} {
+		for name := range r {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// WithPlugin returns a registry with one out-of-tree plugin, in the shape of
+// kube-scheduler's app.WithPlugin. Merge several with Registry.Merge.
+func WithPlugin(name string, factory frameworkruntime.PluginFactory) frameworkruntime.Registry {
+	return frameworkruntime.Registry{name: factory}
+}

@@ -1,0 +1,174 @@
+// Package recorder keeps a bounded history of minisched's events: it numbers
+// them, keeps the newest within a cap, indexes scheduling cycles, and lets
+// readers (the websocket stream, the REST API) follow along without ever
+// making the scheduler wait for them.
+package recorder
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"minisched/minisched/event"
+)
+
+// ErrTruncated means the history no longer reaches back to the asked-for
+// sequence number: the reader must start again from a snapshot.
+var ErrTruncated = errors.New("history truncated: the requested events are gone")
+
+// Options bound the history.
+type Options struct {
+	// MaxWeight caps what the history keeps, counted in events plus plugin
+	// results (an event of Filter over 100 nodes with 8 plugins weighs 801).
+	// The oldest events go first. Default 500,000.
+	MaxWeight int
+	// MaxCycles caps the cycle index. Default 20,000.
+	MaxCycles int
+}
+
+// Entry is one recorded event. Its JSON form is computed once and shared by
+// every reader.
+type Entry struct {
+	Event  event.Event
+	weight int
+	once   sync.Once
+	json   []byte
+}
+
+// JSON returns the event's stream encoding.
+func (e *Entry) JSON() []byte {
+	e.once.Do(func() {
+		b, err := json.Marshal(&e.Event)
+		if err != nil {
+			// Every field is a plain value; this cannot happen, but a
+			// reader must still get a well-formed message.
+			b, _ = json.Marshal(map[string]any{"seq": e.Event.Seq, "kind": "error", "error": err.Error()})
+		}
+		e.json = b
+	})
+	return e.json
+}
+
+// Recorder is the history. It is an event.Observer.
+type Recorder struct {
+	opts Options
+
+	mu      sync.Mutex
+	entries []*Entry // oldest first; entries[0].Event.Seq == first
+	weight  int
+	seq     uint64
+	// dropped counts events evicted since the start (or the last reset).
+	dropped uint64
+	wake    chan struct{}
+	waiting bool
+
+	cycles     map[int64]*CycleSummary
+	cycleOrder []int64
+}
+
+// New returns an empty history.
+func New(opts Options) *Recorder {
+	if opts.MaxWeight <= 0 {
+		opts.MaxWeight = 500_000
+	}
+	if opts.MaxCycles <= 0 {
+		opts.MaxCycles = 20_000
+	}
+	return &Recorder{opts: opts, wake: make(chan struct{}), cycles: map[int64]*CycleSummary{}}
+}
+
+// Observe numbers and keeps e. It takes a short lock and never waits for a
+// reader.
+func (r *Recorder) Observe(e event.Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	entry := &Entry{Event: e, weight: e.Weight()}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	entry.Event.Seq = r.seq
+	r.entries = append(r.entries, entry)
+	r.weight += entry.weight
+	for r.weight > r.opts.MaxWeight && len(r.entries) > 1 {
+		r.weight -= r.entries[0].weight
+		r.entries[0] = nil
+		r.entries = r.entries[1:]
+		r.dropped++
+	}
+	// Reclaim the space of evicted entries now and then.
+	if cap(r.entries) > 1024 && len(r.entries) < cap(r.entries)/4 {
+		r.entries = append(make([]*Entry, 0, len(r.entries)*2), r.entries...)
+	}
+	r.index(&entry.Event)
+	if r.waiting {
+		close(r.wake)
+		r.wake = make(chan struct{})
+		r.waiting = false
+	}
+}
+
+// LastSeq is the sequence number of the newest event, 0 if none.
+func (r *Recorder) LastSeq() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
+// Since returns up to max events newer than seq, oldest first, and a channel
+// that is closed when more arrive. ErrTruncated says the events right after
+// seq are gone.
+func (r *Recorder) Since(seq uint64, max int) ([]*Entry, <-chan struct{}, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq > r.seq {
+		// A sequence number from the future: a reader from before a reset.
+		return nil, nil, ErrTruncated
+	}
+	first := r.seq - uint64(len(r.entries)) + 1
+	if seq+1 < first {
+		return nil, nil, ErrTruncated
+	}
+	from := int(seq + 1 - first)
+	to := min(len(r.entries), from+max)
+	out := make([]*Entry, to-from)
+	copy(out, r.entries[from:to])
+	if len(out) == 0 {
+		r.waiting = true
+	}
+	return out, r.wake, nil
+}
+
+// Stats describe the history.
+type Stats struct {
+	Events    int    `json:"events"`
+	Weight    int    `json:"weight"`
+	MaxWeight int    `json:"maxWeight"`
+	FirstSeq  uint64 `json:"firstSeq"`
+	LastSeq   uint64 `json:"lastSeq"`
+	// Truncated is true once events have been dropped to stay within the cap.
+	Truncated bool   `json:"truncated"`
+	Dropped   uint64 `json:"dropped"`
+	Cycles    int    `json:"cycles"`
+}
+
+// Stats returns the history's size and reach.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Stats{
+		Events: len(r.entries), Weight: r.weight, MaxWeight: r.opts.MaxWeight,
+		FirstSeq: r.seq - uint64(len(r.entries)) + 1, LastSeq: r.seq,
+		Truncated: r.dropped > 0, Dropped: r.dropped, Cycles: len(r.cycles),
+	}
+}
+
+// Reset forgets every event and cycle. Sequence numbers keep growing, so a
+// reader that resumes after a reset is told to resynchronise.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries, r.weight, r.dropped = nil, 0, 0
+	r.cycles, r.cycleOrder = map[int64]*CycleSummary{}, nil
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// errorBody is every error's JSON form.
+type errorBody struct {
+	Error string `json:"error"`
+	// Reason is the apiserver's machine-readable reason, when it gave one
+	// (AlreadyExists, NotFound, Invalid...).
+	Reason string `json:"reason,omitempty"`
+	// Causes lists field errors of an invalid object.
+	Causes []string `json:"causes,omitempty"`
+}
+
+// httpError is an error with the status code it deserves.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func apiError(code int, format string, args ...any) error {
+	return &httpError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// handleError renders every error as JSON with a code that means what it
+// says; errors from the apiserver keep the apiserver's code.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, body := http.StatusInternalServerError, errorBody{Error: err.Error()}
+	var he *httpError
+	var ee *echo.HTTPError
+	var mb *http.MaxBytesError
+	var status apierrors.APIStatus
+	switch {
+	case errors.As(err, &mb):
+		code, body.Error = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than the limit of %d bytes", mb.Limit)
+	case errors.As(err, &he):
+		code = he.code
+	case errors.As(err, &ee):
+		code, body.Error = ee.Code, fmt.Sprint(ee.Message)
+	case errors.As(err, &status):
+		st := status.Status()
+		code, body.Error, body.Reason = int(st.Code), st.Message, string(st.Reason)
+		if st.Details != nil {
+			for _, cause := range st.Details.Causes {
+				body.Causes = append(body.Causes, fmt.Sprintf("%s: %s", cause.Field, cause.Message))
+			}
+		}
+		if code == 0 {
+			code = http.StatusInternalServerError
+		}
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(code)
+		return
+	}
+	_ = c.JSON(code, body)
+}
+
+// limitBody refuses bodies over limit with 413, before or while reading.
+func limitBody(limit int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.ContentLength > limit {
+				return &http.MaxBytesError{Limit: limit}
+			}
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			return next(c)
+		}
+	}
+}
+
+// readBody reads the whole (bounded) request body.
+func readBody(c echo.Context) ([]byte, error) {
+	data, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, err
+		}
+		return nil, apiError(http.StatusBadRequest, "reading the request body: %v", err)
+	}
+	return data, nil
+}

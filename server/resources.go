@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultNodeAllocatable is what a node gets for each resource its manifest
+// does not state: no kubelet runs here to report the real figures.
+var DefaultNodeAllocatable = v1.ResourceList{
+	v1.ResourceCPU:    resource.MustParse("4"),
+	v1.ResourceMemory: resource.MustParse("16Gi"),
+	v1.ResourcePods:   resource.MustParse("110"),
+}
+
+// apiTimeout bounds each call to the apiserver made for one request.
+const apiTimeout = 30 * time.Second
+
+// deleteNow deletes without a grace period: no kubelet will ever confirm a
+// graceful deletion here, and a pod would stay Terminating forever.
+var deleteNow = metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
+
+func (s *Server) apiContext(c echo.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request().Context(), apiTimeout)
+}
+
+type list[T any] struct {
+	Items []T `json:"items"`
+}
+
+func (s *Server) listNodes(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	nodes, err := s.opts.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	return c.JSON(http.StatusOK, list[v1.Node]{Items: nodes.Items})
+}
+
+func (s *Server) getNode(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	node, err := s.opts.Client.CoreV1().Nodes().Get(ctx, c.Param("name"), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, node)
+}
+
+// createNode creates a node from a manifest. Status is a subresource the
+// apiserver ignores on create, so capacity and allocatable are written in a
+// second call; a node whose status cannot be written is deleted again.
+func (s *Server) createNode(c echo.Context) error {
+	data, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	node := &v1.Node{}
+	if err := DecodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), node); err != nil {
+		return err
+	}
+	created, err := s.CreateNode(c.Request().Context(), node)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, created)
+}
+
+// CreateNode creates node with its status, filling in defaults for what it
+// leaves out.
+func (s *Server) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	nodeDefaults(node)
+	status := node.Status
+	created, err := s.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	created.Status = status
+	updated, err := s.opts.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		_ = s.opts.Client.CoreV1().Nodes().Delete(context.WithoutCancel(ctx), created.Name, metav1.DeleteOptions{})
+		return nil, err
+	}
+	return updated, nil
+}
+
+func (s *Server) deleteNode(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	if err := s.opts.Client.CoreV1().Nodes().Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) listPods(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	pods, err := s.opts.Client.CoreV1().Pods(c.QueryParam("namespace")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	sort.Slice(pods.Items, func(i, j int) bool {
+		a, b := pods.Items[i], pods.Items[j]
+		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
+	})
+	return c.JSON(http.StatusOK, list[v1.Pod]{Items: pods.Items})
+}
+
+func (s *Server) getPod(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	pod, err := s.opts.Client.CoreV1().Pods(c.Param("namespace")).Get(ctx, c.Param("name"), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pod)
+}
+
+func (s *Server) createPod(c echo.Context) error {
+	data, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	pod := &v1.Pod{}
+	if err := DecodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), pod); err != nil {
+		return err
+	}
+	created, err := s.CreatePod(c.Request().Context(), pod)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, created)
+}
+
+// CreatePod creates pod, in the default namespace unless it names one.
+func (s *Server) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	if pod.Namespace == "" {
+		pod.Namespace = metav1.NamespaceDefault
+	}
+	return s.opts.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+func (s *Server) deletePod(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	if err := s.opts.Client.CoreV1().Pods(c.Param("namespace")).Delete(ctx, c.Param("name"), deleteNow); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

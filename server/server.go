@@ -1,0 +1,173 @@
+// Package server is minisched's HTTP side: the dashboard's static files, the
+// REST API under /api/v1, the websocket stream, health and metrics.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	clientset "k8s.io/client-go/kubernetes"
+
+	"minisched/minisched"
+	"minisched/minisched/event"
+	"minisched/recorder"
+)
+
+// Options configure a Server.
+type Options struct {
+	Client    clientset.Interface
+	Scheduler *minisched.Service
+	Recorder  *recorder.Recorder
+	// Observer receives the cluster events the server's watcher sees; it is
+	// normally the same fan-out that feeds the recorder.
+	Observer event.Observer
+	// Web holds the dashboard's files (index.html at the root).
+	Web fs.FS
+	// SchedulerName names the profile a PUT configuration gets when it names
+	// none.
+	SchedulerName string
+	// Metrics is where /metrics reads from; StreamMetrics counts the
+	// stream's clients in it.
+	Metrics       *prometheus.Registry
+	StreamMetrics *Metrics
+	// BodyLimit bounds request bodies. Default 1 MiB.
+	BodyLimit int64
+	// AllowedOrigins widens the websocket's same-origin check.
+	AllowedOrigins []string
+	// StreamBuffer is how many events a stream client may lag behind before
+	// it is resynchronised. Default 50,000.
+	StreamBuffer int
+}
+
+// Server serves the API and the dashboard.
+type Server struct {
+	opts    Options
+	echo    *echo.Echo
+	cluster *clusterWatcher
+	http    *http.Server
+	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New builds the server; Serve runs it.
+func New(opts Options) *Server {
+	if opts.BodyLimit <= 0 {
+		opts.BodyLimit = 1 << 20
+	}
+	if opts.StreamBuffer <= 0 {
+		opts.StreamBuffer = 50_000
+	}
+	if opts.Observer == nil {
+		opts.Observer = event.Discard
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel}
+	s.cluster = newClusterWatcher(opts.Client, opts.Observer)
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+		return fmt.Errorf("internal error: %w", err)
+	}}))
+	e.Use(limitBody(opts.BodyLimit))
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	e := s.echo
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metrics)
+
+	api := e.Group("/api/v1")
+	api.GET("/nodes", s.listNodes)
+	api.POST("/nodes", s.createNode)
+	api.GET("/nodes/:name", s.getNode)
+	api.DELETE("/nodes/:name", s.deleteNode)
+	api.GET("/pods", s.listPods)
+	api.POST("/pods", s.createPod)
+	api.GET("/pods/:namespace/:name", s.getPod)
+	api.DELETE("/pods/:namespace/:name", s.deletePod)
+
+	api.GET("/queue", s.getQueue)
+	api.GET("/cycles", s.listCycles)
+	api.GET("/cycles/:id", s.getCycle)
+	api.GET("/events", s.listEvents)
+	api.GET("/history", s.getHistory)
+	api.GET("/snapshot", s.getSnapshot)
+	api.GET("/stream", s.stream)
+
+	api.GET("/scheduler", s.getScheduler)
+	api.GET("/scheduler/config", s.getConfig)
+	api.PUT("/scheduler/config", s.putConfig)
+	api.GET("/scheduler/plugins", s.getPlugins)
+	api.POST("/scheduler/pause", s.pause)
+	api.POST("/scheduler/resume", s.resume)
+	api.POST("/scheduler/step", s.step)
+	api.POST("/reset", s.reset)
+
+	api.Any("/*", func(c echo.Context) error {
+		return apiError(http.StatusNotFound, "no such API route: %s %s", c.Request().Method, c.Request().URL.Path)
+	})
+	if s.opts.Web != nil {
+		e.GET("/*", echo.WrapHandler(http.FileServer(http.FS(s.opts.Web))))
+	}
+}
+
+// Start begins watching the cluster for the dashboard's view; it returns
+// once the watcher's caches have synced.
+func (s *Server) Start(ctx context.Context) error {
+	return s.cluster.start(ctx)
+}
+
+// Serve serves on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	s.http = &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Writes are bounded per message by the stream itself; long-polling
+		// requests need more than a fixed write timeout would allow.
+		IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return s.ctx },
+	}
+	err := s.http.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting requests, ends the streams and waits for the
+// requests under way, up to ctx's deadline.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.cancel()
+	s.cluster.stop()
+	if s.http == nil {
+		return nil
+	}
+	return s.http.Shutdown(ctx)
+}
+
+// Handler exposes the server's routes, for tests that bring their own
+// listener.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+func (s *Server) readyz(c echo.Context) error {
+	if !s.cluster.synced() {
+		return apiError(http.StatusServiceUnavailable, "watching the cluster: caches not synced yet")
+	}
+	if s.opts.Scheduler != nil && !s.opts.Scheduler.Ready() {
+		return apiError(http.StatusServiceUnavailable, "the scheduler is not running or not synced yet")
+	}
+	return c.String(http.StatusOK, "ok")
+}

@@ -1,0 +1,293 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"minisched/minisched/event"
+	"minisched/recorder"
+)
+
+const (
+	// writeWait bounds one write: a client that takes longer is stalled and
+	// is disconnected with a reason.
+	writeWait = 10 * time.Second
+	// pingPeriod keeps idle connections (and proxies) alive; a client that
+	// answers no ping for pongWait is gone.
+	pingPeriod = 25 * time.Second
+	pongWait   = 60 * time.Second
+	// batchSize is how many events one message carries at most.
+	batchSize = 256
+	// maxClientMessage bounds what a client may send.
+	maxClientMessage = 4096
+)
+
+// streamFilter narrows what a client receives. The zero value passes all.
+type streamFilter struct {
+	Pod   string       `json:"pod,omitempty"`
+	Kinds []event.Kind `json:"kinds,omitempty"`
+}
+
+func (f *streamFilter) pass(e *event.Event) bool {
+	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, e.Kind) {
+		return false
+	}
+	if f.Pod != "" {
+		// Events about no pod (nodes, scheduler, reset) always pass: the
+		// client's view of the cluster must stay right.
+		return e.Pod == nil || e.Pod.Key() == f.Pod
+	}
+	return true
+}
+
+// knownKinds are the kinds a filter may name.
+var knownKinds = []event.Kind{event.KindQueue, event.KindCycleStart, event.KindPoint, event.KindFilter, event.KindScore,
+	event.KindCycleEnd, event.KindPermitWait, event.KindBindingEnd, event.KindNode, event.KindPod, event.KindScheduler,
+	event.KindScenario, event.KindReset}
+
+func (f *streamFilter) validate() error {
+	for _, k := range f.Kinds {
+		if !slices.Contains(knownKinds, k) {
+			return fmt.Errorf("unknown event kind %q", k)
+		}
+	}
+	if f.Pod != "" {
+		ns, name, ok := strings.Cut(f.Pod, "/")
+		if !ok || ns == "" || name == "" {
+			return fmt.Errorf("pod %q: want namespace/name", f.Pod)
+		}
+	}
+	return nil
+}
+
+// clientMessage is what a client may send: a new filter.
+type clientMessage struct {
+	Type  string       `json:"type"`
+	Pod   string       `json:"pod,omitempty"`
+	Kinds []event.Kind `json:"kinds,omitempty"`
+}
+
+// controlMessage is a message that is not events: resync, error, close.
+type controlMessage struct {
+	Type    string `json:"type"`
+	Reason  string `json:"reason,omitempty"`
+	Dropped uint64 `json:"dropped,omitempty"`
+}
+
+func (s *Server) checkOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true // not a browser: nothing to protect against
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, allowed := range s.opts.AllowedOrigins {
+		if allowed == "*" || strings.EqualFold(allowed, origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// stream serves the websocket: a snapshot, then every event in order.
+func (s *Server) stream(c echo.Context) error {
+	since, resume, err := querySeq(c, "since")
+	if err != nil {
+		return err
+	}
+	filter := streamFilter{Pod: c.QueryParam("pod")}
+	if kinds := c.QueryParam("kinds"); kinds != "" {
+		for _, k := range strings.Split(kinds, ",") {
+			filter.Kinds = append(filter.Kinds, event.Kind(strings.TrimSpace(k)))
+		}
+	}
+	if err := filter.validate(); err != nil {
+		return apiError(http.StatusBadRequest, "stream filter: %v", err)
+	}
+	if !s.checkOrigin(c.Request()) {
+		return apiError(http.StatusForbidden, "origin %q may not open the stream; start minisched with --allowed-origins to allow it", c.Request().Header.Get("Origin"))
+	}
+	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 64 << 10, CheckOrigin: func(*http.Request) bool { return true },
+		EnableCompression: false}
+	conn, err := up.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		return nil // the upgrader has answered the client already
+	}
+	sc := &streamClient{s: s, conn: conn, cursor: since}
+	sc.filter.Store(&filter)
+	s.metricsStreamClients(1)
+	defer s.metricsStreamClients(-1)
+	sc.run(resume)
+	return nil
+}
+
+type streamClient struct {
+	s      *Server
+	conn   *websocket.Conn
+	cursor uint64
+	filter atomic.Pointer[streamFilter]
+	// replies carries the reader's answers to the writer, which owns the
+	// connection's write side.
+	replies chan controlMessage
+	buf     bytes.Buffer
+}
+
+func (sc *streamClient) run(resume bool) {
+	defer sc.conn.Close()
+	sc.replies = make(chan controlMessage, 8)
+	readerDone := make(chan struct{})
+	go sc.read(readerDone)
+
+	if !resume {
+		if err := sc.sendSnapshot(""); err != nil {
+			return
+		}
+	}
+	ping := time.NewTicker(pingPeriod)
+	defer ping.Stop()
+	for {
+		entries, wake, err := sc.s.opts.Recorder.Since(sc.cursor, batchSize)
+		if errors.Is(err, recorder.ErrTruncated) {
+			if sc.resync("the history no longer holds the events after your last one") != nil {
+				return
+			}
+			continue
+		}
+		if lag := sc.s.opts.Recorder.LastSeq() - sc.cursor; lag > uint64(sc.s.opts.StreamBuffer) {
+			if sc.resync(fmt.Sprintf("you fell %d events behind", lag)) != nil {
+				return
+			}
+			continue
+		}
+		if len(entries) > 0 {
+			if err := sc.sendEvents(entries); err != nil {
+				sc.closeWith(websocket.CloseGoingAway, "too slow: a write took longer than "+writeWait.String())
+				return
+			}
+			continue
+		}
+		select {
+		case <-wake:
+		case reply := <-sc.replies:
+			if sc.send(reply) != nil {
+				return
+			}
+		case <-ping.C:
+			if sc.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+				return
+			}
+		case <-readerDone:
+			return
+		case <-sc.s.ctx.Done():
+			sc.closeWith(websocket.CloseGoingAway, "the server is shutting down")
+			return
+		}
+	}
+}
+
+// read handles the client's messages: pongs, close, and filter changes.
+func (sc *streamClient) read(done chan struct{}) {
+	defer close(done)
+	sc.conn.SetReadLimit(maxClientMessage)
+	_ = sc.conn.SetReadDeadline(time.Now().Add(pongWait))
+	sc.conn.SetPongHandler(func(string) error { return sc.conn.SetReadDeadline(time.Now().Add(pongWait)) })
+	for {
+		_, data, err := sc.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		_ = sc.conn.SetReadDeadline(time.Now().Add(pongWait))
+		var msg clientMessage
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		reply := controlMessage{Type: "filter"}
+		switch err := dec.Decode(&msg); {
+		case err != nil:
+			reply = controlMessage{Type: "error", Reason: "malformed message: " + err.Error()}
+		case msg.Type != "filter":
+			reply = controlMessage{Type: "error", Reason: fmt.Sprintf("unknown message type %q: the only message a client sends is {\"type\":\"filter\",...}", msg.Type)}
+		default:
+			f := streamFilter{Pod: msg.Pod, Kinds: msg.Kinds}
+			if err := f.validate(); err != nil {
+				reply = controlMessage{Type: "error", Reason: err.Error()}
+			} else {
+				sc.filter.Store(&f)
+			}
+		}
+		select {
+		case sc.replies <- reply:
+		default: // a client flooding us with messages gets no more replies
+		}
+	}
+}
+
+func (sc *streamClient) send(v any) error {
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return sc.conn.WriteJSON(v)
+}
+
+func (sc *streamClient) sendSnapshot(reason string) error {
+	snap := sc.s.snapshot(reason)
+	sc.cursor = snap.Seq
+	return sc.send(snap)
+}
+
+// resync tells the client it missed events and starts it over from a fresh
+// snapshot.
+func (sc *streamClient) resync(reason string) error {
+	dropped := sc.s.opts.Recorder.LastSeq() - sc.cursor
+	sc.s.metricsStreamDropped(dropped)
+	if err := sc.send(controlMessage{Type: "resync", Reason: reason, Dropped: dropped}); err != nil {
+		return err
+	}
+	return sc.sendSnapshot(reason)
+}
+
+// sendEvents writes one batch: {"type":"events","events":[...]}, each event
+// in the encoding shared by every client.
+func (sc *streamClient) sendEvents(entries []*recorder.Entry) error {
+	filter := sc.filter.Load()
+	sc.buf.Reset()
+	sc.buf.WriteString(`{"type":"events","lastSeq":`)
+	sc.buf.WriteString(strconv.FormatUint(entries[len(entries)-1].Event.Seq, 10))
+	sc.buf.WriteString(`,"events":[`)
+	n := 0
+	for _, e := range entries {
+		if !filter.pass(&e.Event) {
+			continue
+		}
+		if n > 0 {
+			sc.buf.WriteByte(',')
+		}
+		sc.buf.Write(e.JSON())
+		n++
+	}
+	sc.buf.WriteString("]}")
+	sc.cursor = entries[len(entries)-1].Event.Seq
+	if n == 0 {
+		return nil
+	}
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return sc.conn.WriteMessage(websocket.TextMessage, sc.buf.Bytes())
+}
+
+func (sc *streamClient) closeWith(code int, reason string) {
+	_ = sc.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+}
