@@ -74,6 +74,13 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return "exit status " + strconv.Itoa(e.Code) }
 
+// DefaultFlags returns the settings the command starts from.
+func DefaultFlags() Flags {
+	var f Flags
+	f.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	return f
+}
+
 // Flags are the command's settings.
 type Flags struct {
 	Addr            string
@@ -86,6 +93,12 @@ type Flags struct {
 	Seed            int64
 	Paused          bool
 	Verbosity       int
+	WebDir          string
+	// StreamBuffer is how far a stream client may lag before it is
+	// resynchronised; StreamWriteTimeout is how long one write may take
+	// before the client counts as stalled and is disconnected.
+	StreamBuffer       int
+	StreamWriteTimeout time.Duration
 }
 
 func (f *Flags) register(fs *flag.FlagSet) {
@@ -94,19 +107,17 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
 	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
 	fs.StringVar(&f.SchedulerName, "scheduler-name", "default-scheduler", "schedule the pods with this spec.schedulerName")
+	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
 	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
 	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins, besides the server's own, that may open the websocket stream")
 	fs.Int64Var(&f.Seed, "seed", 0, "seed for breaking ties between equally scored nodes; the same seed replays the same way (0: random)")
 	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
+	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
 	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
 }
 
 // Run runs minisched until ctx ends.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
 	fs := flag.NewFlagSet("minisched", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f Flags
@@ -123,9 +134,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
-	quietKlog(f.Verbosity)
+	QuietKlog(f.Verbosity)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.Level(-4 * f.Verbosity)}))
-	inst, err := Start(ctx, f, o, log)
+	inst, err := Start(ctx, f, log, opts...)
 	if err != nil {
 		return err
 	}
@@ -151,7 +162,11 @@ type Instance struct {
 }
 
 // Start brings everything up and returns once the dashboard serves.
-func Start(ctx context.Context, f Flags, o options, log *slog.Logger) (inst *Instance, err error) {
+func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst *Instance, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	inst = &Instance{log: log}
 	ctx, inst.cancel = context.WithCancel(ctx)
 	defer func() {
@@ -203,10 +218,14 @@ func Start(ctx context.Context, f Flags, o options, log *slog.Logger) (inst *Ins
 		return nil, fmt.Errorf("starting the scheduler: %w", err)
 	}
 
+	webFS := web.FS()
+	if f.WebDir != "" {
+		webFS = os.DirFS(f.WebDir)
+	}
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
-		Web: web.FS(), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
-		AllowedOrigins: splitList(f.AllowedOrigins),
+		Web: webFS, SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
+		AllowedOrigins: splitList(f.AllowedOrigins), StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return nil, fmt.Errorf("watching the cluster: %w", err)
@@ -290,9 +309,9 @@ func splitList(s string) []string {
 	return out
 }
 
-// quietKlog keeps the Kubernetes components' logs out of the console unless
+// QuietKlog keeps the Kubernetes components' logs out of the console unless
 // asked for: at -v 2 and above they go to stderr at verbosity v-2.
-func quietKlog(v int) {
+func QuietKlog(v int) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	if v >= 2 {

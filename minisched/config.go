@@ -45,7 +45,8 @@ func LoadConfig(data []byte, defaultSchedulerName string) (*config.KubeScheduler
 	}
 	obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("decoding: %w", err)}
+		return nil, &ConfigError{Err: fmt.Errorf("decoding (want kind KubeSchedulerConfiguration, apiVersion %s): %w",
+			configv1.SchemeGroupVersion, err)}
 	}
 	cfg, ok := obj.(*config.KubeSchedulerConfiguration)
 	if !ok {
@@ -61,7 +62,23 @@ func LoadConfig(data []byte, defaultSchedulerName string) (*config.KubeScheduler
 	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	if err := validateWeights(&cfg.Profiles[0]); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
 	return cfg, nil
+}
+
+// validateWeights refuses negative score weights, which upstream validation
+// lets through and which would turn a plugin's preference upside down.
+func validateWeights(p *config.KubeSchedulerProfile) error {
+	for _, set := range []config.PluginSet{p.Plugins.MultiPoint, p.Plugins.Score} {
+		for _, pl := range set.Enabled {
+			if pl.Weight < 0 {
+				return fmt.Errorf("plugin %s: weight %d is negative; weights are 0 (the default, 1) or more", pl.Name, pl.Weight)
+			}
+		}
+	}
+	return nil
 }
 
 // hasSchedulerName reports whether the user named the profile's scheduler;

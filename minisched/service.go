@@ -175,6 +175,9 @@ func (s *Service) report(msg string) {
 	s.opts.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScheduler, Scheduler: &state})
 }
 
+// NodeCount is how many nodes the scheduler's cache holds.
+func (s *Scheduler) NodeCount() int { return s.cache.NodeCount() }
+
 // Plugins lists the plugins enabled at each extension point, with weights.
 func (s *Scheduler) Plugins() *config.Plugins { return s.profile.fw.ListPlugins() }
 

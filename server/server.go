@@ -45,6 +45,9 @@ type Options struct {
 	// StreamBuffer is how many events a stream client may lag behind before
 	// it is resynchronised. Default 50,000.
 	StreamBuffer int
+	// StreamWriteTimeout is how long one write to a stream client may take
+	// before the client counts as stalled. Default 10s.
+	StreamWriteTimeout time.Duration
 }
 
 // Server serves the API and the dashboard.
@@ -65,6 +68,9 @@ func New(opts Options) *Server {
 	}
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = 50_000
+	}
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = 10 * time.Second
 	}
 	if opts.Observer == nil {
 		opts.Observer = event.Discard

@@ -21,9 +21,6 @@ import (
 )
 
 const (
-	// writeWait bounds one write: a client that takes longer is stalled and
-	// is disconnected with a reason.
-	writeWait = 10 * time.Second
 	// pingPeriod keeps idle connections (and proxies) alive; a client that
 	// answers no ping for pongWait is gone.
 	pingPeriod = 25 * time.Second
@@ -178,7 +175,7 @@ func (sc *streamClient) run(resume bool) {
 		}
 		if len(entries) > 0 {
 			if err := sc.sendEvents(entries); err != nil {
-				sc.closeWith(websocket.CloseGoingAway, "too slow: a write took longer than "+writeWait.String())
+				sc.closeWith(websocket.CloseGoingAway, "too slow: a write took longer than "+sc.s.opts.StreamWriteTimeout.String())
 				return
 			}
 			continue
@@ -190,7 +187,7 @@ func (sc *streamClient) run(resume bool) {
 				return
 			}
 		case <-ping.C:
-			if sc.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)) != nil {
+			if sc.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(sc.s.opts.StreamWriteTimeout)) != nil {
 				return
 			}
 		case <-readerDone:
@@ -239,7 +236,7 @@ func (sc *streamClient) read(done chan struct{}) {
 }
 
 func (sc *streamClient) send(v any) error {
-	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(sc.s.opts.StreamWriteTimeout))
 	return sc.conn.WriteJSON(v)
 }
 
@@ -284,7 +281,7 @@ func (sc *streamClient) sendEvents(entries []*recorder.Entry) error {
 	if n == 0 {
 		return nil
 	}
-	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(sc.s.opts.StreamWriteTimeout))
 	return sc.conn.WriteMessage(websocket.TextMessage, sc.buf.Bytes())
 }
 

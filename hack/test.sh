@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs every test of minisched: Go unit and integration tests (against a real
+# embedded kube-apiserver), the race detector on the pure packages, the
+# dashboard's node tests and its end-to-end test in headless Chromium.
+# Installs what a fresh machine lacks (Debian's chromium, the npm test deps).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+
+ensure_chromium() {
+  if command -v chromium >/dev/null 2>&1; then return; fi
+  log "installing Debian's chromium for the browser tests"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+}
+
+ensure_node_deps() {
+  if ! command -v node >/dev/null 2>&1; then
+    echo "node is required for the dashboard tests (Node.js 20 or later)" >&2
+    exit 1
+  fi
+  if [ -f package-lock.json ] && [ ! -d node_modules ]; then
+    log "installing the dashboard's test dependencies"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+}
+
+log "gofmt and go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+
+log "building minisched"
+mkdir -p bin
+go build -o bin/minisched .
+
+log "Go tests"
+go test -count=1 -timeout 40m ./...
+
+log "race detector on the pure packages"
+go test -count=1 -race ./minisched/queue/ ./minisched/event/ ./recorder/
+
+if [ -d test/web ]; then
+  ensure_chromium
+  ensure_node_deps
+  log "dashboard tests (node --test, headless Chromium)"
+  MINISCHED_BIN="$PWD/bin/minisched" node --test test/web/
+fi
+log "all tests passed"

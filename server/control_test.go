@@ -1,0 +1,156 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"minisched/minisched/event"
+	"minisched/server"
+)
+
+func queueOf(t *testing.T) server.QueueView {
+	t.Helper()
+	var q server.QueueView
+	if code := api(t, "GET", "/api/v1/queue", "", nil, &q); code != http.StatusOK {
+		t.Fatalf("GET queue: %d", code)
+	}
+	return q
+}
+
+func TestPauseStepResume(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "8"))
+	eventually(t, 10*time.Second, "the node in the scheduler", func() bool { return inst.Scheduler.Scheduler().NodeCount() == 1 })
+
+	var st event.SchedulerState
+	if code := api(t, "POST", "/api/v1/scheduler/pause", "", nil, &st); code != http.StatusOK || st.State != "paused" {
+		t.Fatalf("pause: %d %+v", code, st)
+	}
+	for _, name := range []string{"a", "b"} {
+		mustCreate(t, "/api/v1/pods", podJSON(name, "100m"))
+	}
+	eventually(t, 10*time.Second, "both pods in activeQ", func() bool { return len(queueOf(t).Active) == 2 })
+	time.Sleep(500 * time.Millisecond)
+	if boundNode(t, "a") != "" || boundNode(t, "b") != "" {
+		t.Fatal("a paused scheduler bound a pod")
+	}
+
+	if code := api(t, "POST", "/api/v1/scheduler/step", "", nil, &st); code != http.StatusOK || st.State != "paused" {
+		t.Fatalf("step: %d %+v", code, st)
+	}
+	eventually(t, 10*time.Second, "one pod bound after a step", func() bool { return boundNode(t, "a") != "" || boundNode(t, "b") != "" })
+	time.Sleep(500 * time.Millisecond)
+	if boundNode(t, "a") != "" && boundNode(t, "b") != "" {
+		t.Fatal("one step bound two pods")
+	}
+	if q := queueOf(t); len(q.Active) != 1 {
+		t.Errorf("after one step activeQ holds %d pods, want 1", len(q.Active))
+	}
+	if code := api(t, "GET", "/api/v1/scheduler", "", nil, &st); code != http.StatusOK || st.State != "paused" {
+		t.Errorf("after a step the scheduler is %+v, want paused", st)
+	}
+
+	if code := api(t, "POST", "/api/v1/scheduler/resume", "", nil, &st); code != http.StatusOK || st.State != "running" {
+		t.Fatalf("resume: %d %+v", code, st)
+	}
+	eventually(t, 10*time.Second, "both pods bound after resume", func() bool { return boundNode(t, "a") != "" && boundNode(t, "b") != "" })
+}
+
+const nodeNumberConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled:
+      - name: NodeNumber
+        weight: 10
+`
+
+func TestSchedulerConfig(t *testing.T) {
+	reset(t)
+	var before event.SchedulerState
+	api(t, "GET", "/api/v1/scheduler", "", nil, &before)
+
+	bad := []struct{ name, body, mention string }{
+		{"not YAML", "{{{", "decoding"},
+		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeSchedulerConfiguration"},
+		{"unknown plugin", strings.ReplaceAll(nodeNumberConfig, "NodeNumber", "NoSuchPlugin"), "NoSuchPlugin"},
+		{"negative weight", strings.ReplaceAll(nodeNumberConfig, "weight: 10", "weight: -1"), "weight"},
+		{"two profiles", nodeNumberConfig + "- schedulerName: other\n", "exactly one profile"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			var e struct{ Error string }
+			if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(tt.body), &e); code != http.StatusUnprocessableEntity {
+				t.Errorf("got %d (%s), want 422", code, e.Error)
+			}
+			if !strings.Contains(e.Error, tt.mention) {
+				t.Errorf("error %q does not mention %q", e.Error, tt.mention)
+			}
+			var now event.SchedulerState
+			api(t, "GET", "/api/v1/scheduler", "", nil, &now)
+			if now.Generation != before.Generation || now.State != before.State {
+				t.Errorf("a refused configuration changed the scheduler: %+v -> %+v", before, now)
+			}
+		})
+	}
+
+	// A pod that cannot fit waits in the queue; a new configuration must
+	// keep it.
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "1"))
+	mustCreate(t, "/api/v1/pods", podJSON("too-big", "4"))
+	eventually(t, 10*time.Second, "too-big unschedulable", func() bool { return len(queueOf(t).Unschedulable) == 1 })
+
+	var cfg map[string]any
+	if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(nodeNumberConfig), &cfg); code != http.StatusOK {
+		t.Fatalf("valid configuration: %d %v", code, cfg)
+	}
+	var after event.SchedulerState
+	api(t, "GET", "/api/v1/scheduler", "", nil, &after)
+	if after.Generation != before.Generation+1 {
+		t.Errorf("generation %d -> %d, want one restart", before.Generation, after.Generation)
+	}
+	var plugins server.PluginsView
+	api(t, "GET", "/api/v1/scheduler/plugins", "", nil, &plugins)
+	found := false
+	for _, p := range plugins.Enabled["Score"] {
+		found = found || p.Name == "NodeNumber" && p.Weight == 10
+	}
+	if !found {
+		t.Errorf("NodeNumber is not a Score plugin of weight 10 after the update: %+v", plugins.Enabled["Score"])
+	}
+	eventually(t, 20*time.Second, "too-big back in the new scheduler's queue", func() bool {
+		q := queueOf(t)
+		return len(q.Active)+len(q.Backoff)+len(q.Unschedulable)+len(q.InFlight) == 1
+	})
+
+	// Put the defaults back for the other tests.
+	defaults := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+	if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(defaults), nil); code != http.StatusOK {
+		t.Fatalf("restoring the defaults: %d", code)
+	}
+}
+
+func TestResetKeepsConfiguration(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "1"))
+	mustCreate(t, "/api/v1/pods", podJSON("p", "100m"))
+	eventually(t, 10*time.Second, "p bound", func() bool { return boundNode(t, "p") != "" })
+	var before event.SchedulerState
+	api(t, "GET", "/api/v1/scheduler", "", nil, &before)
+	reset(t)
+	var cycles struct {
+		Items []map[string]any
+	}
+	api(t, "GET", "/api/v1/cycles", "", nil, &cycles)
+	if len(cycles.Items) != 0 {
+		t.Errorf("history holds %d cycles after a reset", len(cycles.Items))
+	}
+	var after event.SchedulerState
+	api(t, "GET", "/api/v1/scheduler", "", nil, &after)
+	if after.Generation != before.Generation {
+		t.Errorf("reset restarted the scheduler: generation %d -> %d", before.Generation, after.Generation)
+	}
+}

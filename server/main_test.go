@@ -1,0 +1,125 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/app"
+)
+
+// One minisched for the package: a control plane costs seconds to start.
+// Tests reset the cluster before they begin.
+var inst *app.Instance
+
+func TestMain(m *testing.M) {
+	app.QuietKlog(0)
+	f := app.DefaultFlags()
+	f.Addr = "127.0.0.1:0"
+	f.StreamBuffer = 3000
+	f.StreamWriteTimeout = 2 * time.Second
+	var err error
+	inst, err = app.Start(context.Background(), f, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting minisched:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := inst.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping minisched:", err)
+	}
+	os.Exit(code)
+}
+
+// api calls the REST API and decodes a JSON answer into out (if not nil).
+func api(t *testing.T, method, path, contentType string, body []byte, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(inst.URL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decoding %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func reset(t *testing.T) {
+	t.Helper()
+	if code := api(t, "POST", "/api/v1/reset", "", nil, nil); code != http.StatusNoContent {
+		t.Fatalf("reset: %d", code)
+	}
+	api(t, "POST", "/api/v1/scheduler/resume", "", nil, nil)
+	eventually(t, 30*time.Second, "the cluster to be empty", func() bool {
+		nodes, _ := inst.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		pods, _ := inst.Client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+		return len(nodes.Items) == 0 && len(pods.Items) == 0
+	})
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func nodeJSON(name, cpu string) []byte {
+	return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":%q},"status":{"allocatable":{"cpu":%q,"memory":"8Gi","pods":"110"}}}`, name, cpu))
+}
+
+func podJSON(name, cpu string) []byte {
+	return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":%q}}}]}}`, name, cpu))
+}
+
+func mustCreate(t *testing.T, path string, body []byte) {
+	t.Helper()
+	var e map[string]any
+	if code := api(t, "POST", path, "application/json", body, &e); code != http.StatusCreated {
+		t.Fatalf("POST %s: %d %v", path, code, e)
+	}
+}
+
+func boundNode(t *testing.T, name string) string {
+	t.Helper()
+	pod, err := inst.Client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return pod.Spec.NodeName
+}
+
+func counts(t *testing.T) (nodes, pods int) {
+	t.Helper()
+	var nl struct{ Items []v1.Node }
+	var pl struct{ Items []v1.Pod }
+	api(t, "GET", "/api/v1/nodes", "", nil, &nl)
+	api(t, "GET", "/api/v1/pods", "", nil, &pl)
+	return len(nl.Items), len(pl.Items)
+}

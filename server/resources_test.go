@@ -1,0 +1,119 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestNodeAndPodLifecycle(t *testing.T) {
+	reset(t)
+	nodeYAML := `apiVersion: v1
+kind: Node
+metadata:
+  name: node-1
+  labels: {zone: a}
+status:
+  allocatable: {cpu: "2", memory: 4Gi}
+`
+	var node v1.Node
+	if code := api(t, "POST", "/api/v1/nodes", "application/yaml", []byte(nodeYAML), &node); code != http.StatusCreated {
+		t.Fatalf("create node from YAML: %d", code)
+	}
+	if node.Name != "node-1" || node.Status.Allocatable.Cpu().String() != "2" || node.Status.Allocatable.Pods().Value() != 110 {
+		t.Errorf("created node = %s cpu %s pods %s; want node-1, the given cpu and the default pods",
+			node.Name, node.Status.Allocatable.Cpu(), node.Status.Allocatable.Pods())
+	}
+	// A pod without a namespace lands in default.
+	var pod v1.Pod
+	if code := api(t, "POST", "/api/v1/pods", "application/json", podJSON("pod-1", "100m"), &pod); code != http.StatusCreated {
+		t.Fatalf("create pod from JSON: %d", code)
+	}
+	if pod.Namespace != "default" || pod.UID == "" {
+		t.Errorf("created pod %s/%s uid %q", pod.Namespace, pod.Name, pod.UID)
+	}
+
+	// Read back through client-go: they are real objects.
+	ctx := context.Background()
+	if n, err := inst.Client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{}); err != nil || n.Labels["zone"] != "a" {
+		t.Errorf("client-go get node: %v %v", n, err)
+	}
+	eventually(t, 20e9, "pod-1 to be bound", func() bool { return boundNode(t, "pod-1") == "node-1" })
+
+	// And through the REST API.
+	var got v1.Pod
+	if code := api(t, "GET", "/api/v1/pods/default/pod-1", "", nil, &got); code != http.StatusOK || got.Spec.NodeName != "node-1" {
+		t.Errorf("GET pod: %d, node %q", code, got.Spec.NodeName)
+	}
+	if nodes, pods := counts(t); nodes != 1 || pods != 1 {
+		t.Errorf("lists hold %d nodes and %d pods, want 1 and 1", nodes, pods)
+	}
+
+	if code := api(t, "DELETE", "/api/v1/pods/default/pod-1", "", nil, nil); code != http.StatusNoContent {
+		t.Errorf("delete pod: %d", code)
+	}
+	if code := api(t, "DELETE", "/api/v1/nodes/node-1", "", nil, nil); code != http.StatusNoContent {
+		t.Errorf("delete node: %d", code)
+	}
+	var e struct{ Error, Reason string }
+	if code := api(t, "GET", "/api/v1/nodes/node-1", "", nil, &e); code != http.StatusNotFound || e.Error == "" {
+		t.Errorf("GET deleted node: %d %+v, want 404 with a message", code, e)
+	}
+	if _, err := inst.Client.CoreV1().Pods("default").Get(ctx, "pod-1", metav1.GetOptions{}); err == nil {
+		t.Errorf("deleted pod still exists")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("existing", "1"))
+	tests := []struct {
+		name        string
+		method      string
+		path        string
+		contentType string
+		body        string
+		want        int
+		mention     string
+	}{
+		{"malformed JSON", "POST", "/api/v1/nodes", "application/json", `{"metadata": {"name": "x"`, 400, "malformed"},
+		{"malformed YAML", "POST", "/api/v1/pods", "application/yaml", "metadata:\n  name: [x\n", 400, "malformed"},
+		{"YAML of the wrong kind", "POST", "/api/v1/nodes", "application/yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n", 400, "expected kind Node"},
+		{"unknown field", "POST", "/api/v1/pods", "application/json", `{"metadata":{"name":"p"},"spec":{"contaners":[]}}`, 400, "contaners"},
+		{"empty body", "POST", "/api/v1/nodes", "application/json", "", 400, "empty"},
+		{"body over the limit", "POST", "/api/v1/nodes", "application/json", `{"metadata":{"name":"big","labels":{"a":"` + strings.Repeat("x", 2<<20) + `"}}}`, 413, "limit"},
+		{"invalid name", "POST", "/api/v1/nodes", "application/json", `{"metadata":{"name":"Bad_Name"}}`, 422, "Bad_Name"},
+		{"pod without containers", "POST", "/api/v1/pods", "application/json", `{"metadata":{"name":"p"}}`, 422, "containers"},
+		{"already exists", "POST", "/api/v1/nodes", "application/json", string(nodeJSON("existing", "1")), 409, "already exists"},
+		{"unsupported content type", "POST", "/api/v1/nodes", "application/xml", `<node/>`, 415, "content type"},
+		{"delete of a missing node", "DELETE", "/api/v1/nodes/missing", "", "", 404, "not found"},
+		{"unknown route", "GET", "/api/v1/nope", "", "", 404, "no such API route"},
+		{"bad cycle id", "GET", "/api/v1/cycles/abc", "", "", 400, "positive integer"},
+		{"bad limit", "GET", "/api/v1/cycles?limit=-3", "", "", 400, "limit"},
+		{"bad pod filter", "GET", "/api/v1/cycles?pod=nopod", "", "", 400, "namespace/name"},
+		{"bad since", "GET", "/api/v1/events?since=x", "", "", 400, "since"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodesBefore, podsBefore := counts(t)
+			var e struct {
+				Error  string
+				Causes []string
+			}
+			code := api(t, tt.method, tt.path, tt.contentType, []byte(tt.body), &e)
+			if code != tt.want {
+				t.Errorf("got %d, want %d (%s)", code, tt.want, e.Error)
+			}
+			if !strings.Contains(strings.ToLower(e.Error+strings.Join(e.Causes, " ")), strings.ToLower(tt.mention)) {
+				t.Errorf("error %q does not mention %q", e.Error, tt.mention)
+			}
+			if nodes, pods := counts(t); nodes != nodesBefore || pods != podsBefore {
+				t.Errorf("bad input changed the cluster: %d->%d nodes, %d->%d pods", nodesBefore, nodes, podsBefore, pods)
+			}
+		})
+	}
+}

@@ -1,0 +1,321 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"minisched/minisched/event"
+	"minisched/server"
+)
+
+// message is any stream message.
+type message struct {
+	Type    string        `json:"type"`
+	Seq     uint64        `json:"seq"`
+	LastSeq uint64        `json:"lastSeq"`
+	Reason  string        `json:"reason"`
+	Events  []event.Event `json:"events"`
+	Nodes   []event.NodeSummary
+	Pods    []event.PodSummary
+	Queue   server.QueueView
+}
+
+type wsClient struct {
+	t    *testing.T
+	conn *websocket.Conn
+}
+
+func dial(t *testing.T, query string) *wsClient {
+	t.Helper()
+	url := "ws" + strings.TrimPrefix(strings.TrimSuffix(inst.URL, "/"), "http") + "/api/v1/stream" + query
+	conn, resp, err := websocket.DefaultDialer.Dial(url, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v (%v)", url, err, resp)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &wsClient{t: t, conn: conn}
+}
+
+func (c *wsClient) next(timeout time.Duration) (message, error) {
+	var m message
+	_ = c.conn.SetReadDeadline(time.Now().Add(timeout))
+	_, data, err := c.conn.ReadMessage()
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		c.t.Fatalf("undecodable message %q: %v", data, err)
+	}
+	return m, nil
+}
+
+// collect reads events until done says so, checking that sequence numbers
+// follow each other with no gap.
+func (c *wsClient) collect(after uint64, timeout time.Duration, done func(e event.Event) bool) []event.Event {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var out []event.Event
+	last := after
+	for {
+		m, err := c.next(time.Until(deadline))
+		if err != nil {
+			c.t.Fatalf("reading the stream after seq %d: %v; got %d events", last, err, len(out))
+		}
+		if m.Type != "events" {
+			c.t.Fatalf("unexpected %q message (%s) after seq %d", m.Type, m.Reason, last)
+		}
+		for _, e := range m.Events {
+			if e.Seq != last+1 {
+				c.t.Fatalf("sequence gap: got %d after %d", e.Seq, last)
+			}
+			last = e.Seq
+			out = append(out, e)
+			if done(e) {
+				return out
+			}
+		}
+	}
+}
+
+func bound(name string) func(e event.Event) bool {
+	return func(e event.Event) bool {
+		return e.Kind == event.KindBindingEnd && e.Pod.Name == name && e.BindingEnd.Bound
+	}
+}
+
+func TestStreamShowsEveryStep(t *testing.T) {
+	reset(t)
+	c := dial(t, "")
+	snap, err := c.next(10 * time.Second)
+	if err != nil || snap.Type != "snapshot" {
+		t.Fatalf("first message: %+v %v, want a snapshot", snap, err)
+	}
+	if len(snap.Nodes) != 0 || len(snap.Pods) != 0 {
+		t.Errorf("snapshot after reset holds %d nodes and %d pods", len(snap.Nodes), len(snap.Pods))
+	}
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-2", "2"))
+	eventually(t, 10*time.Second, "the scheduler to see both nodes", func() bool {
+		return inst.Scheduler.Scheduler().NodeCount() == 2
+	})
+	mustCreate(t, "/api/v1/pods", podJSON("web-1", "500m"))
+	events := c.collect(snap.Seq, 30*time.Second, bound("web-1"))
+
+	var kinds []string
+	var filter *event.FilterResults
+	var score *event.ScoreResults
+	var end *event.CycleEnd
+	for _, e := range events {
+		if e.Pod == nil || e.Pod.Name != "web-1" || e.Kind == event.KindPod {
+			continue
+		}
+		k := string(e.Kind)
+		switch {
+		case e.Queue != nil:
+			k += ":" + string(e.Queue.Action) + ":" + string(e.Queue.To)
+		case e.Point != nil:
+			k += ":" + e.Point.Point
+		}
+		kinds = append(kinds, k)
+		filter = pick(filter, e.Filter)
+		score = pick(score, e.Score)
+		end = pick(end, e.CycleEnd)
+	}
+	want := []string{"queue:add:active", "queue:pop:inFlight", "cycleStart", "point:PreFilter", "filter",
+		"point:PreScore", "score", "point:Reserve", "cycleEnd", "point:PreBind", "point:Bind", "queue:done:", "bindingEnd"}
+	if got := strings.Join(kinds, " "); !containsInOrder(kinds, want) {
+		t.Errorf("events for web-1:\n got %s\nwant these in order: %s", got, strings.Join(want, " "))
+	}
+	if filter == nil || len(filter.Nodes) != 2 {
+		t.Fatalf("filter results: %+v, want a row for each of the 2 nodes", filter)
+	}
+	for _, row := range filter.Nodes {
+		if len(row.Codes) != len(filter.Plugins) || len(row.Nanos) != len(filter.Plugins) {
+			t.Errorf("node %s: %d codes and %d timings for %d Filter plugins", row.Node, len(row.Codes), len(row.Nanos), len(filter.Plugins))
+		}
+	}
+	if len(filter.Plugins) == 0 || filter.Plugins[len(filter.Plugins)-1] != "NodeResourcesFit" && !contains(filter.Plugins, "NodeResourcesFit") {
+		t.Errorf("Filter plugins %v lack NodeResourcesFit", filter.Plugins)
+	}
+	if score == nil || len(score.Nodes) != 2 || len(score.Plugins) == 0 {
+		t.Fatalf("score results: %+v, want every plugin for each of the 2 nodes", score)
+	}
+	for _, row := range score.Nodes {
+		var total int64
+		for i := range score.Plugins {
+			if row.Weighted[i] != row.Normalized[i]*score.Plugins[i].Weight {
+				t.Errorf("node %s plugin %s: weighted %d != normalized %d x weight %d", row.Node, score.Plugins[i].Name,
+					row.Weighted[i], row.Normalized[i], score.Plugins[i].Weight)
+			}
+			total += row.Weighted[i]
+		}
+		if total != row.Total {
+			t.Errorf("node %s: total %d, want the sum %d", row.Node, row.Total, total)
+		}
+	}
+	if end == nil || end.Result != event.ResultScheduled || end.Node != boundNode(t, "web-1") {
+		t.Errorf("cycle end %+v, pod bound to %q", end, boundNode(t, "web-1"))
+	}
+
+	// Reconnect with since: only the missed events come, no snapshot.
+	last := events[len(events)-1].Seq
+	c.conn.Close()
+	mustCreate(t, "/api/v1/pods", podJSON("web-2", "500m"))
+	eventually(t, 20*time.Second, "web-2 to be bound", func() bool { return boundNode(t, "web-2") != "" })
+	c2 := dial(t, fmt.Sprintf("?since=%d", last))
+	missed := c2.collect(last, 10*time.Second, bound("web-2"))
+	if missed[0].Seq != last+1 {
+		t.Errorf("resumed at seq %d, want %d", missed[0].Seq, last+1)
+	}
+}
+
+func TestStreamResumeTooFarBackResyncs(t *testing.T) {
+	// A since from before a reset is gone: the client is told and gets a
+	// fresh snapshot.
+	c := dial(t, "")
+	snap, _ := c.next(10 * time.Second)
+	reset(t)
+	old := dial(t, fmt.Sprintf("?since=%d", 0))
+	m, err := old.next(10 * time.Second)
+	if err != nil || m.Type != "resync" {
+		t.Fatalf("resume from 0 after a reset: %+v %v, want a resync", m, err)
+	}
+	m, err = old.next(10 * time.Second)
+	if err != nil || m.Type != "snapshot" || m.Seq < snap.Seq {
+		t.Fatalf("after the resync: %+v %v, want a fresh snapshot", m, err)
+	}
+}
+
+func TestStreamFilterAndBadMessages(t *testing.T) {
+	reset(t)
+	c := dial(t, "?kinds=cycleEnd")
+	if snap, err := c.next(10 * time.Second); err != nil || snap.Type != "snapshot" {
+		t.Fatalf("snapshot: %v", err)
+	}
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
+	mustCreate(t, "/api/v1/pods", podJSON("only-ends", "100m"))
+	m, err := c.next(20 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.Events {
+		if e.Kind != event.KindCycleEnd {
+			t.Errorf("filtered stream sent a %s event", e.Kind)
+		}
+	}
+	if err := c.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"shout"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.next(5 * time.Second); err != nil || m.Type != "error" || !strings.Contains(m.Reason, "unknown message type") {
+		t.Errorf("answer to a bad message: %+v %v", m, err)
+	}
+
+	for _, q := range []string{"?kinds=nonsense", "?pod=nons", "?since=-1"} {
+		url := "ws" + strings.TrimPrefix(strings.TrimSuffix(inst.URL, "/"), "http") + "/api/v1/stream" + q
+		_, resp, err := websocket.DefaultDialer.Dial(url, nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("dial %s: %v, want 400", q, resp)
+		}
+	}
+	// A page of another origin may not read the stream.
+	url := "ws" + strings.TrimPrefix(strings.TrimSuffix(inst.URL, "/"), "http") + "/api/v1/stream"
+	_, resp, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {"http://evil.example"}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("dial from another origin: %v, want 403", resp)
+	}
+}
+
+// TestStalledClient schedules many pods while one client never reads: the
+// other client still sees every event, and the stalled one is told it fell
+// behind (resync) or is disconnected with a reason.
+func TestStalledClient(t *testing.T) {
+	reset(t)
+	for i := 0; i < 10; i++ {
+		mustCreate(t, "/api/v1/nodes", nodeJSON(fmt.Sprintf("node-%d", i), "64"))
+	}
+	stalled := dial(t, "")
+	reader := dial(t, "")
+	snap, err := reader.next(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pods = 1000
+	var wg sync.WaitGroup
+	var got []event.Event
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		boundPods := 0
+		got = reader.collect(snap.Seq, 5*time.Minute, func(e event.Event) bool {
+			if e.Kind == event.KindBindingEnd && e.BindingEnd.Bound {
+				boundPods++
+			}
+			return boundPods == pods
+		})
+	}()
+	for i := 0; i < pods; i++ {
+		mustCreate(t, "/api/v1/pods", podJSON(fmt.Sprintf("p-%04d", i), "10m"))
+	}
+	wg.Wait()
+	if len(got) < pods*8 {
+		t.Errorf("the reading client got %d events for %d pods", len(got), pods)
+	}
+
+	// Now read what the stalled client was sent: it must end in a resync or a
+	// close with a reason, never in silence.
+	told := ""
+	for told == "" {
+		m, err := stalled.next(10 * time.Second)
+		var ce *websocket.CloseError
+		switch {
+		case err != nil && asClose(err, &ce):
+			told = "closed: " + ce.Text
+		case err != nil:
+			t.Fatalf("the stalled client was neither resynchronised nor closed with a reason: %v", err)
+		case m.Type == "resync":
+			told = "resync: " + m.Reason
+		}
+	}
+	t.Logf("stalled client: %s", told)
+}
+
+func asClose(err error, target **websocket.CloseError) bool {
+	ce, ok := err.(*websocket.CloseError)
+	if ok {
+		*target = ce
+	}
+	return ok && ce.Text != ""
+}
+
+func pick[T any](have *T, candidate *T) *T {
+	if candidate != nil {
+		return candidate
+	}
+	return have
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsInOrder(got, want []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
