@@ -21,6 +21,7 @@ type Metrics struct {
 	incoming        *prometheus.CounterVec
 	streamClients   prometheus.Gauge
 	streamDropped   prometheus.Counter
+	streamClosed    *prometheus.CounterVec
 }
 
 // pluginSampleEvery samples plugin durations one cycle in ten, as
@@ -58,6 +59,10 @@ func NewMetrics(reg *prometheus.Registry, pending func() map[event.QueueName]int
 			Name: "minisched_stream_dropped_messages_total",
 			Help: "Events skipped for stream clients that fell behind and were resynchronised.",
 		}),
+		streamClosed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "minisched_stream_disconnects_total",
+			Help: "Stream clients the server disconnected, by reason (slow: a write timed out; shutdown).",
+		}, []string{"reason"}),
 	}
 	// One gauge per queue, read at scrape time.
 	for _, q := range []event.QueueName{event.ActiveQ, event.BackoffQ, event.Unschedulable} {
@@ -72,7 +77,7 @@ func NewMetrics(reg *prometheus.Registry, pending func() map[event.QueueName]int
 			return float64(pending()[q])
 		}))
 	}
-	reg.MustRegister(m.attempts, m.attemptDuration, m.pluginDuration, m.incoming, m.streamClients, m.streamDropped)
+	reg.MustRegister(m.attempts, m.attemptDuration, m.pluginDuration, m.incoming, m.streamClients, m.streamDropped, m.streamClosed)
 	return m
 }
 
@@ -137,5 +142,11 @@ func (s *Server) metricsStreamClients(delta float64) {
 func (s *Server) metricsStreamDropped(n uint64) {
 	if s.opts.StreamMetrics != nil {
 		s.opts.StreamMetrics.streamDropped.Add(float64(n))
+	}
+}
+
+func (s *Server) metricsStreamClosed(reason string) {
+	if s.opts.StreamMetrics != nil {
+		s.opts.StreamMetrics.streamClosed.WithLabelValues(reason).Inc()
 	}
 }

@@ -175,6 +175,7 @@ func (sc *streamClient) run(resume bool) {
 		}
 		if len(entries) > 0 {
 			if err := sc.sendEvents(entries); err != nil {
+				sc.s.metricsStreamClosed("slow")
 				sc.closeWith(websocket.CloseGoingAway, "too slow: a write took longer than "+sc.s.opts.StreamWriteTimeout.String())
 				return
 			}
@@ -193,6 +194,7 @@ func (sc *streamClient) run(resume bool) {
 		case <-readerDone:
 			return
 		case <-sc.s.ctx.Done():
+			sc.s.metricsStreamClosed("shutdown")
 			sc.closeWith(websocket.CloseGoingAway, "the server is shutting down")
 			return
 		}
