@@ -1,0 +1,212 @@
+// actions.js: what the buttons and forms do. Each action calls the API and
+// tells the store; errors become notices in words. Views call these and
+// nothing else (no logic in DOM handlers).
+
+import { describeError } from './api.js';
+import { configWithPlugins, manifestKind, nodeManifest, podManifests, FormError } from './manifests.js';
+import { podKey } from './store.js';
+
+export function createActions({ api, store }) {
+  async function run(name, doing, fn) {
+    store.setBusy(name, true);
+    try {
+      return await fn();
+    } catch (err) {
+      if (err?.name === 'AbortError') return undefined;
+      store.addNotice('error', err instanceof FormError ? err.message : describeError(err, doing));
+      return undefined;
+    } finally {
+      store.setBusy(name, false);
+    }
+  }
+
+  const actions = {
+    async createNode(form) {
+      return run('createNode', 'Could not create the node', async () => {
+        const manifest = nodeManifest(form);
+        await api.createNode(manifest);
+        store.addNotice('ok', `Node ${manifest.metadata.name} created.`);
+        return manifest.metadata.name;
+      });
+    },
+
+    async createPods(form) {
+      return run('createPod', 'Could not create the pod', async () => {
+        const manifests = podManifests(form);
+        let made = 0;
+        for (const m of manifests) {
+          try {
+            await api.createPod(m);
+            made += 1;
+          } catch (err) {
+            throw new Error(describeError(err, `${m.metadata.name}${made ? ` (after creating ${made})` : ''}`));
+          }
+        }
+        const first = manifests[0].metadata;
+        store.addNotice('ok', made === 1 ? `Pod ${first.name} created.` : `${made} pods created.`);
+        return manifests.map((m) => `${m.metadata.namespace}/${m.metadata.name}`);
+      });
+    },
+
+    /** Sends a pasted manifest as YAML (JSON is YAML too). */
+    async createFromYaml(text, kindHint = '') {
+      return run('createYaml', 'Could not create from the manifest', async () => {
+        const kind = manifestKind(text) || kindHint;
+        if (!String(text || '').trim()) throw new FormError('manifest', 'Paste a Node or Pod manifest first.');
+        if (kind === 'Node') await api.createNode(text, 'application/yaml');
+        else if (kind === 'Pod') await api.createPod(text, 'application/yaml');
+        else throw new FormError('manifest', `The manifest's kind is "${kind || 'missing'}": paste a Node or a Pod (with kind: Node or kind: Pod).`);
+        store.addNotice('ok', `${kind} created from the manifest.`);
+        return kind;
+      });
+    },
+
+    async deleteNode(name) {
+      return run(`delete:node:${name}`, `Could not delete node ${name}`, async () => {
+        await api.deleteNode(name);
+        store.addNotice('ok', `Node ${name} deleted.`);
+        return true;
+      });
+    },
+
+    async deletePod(key) {
+      const [ns, name] = key.split('/');
+      return run(`delete:pod:${key}`, `Could not delete pod ${key}`, async () => {
+        await api.deletePod(ns, name);
+        store.addNotice('ok', `Pod ${key} deleted.`);
+        return true;
+      });
+    },
+
+    async pause() { return run('scheduler', 'Could not pause the scheduler', () => api.pause()); },
+    async resume() { return run('scheduler', 'Could not resume the scheduler', () => api.resume()); },
+    async step() { return run('scheduler', 'Could not step the scheduler', () => api.step()); },
+
+    async reset() {
+      return run('reset', 'Could not reset', async () => {
+        await api.reset();
+        store.addNotice('ok', 'The cluster and the history were cleared.');
+        return true;
+      });
+    },
+
+    /** Loads the plugins view for the editor: {view, config}. */
+    async loadPlugins() {
+      return run('plugins', 'Could not load the scheduler\'s plugins', async () => {
+        const [view, config] = await Promise.all([api.plugins(), api.config()]);
+        return { view, config };
+      });
+    },
+
+    /** Applies plugin edits: {Name: {enabled, weight}}. */
+    async applyPlugins(config, edits) {
+      return run('plugins', 'The scheduler refused the configuration', async () => {
+        const next = configWithPlugins(config, edits);
+        await api.putConfig(next);
+        store.addNotice('ok', 'The scheduler restarted with the new plugins.');
+        const [view, cfg] = await Promise.all([api.plugins(), api.config()]);
+        return { view, config: cfg };
+      });
+    },
+
+    /** Sends a whole configuration typed by hand (YAML or JSON). */
+    async applyConfigText(text) {
+      return run('plugins', 'The scheduler refused the configuration', async () => {
+        await api.putConfig(text, 'application/yaml');
+        store.addNotice('ok', 'The scheduler restarted with the new configuration.');
+        return true;
+      });
+    },
+
+    async configYaml() {
+      return run('plugins', 'Could not load the configuration', () => api.configYaml());
+    },
+
+    /** Lists bundled scenarios and runs; {unavailable: words} on 404. */
+    async loadScenarios() {
+      store.setBusy('scenarios', true);
+      try {
+        const res = await api.scenarios();
+        for (const r of res?.runs || []) store.setScenarioRun(r);
+        return { bundled: res?.bundled || [], runs: res?.runs || [] };
+      } catch (err) {
+        if (err?.status === 404) {
+          return { unavailable: `This server has no scenario API yet (GET /api/v1/scenarios answered 404: ${err.message}).` };
+        }
+        return { unavailable: describeError(err, 'Could not list the scenarios') };
+      } finally {
+        store.setBusy('scenarios', false);
+      }
+    },
+
+    async runScenario(name) {
+      return run('scenarioRun', `Could not start scenario ${name}`, async () => {
+        try {
+          const res = await api.runScenario(name);
+          store.setScenarioRun({ name, state: 'running', ...res });
+          store.addNotice('ok', `Scenario ${name} started.`);
+          return res;
+        } catch (err) {
+          if (err?.status === 409) throw new Error(`a scenario is running already; cancel it first (${err.message})`);
+          throw err;
+        }
+      });
+    },
+
+    async refreshScenario(id) {
+      return run(`scenario:${id}`, `Could not read scenario run ${id}`, async () => {
+        const res = await api.scenario(id);
+        store.setScenarioRun(res);
+        return res;
+      });
+    },
+
+    async cancelScenario(id) {
+      return run(`scenario:${id}`, `Could not cancel scenario run ${id}`, async () => {
+        await api.cancelScenario(id);
+        store.setScenarioRun({ id, state: 'cancelled' });
+        return true;
+      });
+    },
+
+    /** Selects a pod and shows its newest cycle in the inspector. */
+    inspectPod(key, cycleId = null) {
+      store.selectPod(key, cycleId, 'cycle');
+      actions.loadPodCycles(key);
+    },
+
+    /** Fetches a pod's cycle summaries (older attempts too). */
+    async loadPodCycles(key) {
+      if (!key) return;
+      try {
+        const res = await api.cycles(key, 40);
+        store.addRemoteCycles(key, res?.items || []);
+      } catch (err) {
+        store.addNotice('error', describeError(err, `Could not list the cycles of ${key}`));
+      }
+    },
+
+    /** Makes sure a cycle's detail is at hand; fetches it when it is not. */
+    async ensureCycle(id) {
+      if (id == null) return;
+      const st = store.state;
+      if ((st.cycles.has(id) && st.details.has(id)) || st.fetched.has(id) || st.ui.cycleLoading === id) return;
+      store.setCycleLoading(id);
+      try {
+        const rec = await api.cycle(id);
+        store.addFetchedCycle(rec);
+      } catch (err) {
+        store.addNotice('error', describeError(err, `Could not load cycle ${id}`));
+        store.addFetchedCycle({ id, pod: st.cycles.get(id)?.pod || { namespace: '', name: '' }, attempt: 0, events: [], truncated: true, missing: true });
+      } finally {
+        store.setCycleLoading(null);
+      }
+    },
+
+    selectCycle(id) { store.selectCycle(id); },
+    setView(view) { store.setView(view); },
+    dismiss(id) { store.dismissNotice(id); },
+    podKey,
+  };
+  return actions;
+}

@@ -1,0 +1,103 @@
+// api.js: the REST API under /api/v1. Every failure becomes an ApiError
+// whose message says in words what went wrong, from the server's error JSON
+// ({"error", "reason"?, "causes"?}) when there is one.
+
+export class ApiError extends Error {
+  constructor(status, message, reason = '', causes = []) {
+    super(message);
+    this.status = status;
+    this.reason = reason;
+    this.causes = causes;
+  }
+}
+
+/** The words a person reads for an error, with what was being done. */
+export function describeError(err, doing = '') {
+  const prefix = doing ? `${doing}: ` : '';
+  if (err instanceof ApiError) {
+    let msg = err.message;
+    if (err.causes?.length) msg += ` (${err.causes.join('; ')})`;
+    return `${prefix}${msg}`;
+  }
+  return `${prefix}${err?.message || String(err)}`;
+}
+
+async function errorFrom(res) {
+  let body = null;
+  let text = '';
+  try {
+    text = await res.text();
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (body && typeof body.error === 'string') {
+    return new ApiError(res.status, body.error, body.reason || '', body.causes || []);
+  }
+  const words = {
+    400: 'the server refused the request as malformed',
+    404: 'the server has no such route or object',
+    409: 'the request conflicts with the current state',
+    413: 'the request is too large',
+    415: 'the server does not accept that content type',
+    422: 'the server could not accept the content',
+    500: 'the server failed',
+    502: 'the server could not be reached through the proxy',
+    503: 'the server is not ready',
+  };
+  const detail = text && text.length < 200 ? `: ${text.trim()}` : '';
+  return new ApiError(res.status, `${words[res.status] || 'the request failed'} (HTTP ${res.status})${detail}`);
+}
+
+/** createApi returns the client. fetchImpl is injectable for tests. */
+export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(globalThis) } = {}) {
+  async function request(method, path, { body, type, accept = 'application/json', signal } = {}) {
+    const headers = { Accept: accept };
+    let payload;
+    if (body !== undefined) {
+      if (typeof body === 'string') {
+        payload = body;
+        headers['Content-Type'] = type || 'application/yaml';
+      } else {
+        payload = JSON.stringify(body);
+        headers['Content-Type'] = 'application/json';
+      }
+    }
+    let res;
+    try {
+      res = await fetchImpl(`${base}/api/v1${path}`, { method, headers, body: payload, signal });
+    } catch (err) {
+      if (err?.name === 'AbortError') throw err;
+      throw new ApiError(0, 'the server did not answer (is minisched still running?)');
+    }
+    if (!res.ok) throw await errorFrom(res);
+    if (res.status === 204) return null;
+    const ct = res.headers.get('Content-Type') || '';
+    if (ct.includes('json')) return res.json();
+    return res.text();
+  }
+  const enc = encodeURIComponent;
+  return {
+    request,
+    listNodes: () => request('GET', '/nodes'),
+    createNode: (manifest, type) => request('POST', '/nodes', { body: manifest, type }),
+    deleteNode: (name) => request('DELETE', `/nodes/${enc(name)}`),
+    createPod: (manifest, type) => request('POST', '/pods', { body: manifest, type }),
+    deletePod: (ns, name) => request('DELETE', `/pods/${enc(ns)}/${enc(name)}`),
+    queue: () => request('GET', '/queue'),
+    cycles: (pod, limit = 50) => request('GET', `/cycles?${pod ? `pod=${enc(pod)}&` : ''}limit=${limit}`),
+    cycle: (id) => request('GET', `/cycles/${enc(id)}`),
+    pause: () => request('POST', '/scheduler/pause'),
+    resume: () => request('POST', '/scheduler/resume'),
+    step: () => request('POST', '/scheduler/step'),
+    plugins: () => request('GET', '/scheduler/plugins'),
+    config: () => request('GET', '/scheduler/config'),
+    configYaml: () => request('GET', '/scheduler/config', { accept: 'application/yaml' }),
+    putConfig: (cfg, type) => request('PUT', '/scheduler/config', { body: cfg, type }),
+    reset: () => request('POST', '/reset'),
+    scenarios: () => request('GET', '/scenarios'),
+    runScenario: (name) => request('POST', `/scenarios?bundled=${enc(name)}`),
+    scenario: (id) => request('GET', `/scenarios/${enc(id)}`),
+    cancelScenario: (id) => request('DELETE', `/scenarios/${enc(id)}`),
+  };
+}

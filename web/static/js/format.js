@@ -1,0 +1,153 @@
+// format.js: turning the stream's numbers into words and short figures.
+// Pure functions, no DOM: tested with node --test.
+
+/** The framework's status codes, by number. */
+export const CODES = Object.freeze({
+  0: 'Success',
+  1: 'Error',
+  2: 'Unschedulable',
+  3: 'UnschedulableAndUnresolvable',
+  4: 'Wait',
+  5: 'Skip',
+  6: 'Pending',
+});
+
+/** codeName(3) -> "UnschedulableAndUnresolvable". */
+export function codeName(code) {
+  return CODES[code] ?? `code ${code}`;
+}
+
+/** A short class name for a status code, used for colours and icons. */
+export function codeClass(code) {
+  switch (code) {
+    case 0: return 'pass';
+    case 1: return 'error';
+    case 2: case 3: return 'fail';
+    case 4: case 6: return 'wait';
+    case 5: return 'skip';
+    default: return 'error';
+  }
+}
+
+/** CPU in millicores -> "500m", "2", "1.5". */
+export function formatCpu(milli) {
+  if (milli == null || Number.isNaN(milli)) return '–';
+  if (milli === 0) return '0';
+  if (milli % 1000 === 0) return String(milli / 1000);
+  if (milli >= 1000) return trim((milli / 1000).toFixed(2));
+  return `${milli}m`;
+}
+
+const BINARY = [
+  ['Ti', 2 ** 40],
+  ['Gi', 2 ** 30],
+  ['Mi', 2 ** 20],
+  ['Ki', 2 ** 10],
+];
+
+/** Bytes -> "16Gi", "1.5Gi", "512Mi", "100" (bytes). */
+export function formatBytes(bytes) {
+  if (bytes == null || Number.isNaN(bytes)) return '–';
+  if (bytes === 0) return '0';
+  for (const [unit, size] of BINARY) {
+    if (bytes >= size) return `${trim((bytes / size).toFixed(bytes % size === 0 ? 0 : 1))}${unit}`;
+  }
+  return `${bytes}B`;
+}
+
+function trim(s) {
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+}
+
+/** Nanoseconds -> "820 ns", "12.3 µs", "4.5 ms", "1.20 s". */
+export function formatNanos(ns) {
+  if (ns == null || Number.isNaN(ns)) return '–';
+  if (ns < 1_000) return `${Math.round(ns)} ns`;
+  if (ns < 1_000_000) return `${sig(ns / 1_000)} µs`;
+  if (ns < 1_000_000_000) return `${sig(ns / 1_000_000)} ms`;
+  return `${(ns / 1_000_000_000).toFixed(2)} s`;
+}
+
+function sig(v) {
+  return v >= 100 ? String(Math.round(v)) : trim(v.toFixed(1));
+}
+
+/** Milliseconds left -> "4.2 s", "1 min 5 s"; "now" when due. */
+export function formatCountdown(ms) {
+  if (ms == null) return '';
+  if (ms <= 0) return 'now';
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** How long ago, in words: "just now", "12 s ago", "3 min ago", "2 h ago". */
+export function formatAgo(ms, now) {
+  if (ms == null) return '';
+  const d = Math.max(0, now - ms);
+  if (d < 1500) return 'just now';
+  const s = Math.round(d / 1000);
+  if (s < 60) return `${s} s ago`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  return `${Math.round(m / 60)} h ago`;
+}
+
+/** A duration in ms -> "850 ms", "4.2 s", "3 min 5 s". */
+export function formatDuration(ms) {
+  if (ms == null || Number.isNaN(ms)) return '–';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${trim((ms / 1000).toFixed(1))} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** A clock time "17:27:18" in the viewer's zone. */
+export function formatClock(ms) {
+  if (ms == null) return '';
+  const d = new Date(ms);
+  const p = (n) => String(n).padStart(2, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** "ns/name", or "name" for the default namespace when short is set. */
+export function podLabel(ref, short = true) {
+  if (!ref) return '';
+  return short && ref.namespace === 'default' ? ref.name : `${ref.namespace}/${ref.name}`;
+}
+
+/** A percentage 0..100 of used over total, clamped; 0 when total is 0. */
+export function percent(used, total) {
+  if (!total) return used > 0 ? 100 : 0;
+  return Math.max(0, Math.min(100, (used / total) * 100));
+}
+
+/** A taint as kubectl prints it: key=value:Effect. */
+export function formatTaint(t) {
+  return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
+}
+
+/** The queue's names as the dashboard shows them. */
+export const QUEUE_TITLES = Object.freeze({
+  active: 'activeQ',
+  backoff: 'backoffQ',
+  unschedulable: 'unschedulable',
+  inFlight: 'in flight',
+});
+
+/** Words for what moved a pod (the queue event's label). */
+export function describeMove(event) {
+  switch (event) {
+    case 'PodAdd': return 'added';
+    case 'Pop': return 'popped for a cycle';
+    case 'BackoffComplete': return 'backoff over';
+    case 'UnschedulableTimeout': return 'waited too long in unschedulable';
+    case 'ForceActivate': return 'activated';
+    case 'ScheduleAttemptFailure': return 'attempt failed';
+    case 'PodUpdate': return 'pod updated';
+    case 'PodDelete': return 'pod deleted';
+    case undefined: case null: case '': return '';
+    default: return event;
+  }
+}

@@ -1,0 +1,166 @@
+// inspect.js: what the cycle inspector shows, derived from one cycle's
+// events. Pure functions, no DOM: tested with node --test.
+
+import { codeClass, codeName } from './format.js';
+
+/** The pod-level extension points, in the order a cycle runs them. */
+export const POINT_ORDER = Object.freeze([
+  'PreEnqueue', 'PreFilter', 'PostFilter', 'PreScore', 'Reserve', 'Permit', 'Unreserve', 'PreBind', 'Bind', 'PostBind',
+]);
+
+/**
+ * filterMatrix turns a filter event into rows of cells. Filter stops at the
+ * first plugin that does not succeed, so a row's codes may be shorter than
+ * the plugins: the cells after it are "notrun".
+ *
+ * Returns {plugins, rows: [{node, feasible, failedAt, reason, nanos, cells:
+ * [{state, code, label, reason, nanos}]}], feasible, total, columnNanos}.
+ */
+export function filterMatrix(filter, opts = {}) {
+  if (!filter) return null;
+  const plugins = filter.plugins || [];
+  const columnNanos = plugins.map(() => 0);
+  let feasible = 0;
+  const rows = (filter.nodes || []).map((n) => {
+    const codes = n.codes || [];
+    const nanos = n.nanos || [];
+    let failedAt = -1;
+    const cells = plugins.map((plugin, i) => {
+      if (i >= codes.length) return { plugin, state: 'notrun', code: null, label: 'not run', reason: '', nanos: null };
+      const code = codes[i];
+      columnNanos[i] += nanos[i] || 0;
+      if (code === 0) return { plugin, state: 'pass', code, label: 'pass', reason: '', nanos: nanos[i] ?? null };
+      if (code === 5) return { plugin, state: 'skip', code, label: 'skip', reason: '', nanos: nanos[i] ?? null };
+      if (failedAt < 0) failedAt = i;
+      const reason = i === codes.length - 1 ? n.reason || '' : '';
+      return { plugin, state: codeClass(code), code, label: reason || codeName(code), reason, nanos: nanos[i] ?? null };
+    });
+    const ok = failedAt < 0 && codes.length === plugins.length;
+    if (ok) feasible += 1;
+    const total = nanos.reduce((a, b) => a + (b || 0), 0);
+    return { node: n.node, feasible: ok, failedAt, failedPlugin: failedAt >= 0 ? plugins[failedAt] : '', reason: n.reason || '', nanos: total, nominated: !!n.nominated, cells };
+  });
+  if (opts.failingFirst) rows.sort((a, b) => Number(a.feasible) - Number(b.feasible));
+  return { plugins, rows, feasible, total: rows.length, columnNanos, nanos: filter.nanos || 0 };
+}
+
+/**
+ * reasonSummary counts the filter's failure reasons: [{reason, plugin,
+ * count}], most frequent first (like "3 Insufficient cpu").
+ */
+export function reasonSummary(matrix) {
+  if (!matrix) return [];
+  const counts = new Map();
+  for (const r of matrix.rows) {
+    if (r.feasible) continue;
+    const k = `${r.failedPlugin}\u0000${r.reason}`;
+    const c = counts.get(k) || { plugin: r.failedPlugin, reason: r.reason || codeName(r.cells[r.failedAt]?.code), count: 0 };
+    c.count += 1;
+    counts.set(k, c);
+  }
+  return [...counts.values()].sort((a, b) => b.count - a.count || (a.reason < b.reason ? -1 : 1));
+}
+
+/**
+ * scoreTable turns a score event (and the cycle's end) into rows sorted by
+ * total, best first: [{node, raw, normalized, weighted, nanos, total,
+ * winner, tie, rank}]. winner is the node the cycle chose; tie marks the
+ * nodes that shared the best total with it.
+ */
+export function scoreTable(score, end) {
+  if (!score) return null;
+  const plugins = (score.plugins || []).map((p) => ({ ...p, nanos: 0 }));
+  const ties = new Set(end?.ties || []);
+  const winner = end?.result === 'scheduled' ? end.node : '';
+  const rows = (score.nodes || []).map((n) => {
+    (n.nanos || []).forEach((ns, i) => { if (plugins[i]) plugins[i].nanos += ns || 0; });
+    return {
+      node: n.node, raw: n.raw || [], normalized: n.normalized || [], weighted: n.weighted || [], nanos: n.nanos || [],
+      total: n.total ?? 0, winner: n.node === winner, tie: ties.has(n.node) || (winner && ties.size > 0 && n.node === winner),
+    };
+  });
+  rows.sort((a, b) => b.total - a.total || (a.node < b.node ? -1 : 1));
+  const best = rows.length ? rows[0].total : 0;
+  rows.forEach((r, i) => { r.rank = i + 1; r.best = r.total === best; });
+  const failed = plugins.filter((p) => p.code);
+  return { plugins, rows, best, max: Math.max(1, ...rows.map((r) => r.total)), nanos: score.nanos || 0, failed };
+}
+
+/**
+ * pointRows orders a cycle's pod-level point results: [{point, node,
+ * results: [{plugin, code, state, label, reason, nanos, extra}]}].
+ */
+export function pointRows(points) {
+  const list = (points || []).map((p, i) => ({
+    point: p.point, node: p.node || '', index: i,
+    results: (p.results || []).map((r) => ({
+      plugin: r.plugin, code: r.code, state: codeClass(r.code), label: codeName(r.code), reason: r.reason || '',
+      nanos: r.nanos ?? null, extra: resultExtra(r),
+    })),
+  }));
+  const rank = (name) => {
+    const i = POINT_ORDER.indexOf(name);
+    return i < 0 ? POINT_ORDER.length : i;
+  };
+  list.sort((a, b) => rank(a.point) - rank(b.point) || a.index - b.index);
+  return list;
+}
+
+function resultExtra(r) {
+  const parts = [];
+  if (r.nodeNames?.length) parts.push(`narrowed to ${r.nodeNames.length} node(s): ${r.nodeNames.slice(0, 5).join(', ')}${r.nodeNames.length > 5 ? '…' : ''}`);
+  if (r.timeoutNanos) parts.push(`wait up to ${(r.timeoutNanos / 1e9).toFixed(1)} s`);
+  if (r.nominated) parts.push(`nominated ${r.nominated}`);
+  return parts.join('; ');
+}
+
+/**
+ * pluginTimes lists how long every plugin took in the cycle, longest first:
+ * [{point, plugin, nanos, calls}]. Filter and Score add up their per-node
+ * calls (which run in parallel, so the sum can exceed the wall time).
+ */
+export function pluginTimes(detail) {
+  if (!detail) return [];
+  const out = [];
+  for (const p of detail.points || []) {
+    for (const r of p.results || []) out.push({ point: p.point, plugin: r.plugin, nanos: r.nanos || 0, calls: 1 });
+  }
+  if (detail.filter) {
+    const m = filterMatrix(detail.filter);
+    m.plugins.forEach((plugin, i) => {
+      const calls = m.rows.filter((r) => r.cells[i].state !== 'notrun').length;
+      out.push({ point: 'Filter', plugin, nanos: m.columnNanos[i], calls });
+    });
+  }
+  if (detail.score) {
+    const nodes = detail.score.nodes || [];
+    (detail.score.plugins || []).forEach((p, i) => {
+      const nanos = nodes.reduce((a, n) => a + ((n.nanos || [])[i] || 0), 0);
+      out.push({ point: 'Score', plugin: p.name, nanos, calls: nodes.length });
+      if (p.normalizeNanos) out.push({ point: 'NormalizeScore', plugin: p.name, nanos: p.normalizeNanos, calls: 1 });
+    });
+  }
+  out.sort((a, b) => b.nanos - a.nanos);
+  return out;
+}
+
+/** Words for a cycle's outcome: "scheduled on n1", "unschedulable"... */
+export function outcomeText(summary) {
+  if (!summary) return '';
+  const end = summary.end;
+  if (!end) return summary.waiting ? 'waiting at Permit' : 'running';
+  if (end.result === 'scheduled') {
+    if (summary.binding && !summary.binding.bound) return `binding to ${summary.binding.node} failed`;
+    if (summary.binding?.bound) return `bound to ${end.node}`;
+    return `scheduled on ${end.node}`;
+  }
+  return end.result;
+}
+
+/** A class name for a cycle's outcome. */
+export function outcomeClass(summary) {
+  const end = summary?.end;
+  if (!end) return 'running';
+  if (end.result === 'scheduled') return summary.binding && !summary.binding.bound ? 'error' : 'scheduled';
+  return end.result;
+}

@@ -1,0 +1,285 @@
+// manifests.js: node and pod manifests from the dashboard's forms, and the
+// scheduler configuration from the plugin editor. Pure functions, no DOM:
+// tested with node --test. Every parser throws a FormError whose message
+// says in words what to fix.
+
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+
+/** The priority classes every cluster has; minisched offers no API to add others. */
+export const PRIORITY_CLASSES = Object.freeze([
+  { name: '', label: 'none (priority 0)' },
+  { name: 'system-cluster-critical', label: 'system-cluster-critical (2000000000)' },
+  { name: 'system-node-critical', label: 'system-node-critical (2000001000)' },
+]);
+
+export const EFFECTS = Object.freeze(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
+export const OPERATORS = Object.freeze(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
+
+export class FormError extends Error {
+  constructor(field, message) {
+    super(message);
+    this.field = field;
+  }
+}
+
+const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+const CPU = /^(\d+(\.\d+)?|\d+m)$/;
+const MEMORY = /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
+
+function split(text) {
+  return String(text || '').split(/[,\n]/).map((s) => s.trim()).filter(Boolean);
+}
+
+/** checkName validates a DNS-1123 object name. */
+export function checkName(field, name) {
+  const n = String(name || '').trim();
+  if (!n) throw new FormError(field, `${field}: give a name`);
+  if (n.length > 253 || !NAME.test(n)) {
+    throw new FormError(field, `${field} "${n}": use lower-case letters, digits, "-" and ".", starting and ending with a letter or digit`);
+  }
+  return n;
+}
+
+/** parseLabels("app=web, tier=db") -> {app: "web", tier: "db"}. */
+export function parseLabels(text, field = 'labels') {
+  const out = {};
+  for (const part of split(text)) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new FormError(field, `${field}: "${part}" is not key=value`);
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (!LABEL_KEY.test(key)) throw new FormError(field, `${field}: "${key}" is not a valid label key`);
+    if (value.length > 63 || !LABEL_VALUE.test(value)) throw new FormError(field, `${field}: "${value}" is not a valid label value`);
+    out[key] = value;
+  }
+  return out;
+}
+
+/** parseTaints("gpu=true:NoSchedule, maintenance:NoExecute"). */
+export function parseTaints(text, field = 'taints') {
+  return split(text).map((part) => {
+    const colon = part.lastIndexOf(':');
+    if (colon <= 0) throw new FormError(field, `${field}: "${part}" needs an effect, as in key=value:NoSchedule`);
+    const effect = part.slice(colon + 1).trim();
+    if (!EFFECTS.includes(effect)) throw new FormError(field, `${field}: effect "${effect}" is not one of ${EFFECTS.join(', ')}`);
+    const kv = part.slice(0, colon);
+    const eq = kv.indexOf('=');
+    const key = (eq < 0 ? kv : kv.slice(0, eq)).trim();
+    const value = eq < 0 ? '' : kv.slice(eq + 1).trim();
+    if (!LABEL_KEY.test(key)) throw new FormError(field, `${field}: "${key}" is not a valid taint key`);
+    const t = { key, effect };
+    if (value) t.value = value;
+    return t;
+  });
+}
+
+/**
+ * parseTolerations: "gpu=true:NoSchedule" (Equal), "gpu:NoSchedule" or
+ * "gpu" (Exists, any effect when none), "*" (tolerate everything).
+ */
+export function parseTolerations(text, field = 'tolerations') {
+  return split(text).map((part) => {
+    if (part === '*') return { operator: 'Exists' };
+    let effect = '';
+    let kv = part;
+    const colon = part.lastIndexOf(':');
+    if (colon > 0) {
+      effect = part.slice(colon + 1).trim();
+      kv = part.slice(0, colon);
+      if (effect && !EFFECTS.includes(effect)) throw new FormError(field, `${field}: effect "${effect}" is not one of ${EFFECTS.join(', ')}`);
+    }
+    const eq = kv.indexOf('=');
+    const key = (eq < 0 ? kv : kv.slice(0, eq)).trim();
+    if (!LABEL_KEY.test(key)) throw new FormError(field, `${field}: "${key}" is not a valid key`);
+    const t = eq < 0 ? { key, operator: 'Exists' } : { key, operator: 'Equal', value: kv.slice(eq + 1).trim() };
+    if (effect) t.effect = effect;
+    return t;
+  });
+}
+
+/**
+ * parseAffinity: required node affinity terms, ANDed:
+ * "zone In a|b, disk Exists, gpu NotIn no".
+ */
+export function parseAffinity(text, field = 'node affinity') {
+  return split(text).map((part) => {
+    const [key, op, values = ''] = part.split(/\s+/);
+    if (!key || !op) throw new FormError(field, `${field}: "${part}" is not "key Operator value|value"`);
+    if (!OPERATORS.includes(op)) throw new FormError(field, `${field}: operator "${op}" is not one of ${OPERATORS.join(', ')}`);
+    if (!LABEL_KEY.test(key)) throw new FormError(field, `${field}: "${key}" is not a valid label key`);
+    const req = { key, operator: op };
+    const vals = values.split('|').map((v) => v.trim()).filter(Boolean);
+    if (op === 'Exists' || op === 'DoesNotExist') {
+      if (vals.length) throw new FormError(field, `${field}: ${op} takes no values`);
+    } else {
+      if (!vals.length) throw new FormError(field, `${field}: ${op} needs values, as in ${key} ${op} a|b`);
+      req.values = vals;
+    }
+    return req;
+  });
+}
+
+/** checkCpu("500m") -> "500m"; "" -> null. */
+export function checkCpu(text, field = 'cpu') {
+  const v = String(text ?? '').trim();
+  if (!v) return null;
+  if (!CPU.test(v)) throw new FormError(field, `${field} "${v}": write cores (2, 0.5) or millicores (500m)`);
+  return v;
+}
+
+/** checkMemory("1Gi") -> "1Gi"; "" -> null. */
+export function checkMemory(text, field = 'memory') {
+  const v = String(text ?? '').trim();
+  if (!v) return null;
+  if (!MEMORY.test(v)) throw new FormError(field, `${field} "${v}": write bytes with a unit (512Mi, 4Gi)`);
+  return v;
+}
+
+/** nodeManifest builds a Node from the node form. */
+export function nodeManifest(form) {
+  const name = checkName('node name', form.name);
+  const allocatable = {};
+  const cpu = checkCpu(form.cpu, 'CPU');
+  const memory = checkMemory(form.memory, 'memory');
+  const pods = String(form.pods ?? '').trim();
+  if (cpu) allocatable.cpu = cpu;
+  if (memory) allocatable.memory = memory;
+  if (pods) {
+    if (!/^\d+$/.test(pods)) throw new FormError('pods', `pods "${pods}": write a whole number`);
+    allocatable.pods = pods;
+  }
+  const labels = parseLabels(form.labels, 'node labels');
+  const taints = parseTaints(form.taints);
+  const node = { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: {}, status: { allocatable, capacity: { ...allocatable } } };
+  if (Object.keys(labels).length) node.metadata.labels = { ...labels };
+  if (!labels['kubernetes.io/hostname']) node.metadata.labels = { ...node.metadata.labels, 'kubernetes.io/hostname': name };
+  if (taints.length) node.spec.taints = taints;
+  if (form.unschedulable) node.spec.unschedulable = true;
+  return node;
+}
+
+/** podManifest builds a Pod from the pod form (one pause container). */
+export function podManifest(form) {
+  const name = checkName('pod name', form.name);
+  const namespace = checkName('namespace', form.namespace || 'default');
+  const requests = {};
+  const cpu = checkCpu(form.cpu, 'CPU request');
+  const memory = checkMemory(form.memory, 'memory request');
+  if (cpu) requests.cpu = cpu;
+  if (memory) requests.memory = memory;
+  const container = { name: 'app', image: PAUSE_IMAGE };
+  if (Object.keys(requests).length) container.resources = { requests };
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [container] } };
+  const labels = parseLabels(form.labels, 'pod labels');
+  if (Object.keys(labels).length) pod.metadata.labels = labels;
+  const selector = parseLabels(form.nodeSelector, 'node selector');
+  if (Object.keys(selector).length) pod.spec.nodeSelector = selector;
+  const tolerations = parseTolerations(form.tolerations);
+  if (tolerations.length) pod.spec.tolerations = tolerations;
+  const affinity = parseAffinity(form.affinity);
+  if (affinity.length) {
+    pod.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: affinity }] } } };
+  }
+  if (form.priorityClassName) pod.spec.priorityClassName = form.priorityClassName;
+  if (form.schedulerName) pod.spec.schedulerName = form.schedulerName;
+  return pod;
+}
+
+/**
+ * podManifests builds count pods: name-1, name-2... when count > 1.
+ */
+export function podManifests(form) {
+  const count = Number(form.count || 1);
+  if (!Number.isInteger(count) || count < 1 || count > 500) throw new FormError('count', 'count: write a whole number from 1 to 500');
+  if (count === 1) return [podManifest(form)];
+  const out = [];
+  for (let i = 1; i <= count; i++) out.push(podManifest({ ...form, name: `${form.name}-${i}` }));
+  return out;
+}
+
+/** nextName("node", existing names) -> "node-3", the first free one. */
+export function nextName(prefix, taken) {
+  const has = typeof taken === 'function' ? taken : (n) => taken.has(n);
+  for (let i = 1; ; i++) {
+    const n = `${prefix}-${i}`;
+    if (!has(n)) return n;
+  }
+}
+
+/** Guesses the kind of a pasted manifest ("Node", "Pod" or ""). */
+export function manifestKind(text) {
+  const m = /^\s*"?kind"?\s*:\s*"?([A-Za-z]+)"?/m.exec(String(text || ''));
+  return m ? m[1] : '';
+}
+
+// --- the scheduler's plugins ------------------------------------------------
+
+/**
+ * pluginRows merges GET /api/v1/scheduler/plugins into one row per plugin:
+ * [{name, enabled, points: [...], score, weight}], enabled ones first.
+ */
+export function pluginRows(view) {
+  const rows = new Map();
+  for (const name of view?.available || []) rows.set(name, { name, enabled: false, points: [], score: false, weight: 0 });
+  for (const [point, list] of Object.entries(view?.enabled || {})) {
+    for (const p of list || []) {
+      const row = rows.get(p.name) || { name: p.name, enabled: false, points: [], score: false, weight: 0 };
+      row.enabled = true;
+      row.points.push(point);
+      if (point === 'Score') {
+        row.score = true;
+        row.weight = p.weight || 1;
+      }
+      rows.set(p.name, row);
+    }
+  }
+  const KNOWN_SCORE = new Set(['NodeNumber', 'Random', 'ImageLocality', 'NodeAffinity', 'NodeResourcesFit', 'NodeResourcesBalancedAllocation',
+    'TaintToleration', 'InterPodAffinity', 'PodTopologySpread', 'VolumeBinding', 'DynamicResources']);
+  for (const row of rows.values()) if (!row.enabled && KNOWN_SCORE.has(row.name)) row.score = true;
+  return [...rows.values()].sort((a, b) => Number(b.enabled) - Number(a.enabled) || (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * configWithPlugins returns a copy of the scheduler's configuration (GET
+ * /api/v1/scheduler/config, JSON) whose first profile enables, disables and
+ * weighs plugins as edits says: {Name: {enabled: bool, weight: n}}.
+ *
+ * kube-scheduler merges multiPoint with its defaults: a plugin is turned
+ * off by listing it under multiPoint.disabled, and a default plugin gets a
+ * new weight by being listed under multiPoint.enabled with it.
+ */
+export function configWithPlugins(config, edits) {
+  if (!config || !Array.isArray(config.profiles) || config.profiles.length === 0) {
+    throw new FormError('config', 'the scheduler configuration has no profile to edit');
+  }
+  const cfg = JSON.parse(JSON.stringify(config));
+  const profile = cfg.profiles[0];
+  profile.plugins = profile.plugins || {};
+  const mp = profile.plugins.multiPoint = profile.plugins.multiPoint || {};
+  let enabled = [...(mp.enabled || [])];
+  let disabled = [...(mp.disabled || [])];
+  for (const [name, edit] of Object.entries(edits || {})) {
+    if (edit.weight != null && edit.enabled !== false) {
+      const w = Number(edit.weight);
+      if (!Number.isInteger(w) || w < 0 || w > 100) throw new FormError('weight', `weight of ${name}: write a whole number from 0 to 100`);
+    }
+    if (edit.enabled === false) {
+      enabled = enabled.filter((p) => p.name !== name);
+      if (!disabled.some((p) => p.name === name)) disabled.push({ name });
+      continue;
+    }
+    disabled = disabled.filter((p) => p.name !== name);
+    const at = enabled.findIndex((p) => p.name === name);
+    const entry = { name };
+    if (edit.weight != null) entry.weight = Number(edit.weight);
+    else if (at >= 0 && enabled[at].weight != null) entry.weight = enabled[at].weight;
+    if (at >= 0) enabled[at] = entry;
+    else enabled.push(entry);
+  }
+  mp.enabled = enabled;
+  if (disabled.length) mp.disabled = disabled;
+  else delete mp.disabled;
+  return cfg;
+}

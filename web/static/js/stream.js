@@ -1,0 +1,119 @@
+// stream.js: the websocket to /api/v1/stream. It feeds every message to the
+// store, shows the connection's state in the store, and reconnects with
+// ?since=<last seq applied> so that it resumes where it stopped: the server
+// then sends only the events missed, or a resync and a fresh snapshot when
+// its history no longer reaches back that far. No DOM: the WebSocket
+// constructor and the timers are injectable for tests.
+
+/** Delay before reconnect attempt n (1, 2, ...): 0.5 s doubling to 8 s. */
+export function backoffDelay(attempt) {
+  return Math.min(8000, 500 * 2 ** Math.max(0, attempt - 1));
+}
+
+/** The stream's URL for a page at location, resuming after since. */
+export function streamURL(location, since) {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const q = since > 0 ? `?since=${since}` : '';
+  return `${proto}//${location.host}/api/v1/stream${q}`;
+}
+
+export function connectStream({
+  store,
+  location = globalThis.location,
+  WebSocketImpl = globalThis.WebSocket,
+  setTimer = (fn, ms) => setTimeout(fn, ms),
+  clearTimer = (id) => clearTimeout(id),
+  now = () => Date.now(),
+  // Messages are parsed and applied as they come; the store batches the
+  // notifications, and the views render at most once per frame.
+}) {
+  let ws = null;
+  let attempt = 0;
+  let timer = null;
+  let stopped = false;
+
+  function open() {
+    timer = null;
+    if (stopped) return;
+    // Resume only once a snapshot has been applied: before it there is no
+    // state to resume.
+    const since = store.state.snapshots > 0 ? store.state.seq : 0;
+    store.setConnection({ status: attempt === 0 ? 'connecting' : 'reconnecting', since: since || null, retryAt: null });
+    let sock;
+    try {
+      sock = new WebSocketImpl(streamURL(location, since));
+    } catch (err) {
+      scheduleRetry(`could not open the stream: ${err.message}`);
+      return;
+    }
+    ws = sock;
+    sock.onopen = () => {
+      if (ws !== sock) return;
+      attempt = 0;
+      store.setConnection({ status: 'open', attempt: 0, error: '', retryAt: null });
+    };
+    sock.onmessage = (ev) => {
+      if (ws !== sock) return;
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        store.addNotice('error', 'The stream sent a message that is not JSON; it was skipped.');
+        return;
+      }
+      store.applyMessage(msg);
+    };
+    sock.onerror = () => {
+      // onclose follows and carries the reason.
+    };
+    sock.onclose = (ev) => {
+      if (ws !== sock) return;
+      ws = null;
+      if (stopped) {
+        store.setConnection({ status: 'closed', retryAt: null });
+        return;
+      }
+      const why = ev?.reason ? `the server closed the stream: ${ev.reason}` : ev?.code && ev.code !== 1006 ? `the stream closed (code ${ev.code})` : 'the connection was lost';
+      scheduleRetry(why);
+    };
+  }
+
+  function scheduleRetry(error) {
+    attempt += 1;
+    const delay = backoffDelay(attempt);
+    store.setConnection({ status: 'reconnecting', attempt, error, retryAt: now() + delay });
+    timer = setTimer(open, delay);
+  }
+
+  open();
+
+  return {
+    /** Closes the stream for good. */
+    close() {
+      stopped = true;
+      if (timer != null) clearTimer(timer);
+      timer = null;
+      if (ws) {
+        const s = ws;
+        ws = null;
+        s.close();
+      }
+      store.setConnection({ status: 'closed', retryAt: null });
+    },
+    /** Reconnects now instead of waiting for the next try. */
+    retryNow() {
+      if (stopped || ws) return;
+      if (timer != null) clearTimer(timer);
+      open();
+    },
+    /** Drops the connection (as a network failure would) and reconnects. */
+    drop() {
+      if (ws) {
+        const s = ws;
+        s.close();
+        s.onclose?.({ code: 1006, reason: '' });
+      }
+    },
+    get socket() { return ws; },
+  };
+}

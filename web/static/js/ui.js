@@ -1,0 +1,96 @@
+// ui.js: what every view shares: htm bound to Preact, a component that
+// re-renders only when its props change, and a virtualised list.
+
+import { h, Component } from 'preact';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import htm from 'htm';
+
+export const html = htm.bind(h);
+
+function shallowEqual(a, b) {
+  for (const k in a) if (a[k] !== b[k]) return false;
+  for (const k in b) if (!(k in a)) return false;
+  return true;
+}
+
+/**
+ * pure wraps a function component so that it renders again only when one
+ * of its props changes (compared with ===). Views pass revision numbers
+ * from the store as props, so a slice that did not change is not diffed.
+ */
+export function pure(fn, name = fn.name) {
+  class Pure extends Component {
+    shouldComponentUpdate(next) {
+      return !shallowEqual(this.props, next);
+    }
+    render(props) {
+      return h(fn, props);
+    }
+  }
+  Pure.displayName = `pure(${name})`;
+  return Pure;
+}
+
+/** useSize follows an element's content size. */
+export function useSize(ref, fallback = { width: 800, height: 600 }) {
+  const [size, setSize] = useState(fallback);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return undefined;
+    const measure = () => {
+      const r = el.getBoundingClientRect();
+      setSize((s) => (Math.abs(s.width - r.width) < 1 && Math.abs(s.height - r.height) < 1 ? s : { width: r.width, height: r.height }));
+    };
+    measure();
+    const ro = new ResizeObserver(measure);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return size;
+}
+
+/**
+ * VirtualList renders only the rows in view (plus a few), each rowHeight
+ * pixels high, in a scrolling box that fills its parent. items are keyed by
+ * keyOf. Scroll events update at most once per frame.
+ */
+export function VirtualList({ items, rowHeight, renderRow, keyOf, label, className = '', overscan = 4, empty = null }) {
+  const ref = useRef(null);
+  const size = useSize(ref, { width: 400, height: 600 });
+  const [top, setTop] = useState(0);
+  const frame = useRef(0);
+  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+  const onScroll = (ev) => {
+    const el = ev.currentTarget;
+    if (frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      setTop(el.scrollTop);
+    });
+  };
+  const n = items.length;
+  const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
+  const last = Math.min(n, Math.ceil((top + size.height) / rowHeight) + overscan);
+  const rows = [];
+  for (let i = first; i < last; i++) {
+    const it = items[i];
+    rows.push(html`<div class="vrow" role="listitem" key=${keyOf(it)} style=${`top:${i * rowHeight}px;height:${rowHeight}px`}>${renderRow(it, i)}</div>`);
+  }
+  return html`<div class=${`vlist ${className}`} ref=${ref} onScroll=${onScroll} role="list" aria-label=${label}>
+    ${n === 0 && empty ? html`<div class="empty">${empty}</div>` : null}
+    <div class="vspace" style=${`height:${n * rowHeight}px`}>${rows}</div>
+  </div>`;
+}
+
+/** A small labelled bar: used/total as a meter. */
+export function Meter({ label, used, total, text }) {
+  const pct = total > 0 ? Math.min(100, (used / total) * 100) : used > 0 ? 100 : 0;
+  const level = pct >= 100 ? 'full' : pct >= 80 ? 'high' : 'ok';
+  return html`<div class="meter">
+    <span class="meter-label">${label}</span>
+    <span class="meter-bar" role="meter" aria-label=${label} aria-valuemin="0" aria-valuemax=${total} aria-valuenow=${used} aria-valuetext=${text}>
+      <span class=${`meter-fill ${level}`} style=${`width:${pct}%`}></span>
+    </span>
+    <span class="meter-text">${text}</span>
+  </div>`;
+}

@@ -1,0 +1,78 @@
+// The cluster view: one card per node with what it offers and what the pods
+// bound to it request, its taints and labels, and its pods.
+
+import { useState } from 'preact/hooks';
+import { html, pure, Meter } from '../ui.js';
+import { formatBytes, formatCpu, formatTaint, podLabel } from '../format.js';
+
+const PODS_PER_CARD = 12;
+const PAGE = 60;
+
+function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
+  const alloc = node?.allocatable || {};
+  const u = usage || { cpu: 0, memory: 0, pods: 0, keys: new Set() };
+  const keys = [...u.keys].sort();
+  const labels = Object.entries(node?.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname');
+  return html`<article class=${`card node-card${node?.unschedulable ? ' cordoned' : ''}${node ? '' : ' missing'}`} aria-labelledby=${`node-${name}`} data-node=${name}>
+    <header class="card-head">
+      <h3 id=${`node-${name}`}>${name}</h3>
+      ${node?.unschedulable ? html`<span class="badge warn" title="spec.unschedulable: new pods are not placed here">unschedulable</span>` : null}
+      ${!node ? html`<span class="badge warn">node gone</span>` : null}
+      ${node ? html`<button type="button" class="small danger" aria-label=${`Delete node ${name}`} disabled=${!!busy} onClick=${() => onDelete(name)}>Delete</button>` : null}
+    </header>
+    ${node ? html`
+      <${Meter} label="CPU" used=${u.cpu} total=${alloc.cpu || 0} text=${`${formatCpu(u.cpu)} / ${formatCpu(alloc.cpu || 0)}`} />
+      <${Meter} label="Memory" used=${u.memory} total=${alloc.memory || 0} text=${`${formatBytes(u.memory)} / ${formatBytes(alloc.memory || 0)}`} />
+      <${Meter} label="Pods" used=${u.pods} total=${alloc.pods || 0} text=${`${u.pods} / ${alloc.pods ?? '–'}`} />` : null}
+    ${node?.taints?.length ? html`<p class="tags"><span class="tags-label">taints</span>${node.taints.map((t) => html`<span class="tag taint">${formatTaint(t)}</span>`)}</p>` : null}
+    ${labels.length ? html`<p class="tags"><span class="tags-label">labels</span>${labels.map(([k, v]) => html`<span class="tag">${k}=${v}</span>`)}</p>` : null}
+    <div class="node-pods" aria-label=${`pods on ${name}`}>
+      ${keys.slice(0, PODS_PER_CARD).map((k) => html`<button type="button" class="chip" data-pod=${k} onClick=${() => onOpen(k)}>${podLabel({ namespace: k.split('/')[0], name: k.split('/').slice(1).join('/') })}</button>`)}
+      ${keys.length > PODS_PER_CARD ? html`<span class="muted">+${keys.length - PODS_PER_CARD} more</span>` : null}
+      ${keys.length === 0 ? html`<span class="muted">no pods</span>` : null}
+    </div>
+  </article>`;
+}
+
+const PureNodeCard = pure(NodeCard, 'NodeCard');
+
+function Cluster({ store, actions, revNodes, revPods, busy }) {
+  const [limit, setLimit] = useState(PAGE);
+  const [filter, setFilter] = useState('');
+  const st = store.state;
+  let names = store.nodeNames();
+  const orphans = store.orphanNodes();
+  const f = filter.trim().toLowerCase();
+  if (f) names = names.filter((n) => n.toLowerCase().includes(f));
+  const shown = names.slice(0, limit);
+  const c = store.counts();
+  let cpu = 0; let cpuUsed = 0; let mem = 0; let memUsed = 0;
+  for (const n of st.nodes.values()) {
+    cpu += n.allocatable?.cpu || 0;
+    mem += n.allocatable?.memory || 0;
+  }
+  for (const [name, u] of st.usage) {
+    if (!st.nodes.has(name)) continue;
+    cpuUsed += u.cpu;
+    memUsed += u.memory;
+  }
+  return html`<div class="cluster" data-rev=${`${revNodes}.${revPods}`}>
+    <div class="cluster-summary">
+      <span><strong>${c.nodes}</strong> nodes</span>
+      <span><strong>${c.bound}</strong> pods bound, <strong>${c.pending}</strong> pending</span>
+      <span>CPU requested <strong>${formatCpu(cpuUsed)}</strong> of ${formatCpu(cpu)}</span>
+      <span>memory requested <strong>${formatBytes(memUsed)}</strong> of ${formatBytes(mem)}</span>
+      <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
+    </div>
+    ${names.length === 0 && !orphans.length ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
+    <div class="node-grid">
+      ${shown.map((name) => html`<${PureNodeCard} key=${name} name=${name} node=${st.nodes.get(name)} usage=${st.usage.get(name)}
+          rev=${st.nodeRev.get(name) || 0} onOpen=${actions.inspectPod} onDelete=${actions.deleteNode} busy=${busy[`delete:node:${name}`]} />`)}
+      ${!f ? orphans.map((name) => html`<${PureNodeCard} key=${`gone-${name}`} name=${name} node=${null} usage=${st.usage.get(name)}
+          rev=${st.nodeRev.get(name) || 0} onOpen=${actions.inspectPod} onDelete=${actions.deleteNode} />`) : null}
+    </div>
+    ${names.length > shown.length ? html`<button type="button" class="more" onClick=${() => setLimit(limit + PAGE * 2)}>Show ${Math.min(PAGE * 2, names.length - shown.length)} more of ${names.length - shown.length} nodes</button>` : null}
+  </div>`;
+}
+
+export default pure(Cluster, 'Cluster');

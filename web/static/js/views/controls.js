@@ -1,0 +1,229 @@
+// Controls: create nodes and pods from forms or a pasted manifest, edit the
+// scheduler's plugins, run a bundled scenario, reset. The forms keep their
+// own field values; submitting calls an action and nothing more.
+
+import { useEffect, useState } from 'preact/hooks';
+import { html, pure } from '../ui.js';
+import { nextName, pluginRows, PRIORITY_CLASSES } from '../manifests.js';
+
+function Field({ id, label, hint, children }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    ${children}
+    ${hint ? html`<small id=${`${id}-hint`} class="hint">${hint}</small>` : null}
+  </div>`;
+}
+
+function useForm(initial) {
+  const [form, setForm] = useState(initial);
+  const bind = (name) => ({
+    id: `f-${name}`,
+    name,
+    value: form[name],
+    onInput: (e) => setForm({ ...form, [name]: e.currentTarget.value }),
+  });
+  return [form, setForm, bind];
+}
+
+const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', labels: '', taints: '', unschedulable: false };
+
+function NodeForm({ store, actions, busy }) {
+  const [form, setForm, bind] = useForm(NODE_DEFAULTS);
+  const suggested = nextName('node', (n) => store.state.nodes.has(n));
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const made = await actions.createNode({ ...form, name: form.name.trim() || suggested });
+    if (made) setForm({ ...form, name: '' });
+  };
+  return html`<form class="panel form" onSubmit=${submit} aria-labelledby="node-form-h" id="node-form">
+    <h2 id="node-form-h">Create a node</h2>
+    <${Field} id="node-name" label="Name"><input ...${bind('name')} id="node-name" placeholder=${suggested} autocomplete="off" /></${Field}>
+    <div class="row3">
+      <${Field} id="node-cpu" label="CPU (cores)"><input ...${bind('cpu')} id="node-cpu" inputmode="decimal" /></${Field}>
+      <${Field} id="node-memory" label="Memory"><input ...${bind('memory')} id="node-memory" /></${Field}>
+      <${Field} id="node-pods" label="Max pods"><input ...${bind('pods')} id="node-pods" inputmode="numeric" /></${Field}>
+    </div>
+    <${Field} id="node-labels" label="Labels" hint="key=value, comma separated: zone=a, disk=ssd"><input ...${bind('labels')} id="node-labels" /></${Field}>
+    <${Field} id="node-taints" label="Taints" hint="key=value:Effect, e.g. gpu=true:NoSchedule"><input ...${bind('taints')} id="node-taints" /></${Field}>
+    <label class="check"><input type="checkbox" id="node-unschedulable" checked=${form.unschedulable} onChange=${(e) => setForm({ ...form, unschedulable: e.currentTarget.checked })} /> unschedulable (cordoned)</label>
+    <div class="form-actions"><button type="submit" class="primary" disabled=${!!busy.createNode}>Create node</button></div>
+  </form>`;
+}
+
+const POD_DEFAULTS = {
+  name: '', namespace: 'default', cpu: '500m', memory: '512Mi', count: '1', labels: '', nodeSelector: '', tolerations: '', affinity: '', priorityClassName: '',
+};
+
+function PodForm({ store, actions, busy }) {
+  const [form, setForm, bind] = useForm(POD_DEFAULTS);
+  const suggested = nextName('pod', (n) => store.state.pods.has(`${form.namespace || 'default'}/${n}`) || store.state.pods.has(`${form.namespace || 'default'}/${n}-1`));
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const made = await actions.createPods({ ...form, name: form.name.trim() || suggested });
+    if (made) setForm({ ...form, name: '' });
+  };
+  return html`<form class="panel form" onSubmit=${submit} aria-labelledby="pod-form-h" id="pod-form">
+    <h2 id="pod-form-h">Create pods</h2>
+    <div class="row2">
+      <${Field} id="pod-name" label="Name"><input ...${bind('name')} id="pod-name" placeholder=${suggested} autocomplete="off" /></${Field}>
+      <${Field} id="pod-namespace" label="Namespace"><input ...${bind('namespace')} id="pod-namespace" /></${Field}>
+    </div>
+    <div class="row3">
+      <${Field} id="pod-cpu" label="CPU request"><input ...${bind('cpu')} id="pod-cpu" /></${Field}>
+      <${Field} id="pod-memory" label="Memory request"><input ...${bind('memory')} id="pod-memory" /></${Field}>
+      <${Field} id="pod-count" label="How many"><input ...${bind('count')} id="pod-count" inputmode="numeric" /></${Field}>
+    </div>
+    <${Field} id="pod-priority" label="Priority class">
+      <select id="pod-priority" value=${form.priorityClassName} onChange=${(e) => setForm({ ...form, priorityClassName: e.currentTarget.value })}>
+        ${PRIORITY_CLASSES.map((p) => html`<option value=${p.name}>${p.label}</option>`)}
+      </select>
+    </${Field}>
+    <${Field} id="pod-labels" label="Labels" hint="app=web, tier=front"><input ...${bind('labels')} id="pod-labels" /></${Field}>
+    <${Field} id="pod-selector" label="Node selector" hint="labels the node must have: zone=a"><input ...${bind('nodeSelector')} id="pod-selector" /></${Field}>
+    <${Field} id="pod-affinity" label="Required node affinity" hint="key Operator values: zone In a|b, disk Exists"><input ...${bind('affinity')} id="pod-affinity" /></${Field}>
+    <${Field} id="pod-tolerations" label="Tolerations" hint="gpu=true:NoSchedule, gpu:NoSchedule (any value), * (everything)"><input ...${bind('tolerations')} id="pod-tolerations" /></${Field}>
+    <div class="form-actions"><button type="submit" class="primary" disabled=${!!busy.createPod}>Create</button>
+      <span class="hint">Each pod runs one container, ${'registry.k8s.io/pause:3.10'}; nothing runs it here.</span></div>
+  </form>`;
+}
+
+const YAML_TEMPLATES = {
+  Pod: `apiVersion: v1
+kind: Pod
+metadata:
+  name: web-1
+  labels: {app: web}
+spec:
+  containers:
+  - name: app
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests: {cpu: 250m, memory: 256Mi}
+`,
+  Node: `apiVersion: v1
+kind: Node
+metadata:
+  name: big-node
+  labels: {zone: b}
+spec:
+  taints:
+  - {key: dedicated, value: batch, effect: NoSchedule}
+status:
+  allocatable: {cpu: "16", memory: 64Gi, pods: "110"}
+`,
+};
+
+function YamlForm({ actions, busy }) {
+  const [text, setText] = useState('');
+  const submit = (ev) => {
+    ev.preventDefault();
+    actions.createFromYaml(text);
+  };
+  return html`<form class="panel form" onSubmit=${submit} aria-labelledby="yaml-h" id="yaml-form">
+    <h2 id="yaml-h">Paste a manifest</h2>
+    <${Field} id="yaml-text" label="Node or Pod manifest (YAML or JSON)">
+      <textarea id="yaml-text" rows="12" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+    </${Field}>
+    <div class="form-actions">
+      <button type="submit" class="primary" disabled=${!!busy.createYaml}>Create from manifest</button>
+      <button type="button" onClick=${() => setText(YAML_TEMPLATES.Pod)}>Pod template</button>
+      <button type="button" onClick=${() => setText(YAML_TEMPLATES.Node)}>Node template</button>
+    </div>
+  </form>`;
+}
+
+function Plugins({ actions, busy, generation }) {
+  const [data, setData] = useState(null);
+  const [edits, setEdits] = useState({});
+  useEffect(() => {
+    let live = true;
+    actions.loadPlugins().then((d) => { if (live && d) { setData(d); setEdits({}); } });
+    return () => { live = false; };
+  }, [generation]);
+  const rows = data ? pluginRows(data.view) : [];
+  const edit = (name, patch) => setEdits({ ...edits, [name]: { ...edits[name], ...patch } });
+  const apply = async (ev) => {
+    ev.preventDefault();
+    const next = await actions.applyPlugins(data.config, edits);
+    if (next) { setData(next); setEdits({}); }
+  };
+  const changed = Object.keys(edits).length;
+  return html`<form class="panel form plugins" onSubmit=${apply} aria-labelledby="plugins-h" id="plugins-form">
+    <h2 id="plugins-h">Scheduler plugins</h2>
+    ${!data ? html`<p class="muted" role="status">${busy.plugins ? 'Loading…' : 'Not loaded.'}</p>` : html`
+    <p class="hint">Applying restarts the scheduler with a configuration whose first profile lists these plugins under multiPoint. Weights count for Score plugins.</p>
+    <div class="plugin-table-wrap">
+    <table class="plugin-table">
+      <thead><tr><th scope="col">plugin</th><th scope="col">enabled</th><th scope="col">weight</th><th scope="col">extension points</th></tr></thead>
+      <tbody>${rows.map((r) => {
+        const e = edits[r.name] || {};
+        const enabled = e.enabled ?? r.enabled;
+        const weight = e.weight ?? r.weight ?? '';
+        return html`<tr key=${r.name} class=${e.enabled != null || e.weight != null ? 'edited' : ''}>
+          <th scope="row">${r.name}</th>
+          <td><input type="checkbox" aria-label=${`enable ${r.name}`} checked=${enabled} onChange=${(ev) => edit(r.name, { enabled: ev.currentTarget.checked })} /></td>
+          <td>${r.score ? html`<input type="number" min="0" max="100" class="weight" aria-label=${`weight of ${r.name}`} value=${weight || (enabled ? 1 : '')} disabled=${!enabled}
+              onInput=${(ev) => edit(r.name, { weight: ev.currentTarget.value, enabled })} />` : html`<span class="muted">–</span>`}</td>
+          <td class="muted small">${r.points.join(', ') || 'off'}</td>
+        </tr>`;
+      })}</tbody>
+    </table></div>
+    <div class="form-actions">
+      <button type="submit" class="primary" disabled=${!changed || !!busy.plugins}>Apply ${changed ? `${changed} change${changed > 1 ? 's' : ''}` : ''}</button>
+      <button type="button" disabled=${!changed} onClick=${() => setEdits({})}>Undo changes</button>
+    </div>`}
+  </form>`;
+}
+
+function Scenarios({ store, actions, busy, revScenarios }) {
+  const [data, setData] = useState(null);
+  useEffect(() => {
+    let live = true;
+    actions.loadScenarios().then((d) => { if (live) setData(d); });
+    return () => { live = false; };
+  }, []);
+  const runs = [...store.state.scenarios.values()].reverse();
+  return html`<section class="panel" aria-labelledby="scen-h" id="scenarios" data-rev=${revScenarios}>
+    <h2 id="scen-h">Scenarios</h2>
+    ${!data ? html`<p class="muted" role="status">Loading…</p>` : data.unavailable ? html`<p class="notice-inline" role="status">${data.unavailable}</p>` : html`
+      ${data.bundled.length === 0 ? html`<p class="muted">No bundled scenario.</p>` : null}
+      <ul class="scenario-list">${data.bundled.map((s) => html`<li key=${s.name}>
+        <div><strong>${s.title || s.name}</strong><div class="muted">${s.description}</div></div>
+        <button type="button" disabled=${!!busy.scenarioRun} onClick=${() => actions.runScenario(s.name)}>Run</button>
+      </li>`)}</ul>`}
+    ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<li key=${r.id}>
+      <strong>${r.name || r.id}</strong> <span class=${`badge s-${r.state || r.phase}`}>${r.state || r.phase || 'running'}</span>
+      ${r.steps ? html` step ${r.step} of ${r.steps}` : null} ${r.message ? html`<span class="muted">${r.message}</span>` : null}
+      ${(r.state || 'running') === 'running' ? html` <button type="button" class="small" onClick=${() => actions.cancelScenario(r.id)}>Cancel</button>` : null}
+    </li>`)}</ul>` : null}
+  </section>`;
+}
+
+function Reset({ actions, busy }) {
+  const [armed, setArmed] = useState(false);
+  useEffect(() => {
+    if (!armed) return undefined;
+    const t = setTimeout(() => setArmed(false), 5000);
+    return () => clearTimeout(t);
+  }, [armed]);
+  const click = async () => {
+    if (!armed) { setArmed(true); return; }
+    setArmed(false);
+    await actions.reset();
+  };
+  return html`<section class="panel" aria-labelledby="reset-h">
+    <h2 id="reset-h">Reset</h2>
+    <p class="hint">Deletes every pod and node and clears the history. The scheduler's configuration stays.</p>
+    <button type="button" class="danger" id="reset" disabled=${!!busy.reset} onClick=${click}>${armed ? 'Click again to reset everything' : 'Reset the cluster'}</button>
+  </section>`;
+}
+
+function Controls({ store, actions, busy, generation, revScenarios, revNodes }) {
+  return html`<div class="controls">
+    <div class="col"><${NodeForm} store=${store} actions=${actions} busy=${busy} rev=${revNodes} /><${PodForm} store=${store} actions=${actions} busy=${busy} /></div>
+    <div class="col"><${Plugins} actions=${actions} busy=${busy} generation=${generation} /><${YamlForm} actions=${actions} busy=${busy} /></div>
+    <div class="col"><${Scenarios} store=${store} actions=${actions} busy=${busy} revScenarios=${revScenarios} /><${Reset} actions=${actions} busy=${busy} /></div>
+  </div>`;
+}
+
+export default pure(Controls, 'Controls');

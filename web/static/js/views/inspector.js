@@ -1,0 +1,247 @@
+// The cycle inspector: one pod's attempt in full. The pod-level points, the
+// Filter matrix (node x plugin), the Score table, the final scores as bars
+// and the time every plugin took.
+
+import { useEffect, useState } from 'preact/hooks';
+import { html, pure } from '../ui.js';
+import { codeName, formatBytes, formatClock, formatCpu, formatDuration, formatNanos, podLabel } from '../format.js';
+import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
+
+const MATRIX_ROWS = 50;
+const SCORE_ROWS = 50;
+const BARS = 20;
+
+function PodPicker({ store, actions, selected }) {
+  const [text, setText] = useState('');
+  const st = store.state;
+  const submit = (ev) => {
+    ev.preventDefault();
+    const v = text.trim();
+    const key = v.includes('/') ? v : `default/${v}`;
+    if (v) actions.inspectPod(key);
+  };
+  // Offer at most 200 names: a datalist of thousands is no help.
+  const options = [];
+  for (const key of st.pods.keys()) {
+    options.push(key);
+    if (options.length >= 200) break;
+  }
+  return html`<form class="picker" onSubmit=${submit} role="search">
+    <label for="pod-pick">Pod</label>
+    <input id="pod-pick" list="pod-names" value=${text} placeholder=${selected || 'namespace/name'} onInput=${(e) => setText(e.currentTarget.value)} />
+    <datalist id="pod-names">${options.map((k) => html`<option value=${k} />`)}</datalist>
+    <button type="submit">Inspect</button>
+  </form>`;
+}
+
+function PodHeader({ actions, podKey: key, pod, busy }) {
+  if (!pod) return html`<div class="pod-header"><h2>${key}</h2><p class="muted">This pod does not exist (any more); its recorded cycles are below.</p></div>`;
+  const req = pod.requests || {};
+  return html`<div class="pod-header">
+    <h2>${key}</h2>
+    <dl class="facts">
+      <div><dt>node</dt><dd>${pod.nodeName || html`<span class="muted">not bound</span>`}</dd></div>
+      <div><dt>requests</dt><dd>CPU ${formatCpu(req.cpu || 0)}, memory ${formatBytes(req.memory || 0)}</dd></div>
+      <div><dt>priority</dt><dd>${pod.priority}</dd></div>
+      ${pod.nominatedNodeName ? html`<div><dt>nominated</dt><dd>${pod.nominatedNodeName}</dd></div>` : null}
+      ${pod.scheduled ? html`<div><dt>PodScheduled</dt><dd>${pod.scheduled}</dd></div>` : null}
+    </dl>
+    <button type="button" class="danger" disabled=${!!busy} onClick=${() => actions.deletePod(key)}>Delete pod</button>
+  </div>`;
+}
+
+function Attempts({ cycles, current, actions }) {
+  if (!cycles.length) return html`<p class="muted">No scheduling cycle of this pod is recorded yet.</p>`;
+  return html`<div class="attempts" role="group" aria-label="attempts">
+    <span class="attempts-label">Attempts</span>
+    ${cycles.slice(0, 30).map((c) => html`<button type="button" key=${c.id} class=${`attempt o-${outcomeClass(c)}`}
+        aria-pressed=${c.id === current ? 'true' : 'false'} onClick=${() => actions.selectCycle(c.id)}
+        title=${`cycle ${c.id}: ${outcomeText(c)}`}>
+      #${c.attempt || '?'} <span class="attempt-outcome">${c.end ? c.end.result : 'running'}</span>
+    </button>`)}
+    <button type="button" class="attempt latest" aria-pressed="false" onClick=${() => actions.selectCycle(null)} title="follow the newest attempt">newest</button>
+  </div>`;
+}
+
+function Outcome({ summary, matrix, truncated }) {
+  const end = summary.end;
+  const b = summary.binding;
+  return html`<section class=${`outcome o-${outcomeClass(summary)}`} aria-label="outcome">
+    <h3>Cycle ${summary.id} · attempt ${summary.attempt} · <span class="result">${outcomeText(summary)}</span></h3>
+    <dl class="facts">
+      ${summary.start ? html`<div><dt>started</dt><dd>${formatClock(summary.start)}</dd></div>` : null}
+      <div><dt>nodes</dt><dd>${summary.nodes}</dd></div>
+      ${end ? html`<div><dt>feasible</dt><dd>${end.feasibleNodes} of ${matrix ? matrix.total : summary.nodes}</dd></div>` : null}
+      ${end ? html`<div><dt>took</dt><dd>${formatNanos(end.nanos)}</dd></div>` : null}
+      ${end?.ties?.length ? html`<div><dt>ties</dt><dd>${end.ties.join(', ')}</dd></div>` : null}
+      ${b ? html`<div><dt>binding</dt><dd>${b.bound ? `bound to ${b.node}` : `failed${b.plugin ? ` in ${b.plugin}` : ''}`} in ${formatNanos(b.nanos)}${b.permitNanos ? `, ${formatNanos(b.permitNanos)} at Permit` : ''}</dd></div>` : null}
+    </dl>
+    ${end?.message ? html`<p class="message">${end.message}</p>` : null}
+    ${end?.plugins?.length ? html`<p class="reason">Rejected by ${end.plugins.join(', ')}</p>` : null}
+    ${b?.message ? html`<p class="message">${b.message}</p>` : null}
+    ${truncated ? html`<p class="muted">Part of this cycle's events have left the server's history.</p>` : null}
+  </section>`;
+}
+
+function Points({ points }) {
+  const rows = pointRows(points);
+  if (!rows.length) return null;
+  return html`<section aria-labelledby="points-h">
+    <h3 id="points-h">Extension points</h3>
+    <table class="points">
+      <thead><tr><th scope="col">point</th><th scope="col">plugin</th><th scope="col">result</th><th scope="col">reason</th><th scope="col" class="num">time</th></tr></thead>
+      <tbody>
+        ${rows.map((p) => p.results.map((r, i) => html`<tr key=${`${p.index}-${i}`}>
+          ${i === 0 ? html`<th scope="row" rowspan=${p.results.length}>${p.point}${p.node ? html`<div class="muted">on ${p.node}</div>` : null}</th>` : null}
+          <td>${r.plugin}</td>
+          <td><span class=${`code c-${r.state}`}>${r.label}</span></td>
+          <td>${r.reason}${r.extra ? html`<div class="muted">${r.extra}</div>` : null}</td>
+          <td class="num">${formatNanos(r.nanos)}</td>
+        </tr>`))}
+      </tbody>
+    </table>
+  </section>`;
+}
+
+function FilterMatrix({ matrix }) {
+  const [onlyFailing, setOnlyFailing] = useState(false);
+  const [all, setAll] = useState(false);
+  const [times, setTimes] = useState(false);
+  if (!matrix) return null;
+  const reasons = reasonSummary(matrix);
+  const rows = onlyFailing ? matrix.rows.filter((r) => !r.feasible) : matrix.rows;
+  const shown = all ? rows : rows.slice(0, MATRIX_ROWS);
+  return html`<section aria-labelledby="filter-h" class="filter">
+    <h3 id="filter-h">Filter <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
+    ${reasons.length ? html`<ul class="reasons">${reasons.map((r) => html`<li><strong>${r.count}</strong> ${r.reason} <span class="muted">(${r.plugin})</span></li>`)}</ul>` : null}
+    <div class="table-tools">
+      <label><input type="checkbox" checked=${onlyFailing} onChange=${(e) => setOnlyFailing(e.currentTarget.checked)} /> only nodes that failed</label>
+      <label><input type="checkbox" checked=${times} onChange=${(e) => setTimes(e.currentTarget.checked)} /> show times</label>
+    </div>
+    <div class="scroll-x">
+    <table class="matrix" aria-describedby="filter-h">
+      <thead><tr><th scope="col">node</th>${matrix.plugins.map((p) => html`<th scope="col">${p}</th>`)}</tr></thead>
+      <tbody>
+        ${shown.map((r) => html`<tr key=${r.node} class=${r.feasible ? 'feasible' : 'infeasible'}>
+          <th scope="row">${r.node}${r.nominated ? html` <span class="badge" title="checked with nominated pods">nominated</span>` : null}</th>
+          ${r.cells.map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : codeName(c.code)}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
+            ${c.state === 'pass' ? html`<span aria-label="pass">✓</span>` : c.state === 'notrun' ? html`<span class="notrun">not run</span>` : c.label}
+            ${times && c.nanos != null ? html`<div class="muted small">${formatNanos(c.nanos)}</div>` : null}
+          </td>`)}
+        </tr>`)}
+      </tbody>
+    </table>
+    </div>
+    ${rows.length > shown.length ? html`<button type="button" onClick=${() => setAll(true)}>Show all ${rows.length} nodes</button>` : null}
+  </section>`;
+}
+
+function ScoreTable({ table }) {
+  const [all, setAll] = useState(false);
+  if (!table) return null;
+  const shown = all ? table.rows : table.rows.slice(0, SCORE_ROWS);
+  return html`<section aria-labelledby="score-h" class="score">
+    <h3 id="score-h">Score <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
+    ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${codeName(p.code)} ${p.reason || ''}`).join('; ')}</p>` : null}
+    <p class="muted small">Each cell: raw → normalized × weight = weighted.</p>
+    <div class="scroll-x">
+    <table class="scores">
+      <thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col">${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>
+      <tbody>
+        ${shown.map((r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
+          <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
+          ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
+            <span class="raw">${r.raw[i]}</span> → ${r.normalized[i]} × ${p.weight} = <strong>${r.weighted[i]}</strong></td>`)}
+          <td class="num total"><strong>${r.total}</strong></td>
+        </tr>`)}
+      </tbody>
+    </table>
+    </div>
+    ${table.rows.length > shown.length ? html`<button type="button" onClick=${() => setAll(true)}>Show all ${table.rows.length} nodes</button>` : null}
+  </section>`;
+}
+
+function ScoreBars({ table }) {
+  if (!table || !table.rows.length) return null;
+  const rows = table.rows.slice(0, BARS);
+  return html`<section aria-labelledby="bars-h" class="bars">
+    <h3 id="bars-h">Final scores${table.rows.length > BARS ? html` <span class="muted">(best ${BARS})</span>` : null}</h3>
+    <div class="barchart" role="list">
+      ${rows.map((r) => html`<div class=${`bar-row ${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`} role="listitem" key=${r.node}>
+        <span class="bar-label">${r.node}</span>
+        <span class="bar-track"><span class="bar-fill" style=${`width:${(r.total / table.max) * 100}%`}></span></span>
+        <span class="bar-value">${r.total}${r.winner ? ' ★' : ''}${r.tie ? ' (tie)' : ''}</span>
+      </div>`)}
+    </div>
+  </section>`;
+}
+
+function Timings({ detail }) {
+  const [all, setAll] = useState(false);
+  const list = pluginTimes(detail);
+  if (!list.length) return null;
+  const shown = all ? list : list.slice(0, 12);
+  const max = Math.max(1, list[0].nanos);
+  return html`<section aria-labelledby="time-h" class="timings">
+    <h3 id="time-h">Time per plugin</h3>
+    <table class="times">
+      <thead><tr><th scope="col">point</th><th scope="col">plugin</th><th scope="col" class="num">calls</th><th scope="col" class="num">time</th><th scope="col"><span class="sr-only">share</span></th></tr></thead>
+      <tbody>${shown.map((t) => html`<tr><td>${t.point}</td><td>${t.plugin}</td><td class="num">${t.calls}</td><td class="num">${formatNanos(t.nanos)}</td>
+        <td class="time-bar"><span style=${`width:${(t.nanos / max) * 100}%`}></span></td></tr>`)}</tbody>
+    </table>
+    ${list.length > shown.length ? html`<button type="button" onClick=${() => setAll(true)}>Show all ${list.length}</button>` : null}
+  </section>`;
+}
+
+function CycleBody({ view, loading }) {
+  if (!view.summary && view.source === 'none') return null;
+  if (view.source === 'missing' || !view.detail) {
+    return html`<p class="muted" role="status">${loading ? 'Loading this cycle from the server…' : 'This cycle is not in memory; loading it from the server…'}</p>`;
+  }
+  const matrix = filterMatrix(view.detail.filter);
+  const table = scoreTable(view.detail.score, view.summary?.end);
+  return html`<div class="cycle-body">
+    ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} />` : null}
+    <div class="cycle-grid">
+      <div class="col-main">
+        <${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} />
+        ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+      </div>
+      <div class="col-side">
+        <${ScoreBars} table=${table} />
+        <${Points} points=${view.detail.points} />
+        <${Timings} detail=${view.detail} />
+      </div>
+    </div>
+  </div>`;
+}
+
+/** sig summarises what the inspector shows, so it re-renders only when that changes. */
+export function inspectorSig(store, selectedPod, selectedCycle) {
+  if (!selectedPod) return '';
+  const view = store.cycleView(selectedPod, selectedCycle);
+  const cycles = store.podCycles(selectedPod);
+  const s = view.summary;
+  const d = view.detail;
+  return [
+    view.id, view.source, s ? `${!!s.end}${!!s.binding}${s.waiting}` : '', d ? `${d.points.length}${!!d.filter}${!!d.score}` : '',
+    cycles.map((c) => `${c.id}${c.end ? c.end.result[0] : ''}${c.binding ? 'b' : ''}`).join(','),
+  ].join('|');
+}
+
+function Inspector({ store, actions, selectedPod, selectedCycle, pod, sig, loading, busy }) {
+  const view = selectedPod ? store.cycleView(selectedPod, selectedCycle) : null;
+  const cycles = selectedPod ? store.podCycles(selectedPod) : [];
+  useEffect(() => {
+    if (view && view.source === 'missing' && view.id != null) actions.ensureCycle(view.id);
+  }, [view?.id, view?.source]);
+  return html`<div class="inspector" data-sig=${sig}>
+    <${PodPicker} store=${store} actions=${actions} selected=${selectedPod} />
+    ${!selectedPod ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above.</p>` : html`
+      <${PodHeader} store=${store} actions=${actions} podKey=${selectedPod} pod=${pod} busy=${busy} />
+      <${Attempts} cycles=${cycles} current=${view?.id} actions=${actions} />
+      ${view ? html`<${CycleBody} view=${view} loading=${loading} />` : null}`}
+  </div>`;
+}
+
+export default pure(Inspector, 'Inspector');

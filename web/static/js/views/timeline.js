@@ -1,0 +1,115 @@
+// The timeline: one row per pod; coloured bands show where the pod waited
+// (activeQ, backoffQ, unschedulable, in flight), marks show its attempts
+// and how each ended. Rows are virtualised.
+
+import { useState } from 'preact/hooks';
+import { html, pure, VirtualList } from '../ui.js';
+import { formatClock, formatDuration, podLabel } from '../format.js';
+import { outcomeClass, outcomeText } from '../inspect.js';
+
+export const WINDOWS = Object.freeze([
+  { id: '1m', label: 'last minute', ms: 60_000 },
+  { id: '5m', label: 'last 5 minutes', ms: 300_000 },
+  { id: '15m', label: 'last 15 minutes', ms: 900_000 },
+  { id: 'all', label: 'everything kept', ms: 0 },
+]);
+
+const ROW = 40;
+
+/**
+ * segments turns a pod's queue trail into bands [{from, to, queue}] within
+ * [t0, t1]; the last band lasts until t1 while the pod is still queued.
+ */
+export function segments(trail, t0, t1) {
+  const out = [];
+  for (let i = 0; i < trail.length; i++) {
+    const s = trail[i];
+    if (!s.to) continue;
+    const end = i + 1 < trail.length ? trail[i + 1].t : t1;
+    if (end < t0 || s.t > t1) continue;
+    out.push({ from: Math.max(s.t, t0), to: Math.min(end, t1), queue: s.to, event: s.event });
+  }
+  return out;
+}
+
+function pct(t, t0, span) {
+  return ((t - t0) / span) * 100;
+}
+
+function Row({ row, t0, t1, onOpen, selected }) {
+  const span = Math.max(1, t1 - t0);
+  const bands = segments(row.trail, t0, t1);
+  const marks = row.cycles.filter((c) => c.start != null && c.start >= t0 && c.start <= t1);
+  const name = podLabel(row.pod || { namespace: row.key.split('/')[0], name: row.key.split('/').slice(1).join('/') });
+  return html`<div class=${`tl-row${selected ? ' selected' : ''}`}>
+    <button type="button" class="tl-name" data-pod=${row.key} onClick=${() => onOpen(row.key, null)} title=${row.key}>
+      ${name}${row.bound ? html` <span class="muted small">→ ${row.pod.nodeName}</span>` : null}
+    </button>
+    <div class="tl-track">
+      ${bands.map((b) => html`<span class=${`tl-band q-${b.queue}`} style=${`left:${pct(b.from, t0, span)}%;width:${Math.max(0.2, pct(b.to, t0, span) - pct(b.from, t0, span))}%`}
+        title=${`${b.queue} from ${formatClock(b.from)} for ${formatDuration(b.to - b.from)}${b.event ? ` (${b.event})` : ''}`}></span>`)}
+      ${marks.map((c) => html`<button type="button" class=${`tl-mark o-${outcomeClass(c)}`} style=${`left:${pct(c.start, t0, span)}%`}
+        aria-label=${`${name} attempt ${c.attempt}: ${outcomeText(c)}`} title=${`attempt ${c.attempt} at ${formatClock(c.start)}: ${outcomeText(c)}`}
+        onClick=${() => onOpen(row.key, c.id)}>${c.attempt}</button>`)}
+    </div>
+  </div>`;
+}
+
+function Axis({ t0, t1 }) {
+  const span = Math.max(1, t1 - t0);
+  const steps = [1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000];
+  const step = steps.find((s) => span / s <= 8) || 3_600_000;
+  const ticks = [];
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) ticks.push(t);
+  return html`<div class="tl-axis" aria-hidden="true"><span class="tl-name"></span><div class="tl-track">
+    ${ticks.map((t) => html`<span class="tl-tick" style=${`left:${pct(t, t0, span)}%`}>${formatClock(t)}</span>`)}
+  </div></div>`;
+}
+
+function Legend() {
+  return html`<ul class="legend" aria-label="legend">
+    <li><span class="swatch q-active"></span> activeQ</li>
+    <li><span class="swatch q-backoff"></span> backoffQ</li>
+    <li><span class="swatch q-unschedulable"></span> unschedulable</li>
+    <li><span class="swatch q-inFlight"></span> in flight</li>
+    <li><span class="swatch o-scheduled"></span> attempt: scheduled</li>
+    <li><span class="swatch o-unschedulable"></span> unschedulable</li>
+    <li><span class="swatch o-error"></span> error</li>
+  </ul>`;
+}
+
+function Timeline({ store, actions, revCycles, tick, selected }) {
+  const [win, setWin] = useState('5m');
+  const [filter, setFilter] = useState('');
+  let rows = store.timelineRows();
+  const f = filter.trim().toLowerCase();
+  if (f) rows = rows.filter((r) => r.key.toLowerCase().includes(f));
+  const w = WINDOWS.find((x) => x.id === win) || WINDOWS[1];
+  const t1 = tick;
+  let t0 = w.ms ? t1 - w.ms : t1 - 60_000;
+  if (!w.ms) for (const r of rows) t0 = Math.min(t0, r.firstSeen || t0);
+  if (w.ms) rows = rows.filter((r) => lastActivity(r) >= t0);
+  return html`<div class="timeline" data-rev=${revCycles}>
+    <div class="tl-tools">
+      <fieldset class="segmented"><legend>Show</legend>
+        ${WINDOWS.map((x) => html`<label><input type="radio" name="tl-window" value=${x.id} checked=${x.id === win} onChange=${() => setWin(x.id)} /> ${x.label}</label>`)}
+      </fieldset>
+      <label class="filter-box">Find pod <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
+      <span class="muted">${rows.length} pods</span>
+    </div>
+    <${Legend} />
+    <${Axis} t0=${t0} t1=${t1} />
+    <${VirtualList} items=${rows} rowHeight=${ROW} keyOf=${(r) => r.key} label="pods over time" className="tl-list"
+      empty=${'No scheduling activity in this window.'}
+      renderRow=${(r) => html`<${Row} row=${r} t0=${t0} t1=${t1} onOpen=${actions.inspectPod} selected=${selected === r.key} />`} />
+  </div>`;
+}
+
+function lastActivity(row) {
+  const a = row.trail.length ? row.trail[row.trail.length - 1].t : 0;
+  const c = row.cycles.length ? row.cycles[row.cycles.length - 1].start : 0;
+  const queued = row.trail.length && row.trail[row.trail.length - 1].to ? Infinity : 0;
+  return Math.max(a, c, queued);
+}
+
+export default pure(Timeline, 'Timeline');
