@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -190,10 +189,12 @@ func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 }
 
 // filter runs every Filter plugin on the nodes, in parallel, starting at
-// start and stopping once numToFind nodes fit. Nodes that do not fit go into
-// d. A node with nominated pods is also checked with them in place.
+// start and stopping once numToFind nodes fit (unless exhaustive: then every
+// node is checked, so that which nodes count as feasible does not depend on
+// which goroutine ran first). Nodes that do not fit go into d. A node with
+// nominated pods is also checked with them in place.
 func (c *cycle) filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, start, numToFind int,
-	d *framework.Diagnosis, nominator fwk.PodNominator) ([]fwk.NodeInfo, *fwk.Status) {
+	exhaustive bool, d *framework.Diagnosis, nominator fwk.PodNominator) ([]fwk.NodeInfo, *fwk.Status) {
 	skip := state.GetSkipFilterPlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.filter), func(pl fwk.FilterPlugin) bool { return skip.Has(pl.Name()) })
 	names := make([]string, len(plugins))
@@ -203,8 +204,8 @@ func (c *cycle) filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 	begun := time.Now()
 	rows := make([]event.NodeFilter, len(nodes))
 	statuses := make([]*fwk.Status, len(nodes))
-	feasible := make([]fwk.NodeInfo, 0, numToFind)
-	var mu sync.Mutex
+	passed := make([]bool, len(nodes))
+	var found atomic.Int64
 	var failed atomic.Pointer[fwk.Status]
 	if len(nodes) == 0 {
 		c.emit(event.Event{Kind: event.KindFilter, Filter: &event.FilterResults{Plugins: names, Nodes: []event.NodeFilter{}}})
@@ -245,14 +246,10 @@ func (c *cycle) filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 			failed.CompareAndSwap(nil, status)
 			cancel()
 		case status.IsSuccess():
-			mu.Lock()
-			if len(feasible) < numToFind {
-				feasible = append(feasible, ni)
-			}
-			if len(feasible) == numToFind {
+			passed[i] = true
+			if found.Add(1) >= int64(numToFind) && !exhaustive {
 				cancel()
 			}
-			mu.Unlock()
 		default:
 			statuses[i] = status
 		}
@@ -260,12 +257,18 @@ func (c *cycle) filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 	if timeout := c.bounded("Filter", func() { c.p.fw.Parallelizer().Until(ctx, len(nodes), check, "Filter") }); timeout != nil {
 		return nil, timeout
 	}
+	// Feasible nodes in the order they were to be checked, whatever order
+	// the goroutines finished in.
+	feasible := make([]fwk.NodeInfo, 0, numToFind)
 	evaluated := make([]event.NodeFilter, 0, len(rows))
 	for i, row := range rows {
 		if row.Node == "" {
 			continue // not reached: enough nodes fit already
 		}
 		evaluated = append(evaluated, row)
+		if passed[i] && len(feasible) < numToFind {
+			feasible = append(feasible, nodes[(start+i)%len(nodes)])
+		}
 		if statuses[i] != nil {
 			d.NodeToStatus.Set(row.Node, statuses[i])
 			d.AddPluginStatus(statuses[i])

@@ -242,7 +242,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	default:
 		// Filter: every plugin on every node, nodes in parallel.
 		candidates := s.narrow(nodes, preResult, &diagnosis)
-		feasible, status = c.filter(ctx, state, pod, candidates, s.startIndex(len(candidates)), s.numToFind(len(candidates)), &diagnosis, s.nominator)
+		feasible, status = c.filter(ctx, state, pod, candidates, s.startIndex(len(candidates)), s.numToFind(len(candidates)), s.opts.Seed != 0, &diagnosis, s.nominator)
 		s.advanceStart(len(candidates), len(feasible)+diagnosis.NodeToStatus.Len())
 		if !status.IsSuccess() {
 			s.fail(ctx, c, pi, status, nil)

@@ -1,0 +1,248 @@
+package minisched_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"minisched/app"
+	"minisched/k8sapiserver"
+	"minisched/minisched"
+	"minisched/minisched/event"
+)
+
+// One control plane for the package; each test starts its own scheduler on
+// an emptied cluster.
+var (
+	cp     *k8sapiserver.ControlPlane
+	client kubernetes.Interface
+)
+
+func TestMain(m *testing.M) {
+	app.QuietKlog(0)
+	var err error
+	cp, err = k8sapiserver.Start(context.Background(), k8sapiserver.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		os.Exit(1)
+	}
+	client = kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	code := m.Run()
+	_ = cp.Close()
+	os.Exit(code)
+}
+
+// eventLog is an observer that keeps every event.
+type eventLog struct {
+	mu     sync.Mutex
+	events []event.Event
+}
+
+func (l *eventLog) Observe(e event.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+// find returns the events of the pod that match.
+func (l *eventLog) find(pod string, match func(event.Event) bool) []event.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []event.Event
+	for _, e := range l.events {
+		if e.Pod != nil && e.Pod.Name == pod && match(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (l *eventLog) lastCycleEnd(pod string) *event.CycleEnd {
+	ends := l.find(pod, func(e event.Event) bool { return e.Kind == event.KindCycleEnd })
+	if len(ends) == 0 {
+		return nil
+	}
+	return ends[len(ends)-1].CycleEnd
+}
+
+type harness struct {
+	t   *testing.T
+	svc *minisched.Service
+	log *eventLog
+}
+
+type harnessOption func(*minisched.ServiceOptions)
+
+func withPlugin(name string, factory frameworkruntime.PluginFactory) harnessOption {
+	return func(o *minisched.ServiceOptions) {
+		if o.OutOfTree == nil {
+			o.OutOfTree = frameworkruntime.Registry{}
+		}
+		o.OutOfTree[name] = factory
+	}
+}
+
+func withCycleTimeout(d time.Duration) harnessOption {
+	return func(o *minisched.ServiceOptions) { o.CycleTimeout = d }
+}
+
+// start empties the cluster and runs a scheduler with configYAML (the
+// defaults when empty).
+func start(t *testing.T, configYAML string, opts ...harnessOption) *harness {
+	t.Helper()
+	emptyCluster(t)
+	cfg, err := minisched.DefaultConfig("")
+	if configYAML != "" {
+		cfg, err = minisched.LoadConfig([]byte(configYAML), "")
+	}
+	if err != nil {
+		t.Fatalf("configuration: %v", err)
+	}
+	h := &harness{t: t, log: &eventLog{}}
+	so := minisched.ServiceOptions{Client: client, RESTConfig: cp.RESTConfig(), Observer: h.log, Seed: 1}
+	for _, o := range opts {
+		o(&so)
+	}
+	h.svc = minisched.NewService(so)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := h.svc.Start(ctx, cfg); err != nil {
+		t.Fatalf("starting the scheduler: %v", err)
+	}
+	t.Cleanup(func() {
+		h.svc.Stop()
+		cancel()
+	})
+	waitFor(t, 30*time.Second, "the scheduler to sync", h.svc.Ready)
+	return h
+}
+
+func emptyCluster(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	zero := int64(0)
+	if err := client.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "an empty cluster", func() bool {
+		pods, _ := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		nodes, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return len(pods.Items) == 0 && len(nodes.Items) == 0
+	})
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// node builds a node with cpu cores and 16Gi; mutators add the rest.
+func node(name string, cpu string, mutators ...func(*v1.Node)) *v1.Node {
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110"),
+		}}}
+	n.Status.Capacity = n.Status.Allocatable.DeepCopy()
+	for _, m := range mutators {
+		m(n)
+	}
+	return n
+}
+
+func createNodes(t *testing.T, c kubernetes.Interface, nodes ...*v1.Node) {
+	t.Helper()
+	ctx := context.Background()
+	for _, n := range nodes {
+		status := n.Status
+		created, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating node %s: %v", n.Name, err)
+		}
+		created.Status = status
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("writing node %s's status: %v", n.Name, err)
+		}
+	}
+}
+
+// pod builds a pod requesting cpu; mutators add the rest.
+func pod(name, cpu string, mutators ...func(*v1.Pod)) *v1.Pod {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	for _, m := range mutators {
+		m(p)
+	}
+	return p
+}
+
+func createPod(t *testing.T, c kubernetes.Interface, p *v1.Pod) {
+	t.Helper()
+	if _, err := c.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating pod %s: %v", p.Name, err)
+	}
+}
+
+func nodeOf(t *testing.T, c kubernetes.Interface, name string) string {
+	t.Helper()
+	p, err := c.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return p.Spec.NodeName
+}
+
+func waitBound(t *testing.T, c kubernetes.Interface, name string) string {
+	t.Helper()
+	var n string
+	waitFor(t, 30*time.Second, name+" to be bound", func() bool { n = nodeOf(t, c, name); return n != "" })
+	return n
+}
+
+// waitUnschedulable waits for a cycle of the pod that ended unschedulable
+// and returns it.
+func (h *harness) waitUnschedulable(name string) *event.CycleEnd {
+	h.t.Helper()
+	var end *event.CycleEnd
+	waitFor(h.t, 30*time.Second, name+" to be found unschedulable", func() bool {
+		end = h.log.lastCycleEnd(name)
+		return end != nil && end.Result == event.ResultUnschedulable
+	})
+	return end
+}
+
+func (h *harness) queueOf(name string) event.QueueName {
+	for _, e := range h.svc.Scheduler().Queue().List() {
+		if e.Pod.Name == name {
+			return e.Queue
+		}
+	}
+	return ""
+}
+
+func hasString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s || strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}

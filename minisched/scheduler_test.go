@@ -1,0 +1,268 @@
+package minisched_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"minisched/minisched/event"
+)
+
+func unschedulableNode(n *v1.Node) { n.Spec.Unschedulable = true }
+
+// The seed's step-7 story: nine unschedulable nodes; the pod waits in the
+// unschedulable set; a tenth node arrives; NodeUnschedulable's hint queues
+// the pod, which moves to active and binds to the new node.
+func TestNewNodeMovesWaitingPod(t *testing.T) {
+	h := start(t, "")
+	for i := 1; i <= 9; i++ {
+		createNodes(t, client, node(fmt.Sprintf("node-%d", i), "4", unschedulableNode))
+	}
+	waitFor(t, 10*time.Second, "nine nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 9 })
+	createPod(t, client, pod("pod-1", "100m"))
+	end := h.waitUnschedulable("pod-1")
+	if !hasString(end.Plugins, "NodeUnschedulable") || !strings.Contains(end.Message, "9 node(s) were unschedulable") {
+		t.Errorf("cycle end %+v, want NodeUnschedulable blamed on 9 nodes", end)
+	}
+	waitFor(t, 10*time.Second, "pod-1 in the unschedulable set", func() bool { return h.queueOf("pod-1") == event.Unschedulable })
+
+	createNodes(t, client, node("node-10", "4"))
+	if got := waitBound(t, client, "pod-1"); got != "node-10" {
+		t.Errorf("pod-1 bound to %s, want node-10", got)
+	}
+	moves := h.log.find("pod-1", func(e event.Event) bool {
+		return e.Kind == event.KindQueue && e.Queue.Action == event.ActionMove && e.Queue.From == event.Unschedulable
+	})
+	if len(moves) == 0 || moves[0].Queue.Event != "NodeAdd" || !hasString(moves[0].Queue.Plugins, "NodeUnschedulable") {
+		for _, m := range moves {
+			t.Logf("move: %+v", *m.Queue)
+		}
+		t.Fatalf("want the first move out of the unschedulable set caused by NodeAdd through NodeUnschedulable's hint")
+	}
+}
+
+func TestRejections(t *testing.T) {
+	tests := []struct {
+		name        string
+		nodes       []*v1.Node
+		pod         *v1.Pod
+		wantPlugin  string
+		wantMessage string
+	}{
+		{
+			name:        "too big for every node",
+			nodes:       []*v1.Node{node("n1", "2"), node("n2", "2"), node("n3", "2")},
+			pod:         pod("huge", "100"),
+			wantPlugin:  "NodeResourcesFit",
+			wantMessage: "3 Insufficient cpu",
+		},
+		{
+			name: "taint not tolerated",
+			nodes: []*v1.Node{node("gpu", "4", func(n *v1.Node) {
+				n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoSchedule}}
+			})},
+			pod:         pod("plain", "100m"),
+			wantPlugin:  "TaintToleration",
+			wantMessage: "1 node(s) had untolerated taint",
+		},
+		{
+			name:        "required node affinity matches no node",
+			nodes:       []*v1.Node{node("a", "4", zone("a")), node("b", "4", zone("b"))},
+			pod:         pod("wants-c", "100m", requireZone("c")),
+			wantPlugin:  "NodeAffinity",
+			wantMessage: "didn't match Pod's node affinity/selector",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, "")
+			createNodes(t, client, tt.nodes...)
+			waitFor(t, 10*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == len(tt.nodes) })
+			createPod(t, client, tt.pod)
+			end := h.waitUnschedulable(tt.pod.Name)
+			if !hasString(end.Plugins, tt.wantPlugin) || !strings.Contains(end.Message, tt.wantMessage) {
+				t.Errorf("cycle end: plugins %v message %q; want %s and %q", end.Plugins, end.Message, tt.wantPlugin, tt.wantMessage)
+			}
+			waitFor(t, 10*time.Second, "the pod parked as unschedulable", func() bool { return h.queueOf(tt.pod.Name) == event.Unschedulable })
+		})
+	}
+}
+
+func zone(z string) func(*v1.Node) {
+	return func(n *v1.Node) { n.Labels[v1.LabelTopologyZone] = z }
+}
+
+func requireZone(z string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelTopologyZone, Operator: v1.NodeSelectorOpIn, Values: []string{z}}},
+			}}},
+		}}
+	}
+}
+
+func tolerate(key, value string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: key, Operator: v1.TolerationOpEqual, Value: value, Effect: v1.TaintEffectNoSchedule})
+	}
+}
+
+func TestPlacements(t *testing.T) {
+	tainted := func(n *v1.Node) {
+		n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoSchedule}}
+	}
+	tests := []struct {
+		name  string
+		nodes []*v1.Node
+		pod   *v1.Pod
+		want  string
+	}{
+		{"toleration lets the pod onto the tainted node", []*v1.Node{node("gpu", "4", tainted), node("full", "1", unschedulableNode)},
+			pod("tolerant", "100m", tolerate("dedicated", "gpu")), "gpu"},
+		{"untolerating pod avoids the tainted node", []*v1.Node{node("gpu", "4", tainted), node("plain", "4")},
+			pod("plain-pod", "100m"), "plain"},
+		{"required affinity picks the zone", []*v1.Node{node("a", "4", zone("a")), node("b", "4", zone("b"))},
+			pod("wants-b", "100m", requireZone("b")), "b"},
+		{"resources rule out the small node", []*v1.Node{node("small", "1"), node("large", "8")},
+			pod("needs-3", "3"), "large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, "")
+			createNodes(t, client, tt.nodes...)
+			waitFor(t, 10*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == len(tt.nodes) })
+			createPod(t, client, tt.pod)
+			if got := waitBound(t, client, tt.pod.Name); got != tt.want {
+				t.Errorf("bound to %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+const permitDelayConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled:
+      - name: PermitDelay
+`
+
+func TestPermitDelaysBinding(t *testing.T) {
+	h := start(t, permitDelayConfig)
+	createNodes(t, client, node("node-2", "4"))
+	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	created := time.Now()
+	createPod(t, client, pod("patient", "100m"))
+	waitBound(t, client, "patient")
+	if took := time.Since(created); took < 2*time.Second {
+		t.Errorf("bound after %v, want at least the node's 2 seconds", took)
+	}
+	waits := h.log.find("patient", func(e event.Event) bool { return e.Kind == event.KindPermitWait })
+	if len(waits) != 1 || waits[0].PermitWait.Plugins["PermitDelay"] <= int64(2*time.Second) {
+		t.Fatalf("permit waits %+v, want PermitDelay waiting with a timeout past 2s", waits)
+	}
+	var ends []event.Event
+	waitFor(t, 5*time.Second, "the binding's end", func() bool {
+		ends = h.log.find("patient", func(e event.Event) bool { return e.Kind == event.KindBindingEnd })
+		return len(ends) == 1
+	})
+	if b := ends[0].BindingEnd; !b.Bound || time.Duration(b.PermitNanos) < 2*time.Second {
+		t.Errorf("binding end %+v, want bound after 2s at Permit", b)
+	}
+}
+
+// panicky is a Filter plugin that panics on pods labelled panic=yes.
+type panicky struct{}
+
+func (panicky) Name() string { return "Panicky" }
+func (panicky) Filter(_ context.Context, _ fwk.CycleState, p *v1.Pod, _ fwk.NodeInfo) *fwk.Status {
+	if p.Labels["panic"] == "yes" {
+		panic("this plugin has a bug")
+	}
+	return nil
+}
+
+// hangs is a Filter plugin that never returns on pods labelled hang=yes.
+type hangs struct{}
+
+func (hangs) Name() string { return "Hangs" }
+func (hangs) Filter(_ context.Context, _ fwk.CycleState, p *v1.Pod, _ fwk.NodeInfo) *fwk.Status {
+	if p.Labels["hang"] == "yes" {
+		select {}
+	}
+	return nil
+}
+
+func TestBrokenPluginFailsOnlyThatCycle(t *testing.T) {
+	cfg := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled:
+      - name: Panicky
+      - name: Hangs
+`
+	h := start(t, cfg,
+		withPlugin("Panicky", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return panicky{}, nil }),
+		withPlugin("Hangs", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return hangs{}, nil }),
+		withCycleTimeout(2*time.Second))
+	createNodes(t, client, node("node-1", "4"))
+	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+
+	for _, tt := range []struct{ label, want string }{{"panic", "panicked"}, {"hang", "did not return within"}} {
+		name := tt.label + "-pod"
+		createPod(t, client, pod(name, "100m", func(p *v1.Pod) { p.Labels = map[string]string{tt.label: "yes"} }))
+		var end *event.CycleEnd
+		waitFor(t, 30*time.Second, name+"'s failed cycle", func() bool {
+			end = h.log.lastCycleEnd(name)
+			return end != nil
+		})
+		if end.Result != event.ResultError || !strings.Contains(end.Message, tt.want) {
+			t.Errorf("%s: cycle end %+v, want an error saying %q", name, end, tt.want)
+		}
+		waitFor(t, 10*time.Second, name+" requeued to backoff", func() bool {
+			return len(h.log.find(name, func(e event.Event) bool {
+				return e.Kind == event.KindQueue && e.Queue.To == event.BackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
+			})) > 0
+		})
+	}
+	// The scheduler keeps working for everyone else.
+	createPod(t, client, pod("fine", "100m"))
+	if got := waitBound(t, client, "fine"); got != "node-1" {
+		t.Errorf("fine bound to %q", got)
+	}
+}
+
+// With the same seed, equally scored nodes are picked the same way.
+func TestSeedMakesTieBreakingRepeatable(t *testing.T) {
+	run := func() []string {
+		h := start(t, "")
+		var nodes []*v1.Node
+		for i := 0; i < 6; i++ {
+			nodes = append(nodes, node(fmt.Sprintf("twin-%d", i), "4"))
+		}
+		createNodes(t, client, nodes...)
+		waitFor(t, 10*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 6 })
+		var placed []string
+		for i := 0; i < 8; i++ {
+			name := fmt.Sprintf("p-%d", i)
+			createPod(t, client, pod(name, "100m"))
+			placed = append(placed, waitBound(t, client, name))
+		}
+		h.svc.Stop()
+		return placed
+	}
+	first, second := run(), run()
+	if strings.Join(first, ",") != strings.Join(second, ",") {
+		t.Errorf("same seed, different placements:\n%v\n%v", first, second)
+	}
+}
