@@ -203,6 +203,16 @@ export function createActions({ api, store }) {
       }
     },
 
+    /** Fills the timeline with the cycles that ran before this page connected. */
+    async loadRecentCycles(limit = 1000) {
+      try {
+        const res = await api.cycles('', limit);
+        store.addCycleSummaries(res?.items || []);
+      } catch (err) {
+        store.addNotice('error', describeError(err, 'Could not load the recent cycles'));
+      }
+    },
+
     selectCycle(id) { store.selectCycle(id); },
     setView(view) { store.setView(view); },
     dismiss(id) { store.dismissNotice(id); },

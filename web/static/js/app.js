@@ -181,6 +181,15 @@ setInterval(() => {
   if (store.state.ui.view === 'timeline') schedule();
 }, 1000);
 
+// After every snapshot, fill the timeline with the cycles that ran before.
+let snapshotsSeen = 0;
+store.subscribe(() => {
+  if (store.state.snapshots !== snapshotsSeen) {
+    snapshotsSeen = store.state.snapshots;
+    actions.loadRecentCycles();
+  }
+});
+
 // A hook for tests and the console.
 window.minisched = { store, actions, stream, api };
 schedule();

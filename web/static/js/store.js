@@ -316,6 +316,15 @@ export function createStore(options = {}) {
     let c = state.cycles.get(id);
     if (e.kind === 'cycleStart') {
       const key = podKey(e.pod);
+      if (c) {
+        // The id came back (a restarted scheduler counts from 1 again): the
+        // new cycle replaces the old one everywhere.
+        const old = state.podInfo.get(c.podKey);
+        if (old) old.cycleIds = old.cycleIds.filter((x) => x !== id);
+        state.cycles.delete(id);
+        state.details.delete(id);
+        state.fetched.delete(id);
+      }
       c = {
         id, podKey: key, pod: e.pod, attempt: e.cycleStart.attempt, nodes: e.cycleStart.nodes,
         profile: e.cycleStart.profile, start: t, end: null, endTime: null, binding: null, bindTime: null, waiting: false,
@@ -669,6 +678,33 @@ export function createStore(options = {}) {
       const info = state.podInfo.get(key) || (state.pods.has(key) ? infoOf(key) : null);
       if (!info) return;
       info.remote = (items || []).slice(0, limits.podCycles).map(summaryFromRecord);
+      touch('cycles');
+      notify();
+    },
+    /**
+     * Merges the server's recent cycle summaries (GET /api/v1/cycles) into
+     * the timeline, for cycles that ran before this page connected. Cycles
+     * the store knows already are left as they are.
+     */
+    addCycleSummaries(items) {
+      const fresh = (items || []).filter((rec) => rec && !state.cycles.has(rec.id)).sort((a, b) => a.id - b.id);
+      if (!fresh.length) return;
+      const merged = new Map();
+      const all = [...state.cycles.values(), ...fresh.map(summaryFromRecord)].sort((a, b) => a.id - b.id);
+      for (const c of all.slice(-limits.cycles)) merged.set(c.id, c);
+      state.cycles = merged;
+      for (const rec of fresh) {
+        const key = podKey(rec.pod);
+        if (!merged.has(rec.id) || !state.pods.has(key)) continue;
+        const info = infoOf(key);
+        if (!info.cycleIds.includes(rec.id)) {
+          info.cycleIds.push(rec.id);
+          info.cycleIds.sort((a, b) => a - b);
+          if (info.cycleIds.length > limits.podCycles) info.cycleIds.splice(0, info.cycleIds.length - limits.podCycles);
+        }
+        const start = toMillis(rec.start);
+        if (start != null && (info.firstSeen == null || start < info.firstSeen)) info.firstSeen = start;
+      }
       touch('cycles');
       notify();
     },

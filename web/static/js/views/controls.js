@@ -154,17 +154,16 @@ function Plugins({ actions, busy, generation }) {
     <p class="hint">Applying restarts the scheduler with a configuration whose first profile lists these plugins under multiPoint. Weights count for Score plugins.</p>
     <div class="plugin-table-wrap">
     <table class="plugin-table">
-      <thead><tr><th scope="col">plugin</th><th scope="col">enabled</th><th scope="col">weight</th><th scope="col">extension points</th></tr></thead>
+      <thead><tr><th scope="col">plugin <span class="muted small">(extension points)</span></th><th scope="col">on</th><th scope="col">weight</th></tr></thead>
       <tbody>${rows.map((r) => {
         const e = edits[r.name] || {};
         const enabled = e.enabled ?? r.enabled;
         const weight = e.weight ?? r.weight ?? '';
         return html`<tr key=${r.name} class=${e.enabled != null || e.weight != null ? 'edited' : ''}>
-          <th scope="row">${r.name}</th>
+          <th scope="row">${r.name}<div class="muted small">${r.points.join(', ') || 'off'}</div></th>
           <td><input type="checkbox" aria-label=${`enable ${r.name}`} checked=${enabled} onChange=${(ev) => edit(r.name, { enabled: ev.currentTarget.checked })} /></td>
           <td>${r.score ? html`<input type="number" min="0" max="100" class="weight" aria-label=${`weight of ${r.name}`} value=${weight || (enabled ? 1 : '')} disabled=${!enabled}
               onInput=${(ev) => edit(r.name, { weight: ev.currentTarget.value, enabled })} />` : html`<span class="muted">–</span>`}</td>
-          <td class="muted small">${r.points.join(', ') || 'off'}</td>
         </tr>`;
       })}</tbody>
     </table></div>

@@ -88,18 +88,31 @@ function Points({ points }) {
   if (!rows.length) return null;
   return html`<section aria-labelledby="points-h">
     <h3 id="points-h">Extension points</h3>
+    <div class="scroll-x">
     <table class="points">
-      <thead><tr><th scope="col">point</th><th scope="col">plugin</th><th scope="col">result</th><th scope="col">reason</th><th scope="col" class="num">time</th></tr></thead>
+      <thead><tr><th scope="col">point</th><th scope="col">plugin</th><th scope="col">result</th><th scope="col" class="num">time</th></tr></thead>
       <tbody>
-        ${rows.map((p) => p.results.map((r, i) => html`<tr key=${`${p.index}-${i}`}>
-          ${i === 0 ? html`<th scope="row" rowspan=${p.results.length}>${p.point}${p.node ? html`<div class="muted">on ${p.node}</div>` : null}</th>` : null}
-          <td>${r.plugin}</td>
-          <td><span class=${`code c-${r.state}`}>${r.label}</span></td>
-          <td>${r.reason}${r.extra ? html`<div class="muted">${r.extra}</div>` : null}</td>
-          <td class="num">${formatNanos(r.nanos)}</td>
-        </tr>`))}
+        ${rows.map((p) => {
+          // Skipped plugins take one line: most PreFilter results are Skip.
+          const ran = p.results.filter((r) => r.code !== 5);
+          const skipped = p.results.filter((r) => r.code === 5);
+          const lines = ran.length + (skipped.length ? 1 : 0);
+          return html`
+          ${ran.map((r, i) => html`<tr key=${`${p.index}-${i}`}>
+            ${i === 0 ? html`<th scope="row" rowspan=${lines}>${p.point}${p.node ? html`<div class="muted small">on ${p.node}</div>` : null}</th>` : null}
+            <td>${r.plugin}</td>
+            <td><span class=${`code c-${r.state}`}>${r.label}</span>${r.reason ? html`<div class="why">${r.reason}</div>` : null}${r.extra ? html`<div class="muted small">${r.extra}</div>` : null}</td>
+            <td class="num">${formatNanos(r.nanos)}</td>
+          </tr>`)}
+          ${skipped.length ? html`<tr key=${`${p.index}-skip`}>
+            ${ran.length === 0 ? html`<th scope="row">${p.point}${p.node ? html`<div class="muted small">on ${p.node}</div>` : null}</th>` : null}
+            <td colspan="2" class="c-skip">skipped: ${skipped.map((r) => r.plugin).join(', ')}</td>
+            <td class="num">${formatNanos(skipped.reduce((a, r) => a + (r.nanos || 0), 0))}</td>
+          </tr>` : null}`;
+        })}
       </tbody>
     </table>
+    </div>
   </section>`;
 }
 

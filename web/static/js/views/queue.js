@@ -10,7 +10,7 @@ const LANES = [
   { id: 'unschedulable', title: 'unschedulable', hint: 'waiting for a cluster event that may help' },
 ];
 
-const ROW = 104;
+const ROW = 112;
 
 function reasonLine(entry, failure) {
   if (entry.gatingPlugin) return `gated by ${entry.gatingPlugin}`;
