@@ -210,8 +210,15 @@ export function nextName(prefix, taken) {
 
 /** Guesses the kind of a pasted manifest ("Node", "Pod" or ""). */
 export function manifestKind(text) {
-  const m = /^\s*"?kind"?\s*:\s*"?([A-Za-z]+)"?/m.exec(String(text || ''));
-  return m ? m[1] : '';
+  const src = String(text || '');
+  const m = /^\s*["']?kind["']?\s*:\s*["']?([A-Za-z]+)["']?/m.exec(src);
+  if (m) return m[1];
+  try {
+    const obj = JSON.parse(src);
+    return typeof obj?.kind === 'string' ? obj.kind : '';
+  } catch {
+    return '';
+  }
 }
 
 // --- the scheduler's plugins ------------------------------------------------

@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import { html, pure, VirtualList } from '../ui.js';
 import { formatClock, formatDuration, podLabel } from '../format.js';
 import { outcomeClass, outcomeText } from '../inspect.js';
+import { lastActivity, segments } from '../timeline-logic.js';
 
 export const WINDOWS = Object.freeze([
   { id: '1m', label: 'last minute', ms: 60_000 },
@@ -15,22 +16,6 @@ export const WINDOWS = Object.freeze([
 ]);
 
 const ROW = 40;
-
-/**
- * segments turns a pod's queue trail into bands [{from, to, queue}] within
- * [t0, t1]; the last band lasts until t1 while the pod is still queued.
- */
-export function segments(trail, t0, t1) {
-  const out = [];
-  for (let i = 0; i < trail.length; i++) {
-    const s = trail[i];
-    if (!s.to) continue;
-    const end = i + 1 < trail.length ? trail[i + 1].t : t1;
-    if (end < t0 || s.t > t1) continue;
-    out.push({ from: Math.max(s.t, t0), to: Math.min(end, t1), queue: s.to, event: s.event });
-  }
-  return out;
-}
 
 function pct(t, t0, span) {
   return ((t - t0) / span) * 100;
@@ -103,13 +88,6 @@ function Timeline({ store, actions, revCycles, tick, selected }) {
       empty=${'No scheduling activity in this window.'}
       renderRow=${(r) => html`<${Row} row=${r} t0=${t0} t1=${t1} onOpen=${actions.inspectPod} selected=${selected === r.key} />`} />
   </div>`;
-}
-
-function lastActivity(row) {
-  const a = row.trail.length ? row.trail[row.trail.length - 1].t : 0;
-  const c = row.cycles.length ? row.cycles[row.cycles.length - 1].start : 0;
-  const queued = row.trail.length && row.trail[row.trail.length - 1].to ? Infinity : 0;
-  return Math.max(a, c, queued);
 }
 
 export default pure(Timeline, 'Timeline');

@@ -1,0 +1,98 @@
+// Builders of stream messages in the server's shapes (see
+// minisched/event/event.go, summary.go and server/observe.go), for the tests.
+
+let seq = 0;
+const T0 = Date.parse('2026-01-01T10:00:00Z');
+
+export function resetSeq(n = 0) {
+  seq = n;
+}
+
+export function at(ms) {
+  return new Date(T0 + ms).toISOString();
+}
+
+export function ref(name, uid = `uid-${name}`, namespace = 'default') {
+  return { namespace, name, uid };
+}
+
+export function nodeSummary(name, { cpu = 4000, memory = 16 * 2 ** 30, pods = 110, labels, taints, unschedulable } = {}) {
+  const n = { name, uid: `uid-${name}`, allocatable: { cpu, memory, pods }, created: at(0) };
+  if (labels) n.labels = labels;
+  if (taints) n.taints = taints;
+  if (unschedulable) n.unschedulable = true;
+  return n;
+}
+
+export function podSummary(name, { cpu = 0, memory = 0, nodeName, priority = 0, uid, namespace = 'default', message } = {}) {
+  const p = { namespace, name, uid: uid || `uid-${name}`, priority, phase: 'Pending', schedulerName: 'default-scheduler', created: at(0) };
+  const requests = {};
+  if (cpu) requests.cpu = cpu;
+  if (memory) requests.memory = memory;
+  if (Object.keys(requests).length) p.requests = requests;
+  if (nodeName) {
+    p.nodeName = nodeName;
+    p.scheduled = 'True';
+  }
+  if (message) {
+    p.scheduled = 'False';
+    p.message = message;
+  }
+  return p;
+}
+
+function ev(kind, fields, ms) {
+  seq += 1;
+  return { seq, time: at(ms ?? seq * 10), kind, ...fields };
+}
+
+export const E = {
+  node: (action, object, ms) => ev('node', { node: { action, object } }, ms),
+  pod: (action, object, ms) => ev('pod', { pod: ref(object.name, object.uid, object.namespace), podChange: { action, object } }, ms),
+  queue: (pod, q, ms) => ev('queue', { pod: ref(pod), queue: { attempts: 0, ...q } }, ms),
+  cycleStart: (pod, cycle, attempt, nodes = 2, ms) => ev('cycleStart', { pod: ref(pod), cycle, cycleStart: { attempt, nodes, profile: 'default-scheduler' } }, ms),
+  point: (pod, cycle, point, results, node, ms) => ev('point', { pod: ref(pod), ...(cycle ? { cycle } : {}), point: { point, ...(node ? { node } : {}), results } }, ms),
+  filter: (pod, cycle, plugins, nodes, ms) => ev('filter', { pod: ref(pod), cycle, filter: { plugins, nodes, nanos: 1000 } }, ms),
+  score: (pod, cycle, plugins, nodes, ms) => ev('score', { pod: ref(pod), cycle, score: { plugins, nodes, nanos: 2000 } }, ms),
+  cycleEnd: (pod, cycle, end, ms) => ev('cycleEnd', { pod: ref(pod), cycle, cycleEnd: { feasibleNodes: 0, nanos: 5000, ...end } }, ms),
+  permitWait: (pod, cycle, node, ms) => ev('permitWait', { pod: ref(pod), cycle, permitWait: { node, timeoutNanos: { PermitDelay: 2e9 } } }, ms),
+  bindingEnd: (pod, cycle, b, ms) => ev('bindingEnd', { pod: ref(pod), cycle, bindingEnd: { nanos: 100, ...b } }, ms),
+  scheduler: (state, generation = 1, steps = 0, ms) => ev('scheduler', { scheduler: { state, generation, ...(steps ? { steps } : {}) } }, ms),
+  scenario: (s, ms) => ev('scenario', { scenario: s }, ms),
+  reset: (ms) => ev('reset', {}, ms),
+};
+
+export function events(list) {
+  return { type: 'events', lastSeq: list.length ? list[list.length - 1].seq : seq, events: list };
+}
+
+export function snapshot({ nodes = [], pods = [], queue = {}, scheduler = { state: 'running', generation: 1 }, at: atSeq } = {}) {
+  return {
+    type: 'snapshot', schema: 'minisched.stream/v1', seq: atSeq ?? seq, time: at(seq * 10), nodes, pods,
+    queue: { active: [], backoff: [], unschedulable: [], inFlight: [], ...queue }, scheduler,
+    history: { events: seq, weight: seq, maxWeight: 500000, firstSeq: 1, lastSeq: seq, truncated: false, dropped: 0, cycles: 0 },
+  };
+}
+
+export function queued(name, queue, extra = {}) {
+  return { pod: ref(name), queue, priority: 0, attempts: 0, enteredAt: at(0), secondsInQueue: 1, ...extra };
+}
+
+/** The events of one whole successful cycle of pod on nodes[0] out of nodes. */
+export function successfulCycle(pod, cycle, attempt, nodes, { ms = 0 } = {}) {
+  const plugins = ['NodeName', 'NodeUnschedulable', 'TaintToleration', 'NodeResourcesFit'];
+  return [
+    E.queue(pod, { action: 'pop', from: 'active', to: 'inFlight', attempts: attempt }, ms + 1),
+    E.cycleStart(pod, cycle, attempt, nodes.length, ms + 2),
+    E.point(pod, cycle, 'PreFilter', [{ plugin: 'NodeResourcesFit', code: 0, nanos: 300 }, { plugin: 'NodeAffinity', code: 5, nanos: 20 }], undefined, ms + 3),
+    E.filter(pod, cycle, plugins, nodes.map((n) => ({ node: n, codes: [0, 0, 0, 0], nanos: [10, 10, 10, 100] })), ms + 4),
+    E.point(pod, cycle, 'PreScore', [{ plugin: 'NodeResourcesFit', code: 0, nanos: 50 }], undefined, ms + 5),
+    E.score(pod, cycle, [{ name: 'NodeResourcesFit', weight: 1 }, { name: 'TaintToleration', weight: 3 }],
+      nodes.map((n, i) => ({ node: n, raw: [90 - i * 10, 0], normalized: [90 - i * 10, 100], weighted: [90 - i * 10, 300], nanos: [40, 20], total: 390 - i * 10 })), ms + 6),
+    E.point(pod, cycle, 'Reserve', [{ plugin: 'VolumeBinding', code: 0, nanos: 10 }], nodes[0], ms + 7),
+    E.cycleEnd(pod, cycle, { result: 'scheduled', node: nodes[0], feasibleNodes: nodes.length }, ms + 8),
+    E.point(pod, cycle, 'Bind', [{ plugin: 'DefaultBinder', code: 0, nanos: 5000 }], nodes[0], ms + 9),
+    E.queue(pod, { action: 'done', from: 'inFlight', attempts: attempt }, ms + 10),
+    E.bindingEnd(pod, cycle, { node: nodes[0], bound: true }, ms + 11),
+  ];
+}

@@ -1,0 +1,338 @@
+// Formatting, the inspector's tables, the forms' manifests, the plugin
+// configuration, the API client's errors and the stream's reconnects.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { codeName, formatAgo, formatBytes, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent } from '../../web/static/js/format.js';
+import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
+import {
+  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginRows,
+  podManifest, podManifests,
+} from '../../web/static/js/manifests.js';
+import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
+import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
+import { createStore } from '../../web/static/js/store.js';
+import { createActions } from '../../web/static/js/actions.js';
+import { segments } from '../../web/static/js/timeline-logic.js';
+import { E, events, podSummary, resetSeq, snapshot } from './fixtures.mjs';
+
+test('format: CPU, memory, durations, codes', () => {
+  assert.equal(formatCpu(500), '500m');
+  assert.equal(formatCpu(2000), '2');
+  assert.equal(formatCpu(1500), '1.5');
+  assert.equal(formatCpu(0), '0');
+  assert.equal(formatBytes(16 * 2 ** 30), '16Gi');
+  assert.equal(formatBytes(1.5 * 2 ** 30), '1.5Gi');
+  assert.equal(formatBytes(512 * 2 ** 20), '512Mi');
+  assert.equal(formatBytes(100), '100B');
+  assert.equal(formatNanos(820), '820 ns');
+  assert.equal(formatNanos(12_345), '12.3 µs');
+  assert.equal(formatNanos(4_500_000), '4.5 ms');
+  assert.equal(formatNanos(1_200_000_000), '1.20 s');
+  assert.equal(formatCountdown(4200), '4.2 s');
+  assert.equal(formatCountdown(-5), 'now');
+  assert.equal(formatCountdown(65_000), '1 min 5 s');
+  assert.equal(formatDuration(850), '850 ms');
+  assert.equal(formatAgo(1000, 13_000), '12 s ago');
+  assert.equal(formatAgo(1000, 1500), 'just now');
+  assert.equal(codeName(3), 'UnschedulableAndUnresolvable');
+  assert.equal(codeName(42), 'code 42');
+  assert.equal(formatTaint({ key: 'gpu', value: 'true', effect: 'NoSchedule' }), 'gpu=true:NoSchedule');
+  assert.equal(percent(3, 2), 100);
+  assert.equal(percent(1, 4), 25);
+});
+
+const FILTER = {
+  plugins: ['NodeName', 'NodeUnschedulable', 'TaintToleration', 'NodeResourcesFit'],
+  nodes: [
+    { node: 'n1', codes: [0, 0, 0, 0], nanos: [1, 2, 3, 4] },
+    { node: 'n2', codes: [0, 0, 3], nanos: [1, 1, 10], reason: 'node(s) had untolerated taint(s)' },
+    { node: 'n3', codes: [0, 0, 0, 2], nanos: [1, 1, 1, 50], reason: 'Insufficient cpu' },
+    { node: 'n4', codes: [0, 0, 0, 2], nanos: [1, 1, 1, 50], reason: 'Insufficient cpu' },
+    { node: 'n5', codes: [0, 5, 0, 0], nanos: [1, 1, 1, 1] },
+  ],
+  nanos: 999,
+};
+
+test('filter matrix: pass, failure reason, skip and not-run cells', () => {
+  const m = filterMatrix(FILTER);
+  assert.equal(m.feasible, 2);
+  assert.equal(m.total, 5);
+  const n2 = m.rows[1];
+  assert.deepEqual(n2.cells.map((c) => c.state), ['pass', 'pass', 'fail', 'notrun']);
+  assert.equal(n2.cells[2].label, 'node(s) had untolerated taint(s)');
+  assert.equal(n2.failedPlugin, 'TaintToleration');
+  assert.equal(n2.cells[3].label, 'not run');
+  assert.equal(m.rows[4].cells[1].state, 'skip');
+  assert.equal(m.rows[4].feasible, true);
+  assert.deepEqual(m.columnNanos, [5, 6, 16, 105]);
+  assert.deepEqual(reasonSummary(m), [
+    { plugin: 'NodeResourcesFit', reason: 'Insufficient cpu', count: 2 },
+    { plugin: 'TaintToleration', reason: 'node(s) had untolerated taint(s)', count: 1 },
+  ]);
+  assert.deepEqual(filterMatrix(FILTER, { failingFirst: true }).rows.slice(0, 3).map((r) => r.node), ['n2', 'n3', 'n4']);
+  assert.equal(filterMatrix(null), null);
+});
+
+test('score table: sorted by total, winner and ties marked', () => {
+  const score = {
+    plugins: [{ name: 'NodeResourcesFit', weight: 1 }, { name: 'TaintToleration', weight: 3 }],
+    nodes: [
+      { node: 'a', raw: [50, 0], normalized: [50, 100], weighted: [50, 300], nanos: [5, 5], total: 350 },
+      { node: 'b', raw: [70, 0], normalized: [70, 100], weighted: [70, 300], nanos: [5, 5], total: 370 },
+      { node: 'c', raw: [70, 0], normalized: [70, 100], weighted: [70, 300], nanos: [5, 5], total: 370 },
+    ],
+    nanos: 20,
+  };
+  const t = scoreTable(score, { result: 'scheduled', node: 'c', ties: ['b', 'c'] });
+  assert.deepEqual(t.rows.map((r) => r.node), ['b', 'c', 'a']);
+  assert.deepEqual(t.rows.map((r) => r.winner), [false, true, false]);
+  assert.deepEqual(t.rows.map((r) => r.tie), [true, true, false]);
+  assert.equal(t.best, 370);
+  assert.equal(t.plugins[0].nanos, 15);
+  const u = scoreTable(score, { result: 'unschedulable' });
+  assert.ok(u.rows.every((r) => !r.winner));
+});
+
+test('points and plugin times', () => {
+  const detail = {
+    points: [
+      { point: 'Bind', node: 'n1', results: [{ plugin: 'DefaultBinder', code: 0, nanos: 9000 }] },
+      { point: 'PreFilter', results: [{ plugin: 'NodeResourcesFit', code: 0, nanos: 100 }, { plugin: 'NodeAffinity', code: 5, nanos: 10, nodeNames: ['n1'] }] },
+      { point: 'Permit', node: 'n1', results: [{ plugin: 'PermitDelay', code: 4, nanos: 5, timeoutNanos: 2e9 }] },
+    ],
+    filter: FILTER,
+    score: { plugins: [{ name: 'NodeResourcesFit', weight: 1, normalizeNanos: 7 }], nodes: [{ node: 'n1', raw: [1], normalized: [1], weighted: [1], nanos: [30], total: 1 }] },
+  };
+  const rows = pointRows(detail.points);
+  assert.deepEqual(rows.map((r) => r.point), ['PreFilter', 'Permit', 'Bind']);
+  assert.equal(rows[1].results[0].label, 'Wait');
+  assert.match(rows[1].results[0].extra, /wait up to 2.0 s/);
+  assert.match(rows[0].results[1].extra, /narrowed to 1 node/);
+  const times = pluginTimes(detail);
+  assert.equal(times[0].plugin, 'DefaultBinder');
+  const fit = times.find((t) => t.point === 'Filter' && t.plugin === 'NodeResourcesFit');
+  assert.equal(fit.nanos, 105);
+  assert.equal(fit.calls, 4, 'nodes that stopped before the plugin did not call it');
+  assert.ok(times.some((t) => t.point === 'NormalizeScore' && t.nanos === 7));
+  assert.equal(outcomeText({ end: { result: 'scheduled', node: 'n1' }, binding: { bound: true } }), 'bound to n1');
+  assert.equal(outcomeText({ end: null, waiting: true }), 'waiting at Permit');
+});
+
+test('forms: node manifest', () => {
+  const n = nodeManifest({ name: 'node-1', cpu: '8', memory: '32Gi', pods: '50', labels: 'zone=a, disk=ssd', taints: 'gpu=true:NoSchedule, maint:NoExecute', unschedulable: true });
+  assert.deepEqual(n.status.allocatable, { cpu: '8', memory: '32Gi', pods: '50' });
+  assert.deepEqual(n.metadata.labels, { zone: 'a', disk: 'ssd', 'kubernetes.io/hostname': 'node-1' });
+  assert.deepEqual(n.spec.taints, [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }, { key: 'maint', effect: 'NoExecute' }]);
+  assert.equal(n.spec.unschedulable, true);
+  assert.throws(() => nodeManifest({ name: 'Bad_Name' }), FormError);
+  assert.throws(() => nodeManifest({ name: 'ok', cpu: 'lots' }), /CPU "lots"/);
+  assert.throws(() => parseTaints('gpu=true:Sometimes'), /effect "Sometimes"/);
+  assert.throws(() => parseLabels('novalue'), /not key=value/);
+});
+
+test('forms: pod manifest with requests, tolerations, affinity, priority', () => {
+  const p = podManifest({
+    name: 'web', namespace: 'default', cpu: '500m', memory: '1Gi', labels: 'app=web', nodeSelector: 'zone=a',
+    tolerations: 'gpu=true:NoSchedule, maint, *', affinity: 'zone In a|b, disk Exists', priorityClassName: 'system-cluster-critical',
+  });
+  assert.equal(p.spec.containers[0].image, 'registry.k8s.io/pause:3.10');
+  assert.deepEqual(p.spec.containers[0].resources.requests, { cpu: '500m', memory: '1Gi' });
+  assert.deepEqual(p.spec.nodeSelector, { zone: 'a' });
+  assert.deepEqual(p.spec.tolerations, [
+    { key: 'gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }, { key: 'maint', operator: 'Exists' }, { operator: 'Exists' },
+  ]);
+  assert.deepEqual(p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions, [
+    { key: 'zone', operator: 'In', values: ['a', 'b'] }, { key: 'disk', operator: 'Exists' },
+  ]);
+  assert.equal(p.spec.priorityClassName, 'system-cluster-critical');
+  assert.equal(p.spec.priority, undefined, 'the apiserver refuses a bare priority');
+  assert.deepEqual(podManifests({ name: 'x', count: '3' }).map((m) => m.metadata.name), ['x-1', 'x-2', 'x-3']);
+  assert.throws(() => podManifests({ name: 'x', count: '0' }), /count/);
+  assert.throws(() => parseAffinity('zone In'), /needs values/);
+  assert.throws(() => parseTolerations('a=b:Never'), /effect "Never"/);
+  assert.equal(nextName('node', new Set(['node-1', 'node-2'])), 'node-3');
+  assert.equal(manifestKind('apiVersion: v1\nkind: Node\n'), 'Node');
+  assert.equal(manifestKind('{"kind": "Pod"}'), 'Pod');
+});
+
+const PLUGINS_VIEW = {
+  available: ['ImageLocality', 'NodeNumber', 'NodeResourcesFit', 'PermitDelay', 'TaintToleration'],
+  enabled: {
+    Filter: [{ name: 'NodeResourcesFit' }, { name: 'TaintToleration' }],
+    Score: [{ name: 'TaintToleration', weight: 3 }, { name: 'NodeResourcesFit', weight: 1 }, { name: 'ImageLocality', weight: 1 }],
+    Permit: [],
+  },
+};
+
+test('plugins: rows and the configuration that enables, disables and weighs', () => {
+  const rows = pluginRows(PLUGINS_VIEW);
+  assert.deepEqual(rows.map((r) => [r.name, r.enabled]), [
+    ['ImageLocality', true], ['NodeResourcesFit', true], ['TaintToleration', true], ['NodeNumber', false], ['PermitDelay', false],
+  ]);
+  assert.equal(rows.find((r) => r.name === 'TaintToleration').weight, 3);
+  assert.equal(rows.find((r) => r.name === 'NodeNumber').score, true);
+  const config = {
+    apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
+    profiles: [{ schedulerName: 'default-scheduler', plugins: { multiPoint: { enabled: [{ name: 'TaintToleration', weight: 3 }, { name: 'ImageLocality', weight: 1 }, { name: 'NodeName', weight: 0 }] } } }],
+  };
+  const next = configWithPlugins(config, {
+    NodeNumber: { enabled: true, weight: '5' }, ImageLocality: { enabled: false }, TaintToleration: { weight: 7 },
+  });
+  const mp = next.profiles[0].plugins.multiPoint;
+  assert.deepEqual(mp.enabled, [{ name: 'TaintToleration', weight: 7 }, { name: 'NodeName', weight: 0 }, { name: 'NodeNumber', weight: 5 }]);
+  assert.deepEqual(mp.disabled, [{ name: 'ImageLocality' }]);
+  assert.equal(config.profiles[0].plugins.multiPoint.disabled, undefined, 'the input is not changed');
+  // Enabling a disabled plugin again takes it off the disabled list.
+  const again = configWithPlugins(next, { ImageLocality: { enabled: true } });
+  assert.equal(again.profiles[0].plugins.multiPoint.disabled, undefined);
+  assert.ok(again.profiles[0].plugins.multiPoint.enabled.some((p) => p.name === 'ImageLocality'));
+  assert.throws(() => configWithPlugins(config, { NodeNumber: { weight: 'x' } }), /whole number/);
+  assert.throws(() => configWithPlugins({}, {}), /no profile/);
+});
+
+function fakeFetch(routes) {
+  const calls = [];
+  const fn = async (url, init) => {
+    calls.push({ url, ...init });
+    const r = routes(url, init);
+    if (r instanceof Error) throw r;
+    const body = r.body === undefined ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
+    return {
+      ok: r.status < 300, status: r.status,
+      headers: { get: () => r.type || (typeof r.body === 'object' ? 'application/json' : 'text/plain') },
+      text: async () => body, json: async () => JSON.parse(body),
+    };
+  };
+  fn.calls = calls;
+  return fn;
+}
+
+test('api: errors in words from the server\'s error JSON, 404 and network failures', async () => {
+  const fetchImpl = fakeFetch((url, init) => {
+    if (url.endsWith('/pods') && init.method === 'POST' && init.headers['Content-Type'] === 'application/json') return { status: 409, body: { error: 'pods "a" already exists', reason: 'AlreadyExists' } };
+    if (url.endsWith('/nodes')) return { status: 422, body: { error: 'Node "X" is invalid', reason: 'Invalid', causes: ['metadata.name: Invalid value'] } };
+    if (url.includes('/scenarios')) return { status: 404, body: { error: 'no such API route: GET /api/v1/scenarios' } };
+    if (url.endsWith('/reset')) return { status: 204 };
+    if (url.endsWith('/queue')) return new TypeError('Failed to fetch');
+    if (url.endsWith('/scheduler/pause')) return { status: 502, body: 'Bad Gateway' };
+    return { status: 200, body: { ok: true } };
+  });
+  const api = createApi({ fetchImpl });
+  await assert.rejects(api.createPod({ kind: 'Pod' }), (err) => err instanceof ApiError && err.status === 409 && err.reason === 'AlreadyExists');
+  try {
+    await api.createNode({});
+  } catch (err) {
+    assert.equal(describeError(err, 'Could not create the node'), 'Could not create the node: Node "X" is invalid (metadata.name: Invalid value)');
+  }
+  await assert.rejects(api.scenarios(), (err) => err.status === 404 && /no such API route/.test(err.message));
+  assert.equal(await api.reset(), null);
+  await assert.rejects(api.queue(), /did not answer/);
+  await assert.rejects(api.pause(), /HTTP 502/);
+  await api.createPod('kind: Pod\n', 'application/yaml');
+  const last = fetchImpl.calls.at(-1);
+  assert.equal(last.headers['Content-Type'], 'application/yaml');
+  assert.equal(last.body, 'kind: Pod\n');
+  await api.cycles('default/x y', 5);
+  assert.match(fetchImpl.calls.at(-1).url, /\/api\/v1\/cycles\?pod=default%2Fx%20y&limit=5$/);
+});
+
+test('actions: failures become notices; a missing scenario API is said in words', async () => {
+  resetSeq(0);
+  const store = createStore();
+  const fetchImpl = fakeFetch((url) => {
+    if (url.includes('/scenarios')) return { status: 404, body: { error: 'no such API route: GET /api/v1/scenarios' } };
+    if (url.endsWith('/pods')) return { status: 403, body: { error: 'pods "p" is forbidden: exceeded quota', reason: 'Forbidden' } };
+    return { status: 200, body: {} };
+  });
+  const actions = createActions({ api: createApi({ fetchImpl }), store });
+  const res = await actions.loadScenarios();
+  assert.match(res.unavailable, /no scenario API yet.*404/);
+  assert.equal(await actions.createPods({ name: 'p', namespace: 'default', cpu: '1', memory: '' }), undefined);
+  assert.match(store.state.notices.at(-1).text, /Could not create the pod: .*forbidden: exceeded quota/);
+  assert.equal(store.state.busy.createPod, undefined, 'busy is cleared after a failure');
+  await actions.createNode({ name: 'Not Valid' });
+  assert.match(store.state.notices.at(-1).text, /node name "Not Valid"/);
+  await actions.createFromYaml('apiVersion: v1\nkind: Service\n');
+  assert.match(store.state.notices.at(-1).text, /kind is "Service"/);
+});
+
+class FakeSocket {
+  static all = [];
+  constructor(url) {
+    this.url = url;
+    this.closed = false;
+    FakeSocket.all.push(this);
+  }
+  close() { this.closed = true; }
+  open() { this.onopen?.(); }
+  send(msg) { this.onmessage?.({ data: JSON.stringify(msg) }); }
+  drop(code = 1006, reason = '') { this.onclose?.({ code, reason }); }
+}
+
+test('stream: connects, reconnects with ?since=<last seq>, and resyncs from a fresh snapshot', () => {
+  resetSeq(0);
+  FakeSocket.all = [];
+  const timers = [];
+  let clock = 0;
+  const store = createStore({ now: () => clock });
+  const s = connectStream({
+    store, location: { protocol: 'http:', host: 'h:1' }, WebSocketImpl: FakeSocket,
+    setTimer: (fn, ms) => { timers.push({ fn, ms }); return timers.length; }, clearTimer: () => {}, now: () => clock,
+  });
+  const first = FakeSocket.all[0];
+  assert.equal(first.url, 'ws://h:1/api/v1/stream', 'no since before any snapshot');
+  assert.equal(store.state.conn.status, 'connecting');
+  first.open();
+  assert.equal(store.state.conn.status, 'open');
+  first.send(snapshot({ pods: [podSummary('a')] }));
+  first.send(events([E.pod('added', podSummary('b')), E.pod('added', podSummary('c'))]));
+  const seen = store.state.seq;
+  assert.equal(seen, 2);
+
+  first.drop();
+  assert.equal(store.state.conn.status, 'reconnecting');
+  assert.equal(store.state.conn.error, 'the connection was lost');
+  assert.equal(timers.at(-1).ms, backoffDelay(1));
+  timers.at(-1).fn();
+  const second = FakeSocket.all[1];
+  assert.equal(second.url, `ws://h:1/api/v1/stream?since=${seen}`);
+  second.open();
+  // Resumed: only the missed events come, no snapshot; state is kept.
+  second.send(events([E.pod('added', podSummary('d'))]));
+  assert.deepEqual([...store.state.pods.keys()].sort(), ['default/a', 'default/b', 'default/c', 'default/d']);
+
+  // The server no longer holds our events: resync, then a fresh snapshot.
+  second.drop(1001, 'the server is shutting down');
+  assert.match(store.state.conn.error, /shutting down/);
+  timers.at(-1).fn();
+  const third = FakeSocket.all[2];
+  assert.match(third.url, /since=3$/);
+  third.open();
+  third.send({ type: 'resync', reason: 'the history no longer holds the events after your last one', dropped: 0 });
+  third.send(snapshot({ at: 900, pods: [podSummary('z')] }));
+  assert.deepEqual([...store.state.pods.keys()], ['default/z']);
+  assert.equal(store.state.seq, 900);
+  assert.ok(store.state.conn.lastResync);
+
+  // Back-off grows, and close() stops for good.
+  third.drop();
+  third.drop();
+  assert.equal(backoffDelay(1), 500);
+  assert.equal(backoffDelay(2), 1000);
+  assert.equal(backoffDelay(10), 8000);
+  s.close();
+  assert.equal(store.state.conn.status, 'closed');
+  assert.equal(streamURL({ protocol: 'https:', host: 'x' }, 5), 'wss://x/api/v1/stream?since=5');
+});
+
+test('timeline bands follow the queue trail within the window', () => {
+  const trail = [
+    { t: 0, to: 'active' }, { t: 10, to: 'inFlight' }, { t: 12, to: 'backoff' }, { t: 1012, to: 'active' }, { t: 1013, to: 'inFlight' }, { t: 1020, to: null },
+  ];
+  const bands = segments(trail, 5, 2000);
+  assert.deepEqual(bands.map((b) => [b.queue, b.from, b.to]), [
+    ['active', 5, 10], ['inFlight', 10, 12], ['backoff', 12, 1012], ['active', 1012, 1013], ['inFlight', 1013, 1020],
+  ]);
+  const open = segments([{ t: 0, to: 'unschedulable' }], 100, 200);
+  assert.deepEqual(open.map((b) => [b.from, b.to]), [[100, 200]], 'a pod still waiting has a band to the end');
+});
