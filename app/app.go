@@ -217,6 +217,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst
 	if err := inst.Scheduler.Start(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("starting the scheduler: %w", err)
 	}
+	log.Debug("scheduler started", "after", time.Since(started))
 
 	webFS := web.FS()
 	if f.WebDir != "" {
@@ -230,6 +231,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst
 	if err := inst.Server.Start(ctx); err != nil {
 		return nil, fmt.Errorf("watching the cluster: %w", err)
 	}
+	log.Debug("cluster watched", "after", time.Since(started))
 	l, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", f.Addr, err)

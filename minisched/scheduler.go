@@ -174,6 +174,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 	}
 	s.synced.Store(true)
+	klog.FromContext(ctx).V(2).Info("informers synced")
 	go s.queue.Run(ctx)
 	for {
 		if err := s.scheduleOne(ctx); err != nil {
