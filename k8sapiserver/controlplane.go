@@ -320,4 +320,3 @@ func (cp *ControlPlane) Close() error {
 	})
 	return cp.closeErr
 }
-
