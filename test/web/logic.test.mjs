@@ -12,7 +12,7 @@ import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
 import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
 import { createStore } from '../../web/static/js/store.js';
 import { createActions } from '../../web/static/js/actions.js';
-import { segments } from '../../web/static/js/timeline-logic.js';
+import { segments, timeRange } from '../../web/static/js/timeline-logic.js';
 import { E, events, podSummary, resetSeq, snapshot } from './fixtures.mjs';
 
 test('format: CPU, memory, durations, codes', () => {
@@ -335,4 +335,33 @@ test('timeline bands follow the queue trail within the window', () => {
   ]);
   const open = segments([{ t: 0, to: 'unschedulable' }], 100, 200);
   assert.deepEqual(open.map((b) => [b.from, b.to]), [[100, 200]], 'a pod still waiting has a band to the end');
+});
+
+test('timeline window: fitted to the activity, or a fixed span', () => {
+  const now = 1_000_000;
+  const rows = [
+    { key: 'a', firstSeen: now - 40_000, trail: [{ t: now - 40_000, to: 'active' }, { t: now - 39_000, to: null }], cycles: [] },
+    { key: 'b', firstSeen: now - 5_000, trail: [{ t: now - 5_000, to: 'unschedulable' }], cycles: [] },
+    { key: 'old', firstSeen: now - 990_000, trail: [{ t: now - 990_000, to: 'active' }, { t: now - 980_000, to: null }], cycles: [] },
+  ];
+  const fit = timeRange(rows, -1, now);
+  assert.deepEqual(fit.rows.map((r) => r.key), ['a', 'b'], 'rows idle for 15 minutes leave the fitted view');
+  assert.equal(fit.t0, now - 42_000);
+  assert.equal(timeRange([rows[1]], -1, now).t0, now - 20_000, 'at least 20 s');
+  const minute = timeRange(rows, 60_000, now);
+  assert.deepEqual(minute.rows.map((r) => r.key), ['a', 'b']);
+  assert.equal(timeRange(rows, 10_000, now).rows.length, 1, 'b is still queued, so it stays');
+  assert.equal(timeRange(rows, 0, now).t0, now - 990_000);
+});
+
+test('notices: successes fade, errors stay until dismissed', () => {
+  let t = 0;
+  const store = createStore({ now: () => t });
+  store.addNotice('ok', 'made it');
+  const err = store.addNotice('error', 'broke');
+  t = 9000;
+  store.expireNotices(8000);
+  assert.deepEqual(store.state.notices.map((n) => n.text), ['broke']);
+  store.dismissNotice(err);
+  assert.equal(store.state.notices.length, 0);
 });

@@ -179,6 +179,7 @@ setInterval(() => {
 }, 250);
 setInterval(() => {
   if (store.state.ui.view === 'timeline') schedule();
+  store.expireNotices();
 }, 1000);
 
 // After every snapshot, fill the timeline with the cycles that ran before.

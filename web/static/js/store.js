@@ -629,6 +629,15 @@ export function createStore(options = {}) {
       notify();
       return id;
     },
+    /** Drops the notices that are not errors once they are older than ms. */
+    expireNotices(ms = 8000) {
+      const t = now();
+      const keep = state.notices.filter((n) => n.level === 'error' || t - n.at < ms);
+      if (keep.length === state.notices.length) return;
+      state.notices = keep;
+      touch('notices');
+      notify();
+    },
     dismissNotice(id) {
       state.notices = state.notices.filter((n) => n.id !== id);
       touch('notices');

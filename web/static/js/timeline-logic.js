@@ -25,3 +25,26 @@ export function lastActivity(row) {
   const queued = row.trail.length && row.trail[row.trail.length - 1].to ? Infinity : 0;
   return Math.max(a, c, queued);
 }
+
+/**
+ * timeRange picks the rows and the time window [t0, now] to draw: the last
+ * windowMs milliseconds (rows active in it), everything (0), or, for -1,
+ * a window fitted to the activity of the last 15 minutes, at least 20 s.
+ */
+export function timeRange(rows, windowMs, now) {
+  if (windowMs > 0) {
+    const t0 = now - windowMs;
+    return { t0, rows: rows.filter((r) => lastActivity(r) >= t0) };
+  }
+  if (windowMs === 0) {
+    let t0 = now - 60_000;
+    for (const r of rows) if (r.firstSeen) t0 = Math.min(t0, r.firstSeen);
+    return { t0, rows };
+  }
+  const horizon = now - 900_000;
+  const kept = rows.filter((r) => lastActivity(r) >= horizon);
+  let first = now;
+  for (const r of kept) first = Math.min(first, Math.max(horizon, r.firstSeen || now));
+  const span = Math.max(20_000, (now - first) * 1.05);
+  return { t0: now - span, rows: kept };
+}

@@ -6,9 +6,10 @@ import { useState } from 'preact/hooks';
 import { html, pure, VirtualList } from '../ui.js';
 import { formatClock, formatDuration, podLabel } from '../format.js';
 import { outcomeClass, outcomeText } from '../inspect.js';
-import { lastActivity, segments } from '../timeline-logic.js';
+import { segments, timeRange } from '../timeline-logic.js';
 
 export const WINDOWS = Object.freeze([
+  { id: 'fit', label: 'fit', ms: -1 },
   { id: '1m', label: 'last minute', ms: 60_000 },
   { id: '5m', label: 'last 5 minutes', ms: 300_000 },
   { id: '15m', label: 'last 15 minutes', ms: 900_000 },
@@ -64,16 +65,16 @@ function Legend() {
 }
 
 function Timeline({ store, actions, revCycles, tick, selected }) {
-  const [win, setWin] = useState('5m');
+  const [win, setWin] = useState('fit');
   const [filter, setFilter] = useState('');
   let rows = store.timelineRows();
   const f = filter.trim().toLowerCase();
   if (f) rows = rows.filter((r) => r.key.toLowerCase().includes(f));
-  const w = WINDOWS.find((x) => x.id === win) || WINDOWS[1];
+  const w = WINDOWS.find((x) => x.id === win) || WINDOWS[0];
   const t1 = tick;
-  let t0 = w.ms ? t1 - w.ms : t1 - 60_000;
-  if (!w.ms) for (const r of rows) t0 = Math.min(t0, r.firstSeen || t0);
-  if (w.ms) rows = rows.filter((r) => lastActivity(r) >= t0);
+  const range = timeRange(rows, w.ms, t1);
+  const t0 = range.t0;
+  rows = range.rows;
   return html`<div class="timeline" data-rev=${revCycles}>
     <div class="tl-tools">
       <fieldset class="segmented"><legend>Show</legend>

@@ -1,0 +1,114 @@
+// harness.mjs: starts a minisched binary and a headless Chromium for the
+// end-to-end test and the performance bench.
+//
+//   MINISCHED_BIN      the binary to run (default: bin/minisched, then
+//                      minisched-bin, at the repository's root)
+//   MINISCHED_WEB_DIR  when set, passed as --web-dir (serve the dashboard
+//                      from disk instead of the files embedded in the binary)
+//   CHROMIUM           the browser (default: /usr/bin/chromium, Debian's)
+
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+
+export function binaryPath() {
+  if (process.env.MINISCHED_BIN) return process.env.MINISCHED_BIN;
+  for (const p of [join(ROOT, 'bin', 'minisched'), join(ROOT, 'minisched-bin')]) if (existsSync(p)) return p;
+  throw new Error('no minisched binary: set MINISCHED_BIN to the binary to test (or build it as bin/minisched)');
+}
+
+/**
+ * startServer runs the binary on a free loopback port and resolves with
+ * {url, stop, output} once it prints its dashboard's address.
+ */
+export async function startServer({ extraArgs = [], timeoutMs = 90_000 } = {}) {
+  const bin = binaryPath();
+  const args = ['--addr', '127.0.0.1:0', ...extraArgs];
+  if (process.env.MINISCHED_WEB_DIR) args.push('--web-dir', resolve(process.env.MINISCHED_WEB_DIR));
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = [];
+  let exited = null;
+  const exit = new Promise((res) => child.on('exit', (code, signal) => { exited = { code, signal }; res(exited); }));
+  const keep = (line) => {
+    output.push(line);
+    if (output.length > 400) output.shift();
+  };
+  createInterface({ input: child.stderr }).on('line', keep);
+  const url = await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`minisched printed no address within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      keep(line);
+      const m = /minisched dashboard: (http:\/\/\S+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1].replace(/\/$/, ''));
+      }
+    });
+    exit.then((e) => { clearTimeout(timer); rej(new Error(`minisched exited (${e.code ?? e.signal}) before serving:\n${output.join('\n')}`)); });
+    child.on('error', (err) => { clearTimeout(timer); rej(err); });
+  }).catch((err) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  async function stop() {
+    if (exited) return exited;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const e = await exit;
+    clearTimeout(timer);
+    return e;
+  }
+  // Never leave the binary behind, whatever happens to this process.
+  process.once('exit', () => { if (!exited) child.kill('SIGKILL'); });
+  return { url, stop, output, child };
+}
+
+/** waitReady polls /readyz until the scheduler and the watchers are up. */
+export async function waitReady(url, timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.ok) return;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > end) throw new Error('minisched did not become ready');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export async function launchBrowser() {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/** api sends one REST call and returns the parsed JSON (throws on failure). */
+export async function api(url, method, path, body) {
+  const res = await fetch(`${url}/api/v1${path}`, {
+    method, headers: body ? { 'Content-Type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status}: ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+export function podBody(name, { cpu = '100m', memory = '64Mi', namespace = 'default' } = {}) {
+  return {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace },
+    spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu, memory } } }] },
+  };
+}
+
+export function nodeBody(name, { cpu = '32', memory = '64Gi', pods = '110', labels = {} } = {}) {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, status: { allocatable: { cpu, memory, pods } } };
+}
