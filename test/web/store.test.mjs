@@ -74,6 +74,7 @@ test('node and pod events keep the cluster and the per-node requests right', () 
   assert.equal(st.usage.get('n1').cpu, 500);
   assert.ok(st.nodeRev.get('n1') > revBefore, 'the node card re-renders when its pods change');
   assert.equal(st.pods.has('default/b'), false);
+  assert.equal(s.counts().bound, 1);
 
   // A delete of an older pod with the same name (another uid) changes nothing.
   s.applyMessage(events([E.pod('deleted', podSummary('a', { uid: 'old-uid', nodeName: 'n1', cpu: 500 }))]));

@@ -61,8 +61,9 @@ function emptyState() {
     history: null,
     nodes: new Map(),
     pods: new Map(),
-    // Requests of the pods bound to each node name.
+    // Requests of the pods bound to each node name, and how many are bound.
     usage: new Map(),
+    bound: 0,
     queue: new Map(),
     // Per pod: its queue trail, last failure, PreEnqueue result, cycle ids.
     podInfo: new Map(),
@@ -135,6 +136,7 @@ export function createStore(options = {}) {
     u.cpu -= pod.requests?.cpu || 0;
     u.memory -= pod.requests?.memory || 0;
     u.pods -= 1;
+    state.bound -= 1;
     if (u.keys.size === 0) state.usage.delete(pod.nodeName);
     bumpNode(pod.nodeName);
   }
@@ -148,6 +150,7 @@ export function createStore(options = {}) {
     u.cpu += pod.requests?.cpu || 0;
     u.memory += pod.requests?.memory || 0;
     u.pods += 1;
+    state.bound += 1;
     bumpNode(pod.nodeName);
   }
 
@@ -441,6 +444,7 @@ export function createStore(options = {}) {
     state.nodes = new Map();
     state.pods = new Map();
     state.usage = new Map();
+    state.bound = 0;
     const oldRevs = state.nodeRev;
     state.nodeRev = new Map();
     for (const n of snap.nodes || []) {
@@ -595,8 +599,7 @@ export function createStore(options = {}) {
   /** Counts for the header. */
   function counts() {
     return memoize('counts', [state.rev.pods, state.rev.nodes, state.rev.queue], () => {
-      let bound = 0;
-      for (const p of state.pods.values()) if (p.nodeName) bound += 1;
+      const bound = state.bound;
       const l = lanes();
       return {
         nodes: state.nodes.size, pods: state.pods.size, bound, pending: state.pods.size - bound,

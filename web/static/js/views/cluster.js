@@ -6,7 +6,7 @@ import { html, pure, Meter } from '../ui.js';
 import { formatBytes, formatCpu, formatTaint, podLabel } from '../format.js';
 
 const PODS_PER_CARD = 12;
-const PAGE = 60;
+const PAGE = 40;
 
 function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
   const alloc = node?.allocatable || {};
