@@ -180,6 +180,27 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForFunction(() => /running/.test(document.querySelector('#scheduler-state').textContent));
   });
 
+  await t.test('plugins: enable NodeNumber with weight 5, disable ImageLocality, and the scores follow', async () => {
+    await tab('controls');
+    const generation = await page.evaluate(() => window.minisched.store.state.scheduler.generation);
+    await page.waitForSelector('#plugins-form input[aria-label="enable NodeNumber"]');
+    await page.check('#plugins-form input[aria-label="enable NodeNumber"]');
+    await page.fill('#plugins-form input[aria-label="weight of NodeNumber"]', '5');
+    await page.uncheck('#plugins-form input[aria-label="enable ImageLocality"]');
+    await page.click('#plugins-form button[type="submit"]');
+    await notice(/restarted with the new plugins/);
+    await page.waitForFunction((g) => window.minisched.store.state.scheduler.generation > g, generation);
+    await page.waitForFunction(() => /Score/.test(document.querySelector('#plugins-form tr:has(input[aria-label="enable NodeNumber"])')?.textContent || ''));
+    assert.equal(await page.isChecked('#plugins-form input[aria-label="enable NodeNumber"]'), true);
+    assert.equal(await page.isChecked('#plugins-form input[aria-label="enable ImageLocality"]'), false);
+    await createPod('numbered-1', '100m');
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/numbered-1'));
+    await page.waitForSelector('.scores');
+    const heads = await page.$$eval('.scores thead th', (ths) => ths.map((th) => th.textContent));
+    assert.ok(heads.some((h) => /NodeNumber\s*weight 5/.test(h)), `Score columns: ${heads}`);
+    assert.ok(!heads.some((h) => /ImageLocality/.test(h)), `Score columns: ${heads}`);
+  });
+
   await t.test('API errors are shown in words', async () => {
     await tab('controls');
     await page.fill('#node-name', 'e2e-small');

@@ -24,7 +24,7 @@ export const DEFAULT_LIMITS = Object.freeze({
   // Cycle ids remembered per pod.
   podCycles: 40,
   // Notices (errors, messages) shown at once.
-  notices: 6,
+  notices: 4,
   // Scenario runs remembered.
   scenarios: 20,
 });
