@@ -156,7 +156,7 @@ function ScoreTable({ table }) {
   return html`<section aria-labelledby="score-h" class="score">
     <h3 id="score-h">Score <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
     ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${codeName(p.code)} ${p.reason || ''}`).join('; ')}</p>` : null}
-    <p class="muted small">Each cell: raw → normalized × weight = weighted.</p>
+    <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.</p>
     <div class="scroll-x">
     <table class="scores">
       <thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col">${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>
@@ -164,7 +164,7 @@ function ScoreTable({ table }) {
         ${shown.map((r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
           <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
           ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
-            <span class="raw">${r.raw[i]}</span> → ${r.normalized[i]} × ${p.weight} = <strong>${r.weighted[i]}</strong></td>`)}
+            <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${r.raw[i]} → ${r.normalized[i]} × ${p.weight}</div></td>`)}
           <td class="num total"><strong>${r.total}</strong></td>
         </tr>`)}
       </tbody>
@@ -216,15 +216,13 @@ function CycleBody({ view, loading }) {
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} />` : null}
     <div class="cycle-grid">
-      <div class="col-main">
-        <${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} />
-        ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
-      </div>
-      <div class="col-side">
-        <${ScoreBars} table=${table} />
-        <${Points} points=${view.detail.points} />
-        <${Timings} detail=${view.detail} />
-      </div>
+      <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
+      <div class="col-side"><${ScoreBars} table=${table} /></div>
+    </div>
+    ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+    <div class="cycle-grid">
+      <div class="col-main"><${Points} points=${view.detail.points} /></div>
+      <div class="col-side"><${Timings} detail=${view.detail} /></div>
     </div>
   </div>`;
 }
