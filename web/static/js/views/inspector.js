@@ -7,8 +7,8 @@ import { html, pure } from '../ui.js';
 import { codeName, formatBytes, formatClock, formatCpu, formatDuration, formatNanos, podLabel } from '../format.js';
 import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
 
-const MATRIX_ROWS = 50;
-const SCORE_ROWS = 50;
+const MATRIX_ROWS = 30;
+const SCORE_ROWS = 30;
 const BARS = 20;
 
 function PodPicker({ store, actions, selected }) {
@@ -206,6 +206,20 @@ function Timings({ detail }) {
   </section>`;
 }
 
+/**
+ * Later renders its children one frame after it mounts, so that opening a
+ * big cycle (hundreds of nodes) is two short tasks instead of one long one.
+ */
+function Later({ children }) {
+  const [ready, setReady] = useState(false);
+  useEffect(() => {
+    const id = requestAnimationFrame(() => setTimeout(() => setReady(true), 0));
+    return () => cancelAnimationFrame(id);
+  }, []);
+  if (!ready) return html`<p class="muted" role="status">Loading the scores…</p>`;
+  return typeof children === 'function' ? children() : children;
+}
+
 function CycleBody({ view, loading }) {
   if (!view.summary && view.source === 'none') return null;
   if (view.source === 'missing' || !view.detail) {
@@ -219,11 +233,12 @@ function CycleBody({ view, loading }) {
       <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
       <div class="col-side"><${ScoreBars} table=${table} /></div>
     </div>
-    ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
-    <div class="cycle-grid">
-      <div class="col-main"><${Points} points=${view.detail.points} /></div>
-      <div class="col-side"><${Timings} detail=${view.detail} /></div>
-    </div>
+    <${Later} key=${`l${view.id}`}>${() => html`
+      ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+      <div class="cycle-grid">
+        <div class="col-main"><${Points} points=${view.detail.points} /></div>
+        <div class="col-side"><${Timings} detail=${view.detail} /></div>
+      </div>`}</${Later}>
   </div>`;
 }
 
