@@ -247,6 +247,35 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  await t.test('scenarios, against the API contract (answers mocked in the browser)', async () => {
+    const bundled = [{ name: 'taints', title: 'Taints and tolerations', description: 'A tainted node, pods that tolerate it and pods that do not.' }];
+    await page.route('**/api/v1/scenarios', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ bundled, runs: [] }) }));
+    await page.route('**/api/v1/scenarios?bundled=*', (route) => route.fulfill({
+      status: 202, contentType: 'application/json', body: JSON.stringify({ id: 'run-1', name: 'taints', state: 'running', step: 0, steps: 3 }),
+    }));
+    await page.route('**/api/v1/scenarios/run-1', (route) => route.fulfill({
+      status: 200, contentType: 'application/json',
+      body: JSON.stringify({ id: 'run-1', name: 'taints', state: 'passed', step: 3, steps: 3, report: { expectations: 2, failed: 0 } }),
+    }));
+    await page.reload();
+    await page.waitForSelector('#connection[data-status="open"]');
+    await tab('controls');
+    await page.click('button[aria-label="Run scenario Taints and tolerations"]');
+    await notice(/Scenario taints started/);
+    await page.waitForSelector('[data-run="run-1"]');
+    await page.evaluate(() => window.minisched.store.applyEvents([
+      { time: new Date().toISOString(), kind: 'scenario', scenario: { id: 'run-1', name: 'taints', step: 2, steps: 3, phase: 'expect', message: 'pod tolerant-1 on node tainted' } },
+    ]));
+    await page.waitForFunction(() => /step 2 of 3/.test(document.querySelector('[data-run="run-1"]').textContent));
+    assert.match(await page.textContent('[data-run="run-1"]'), /pod tolerant-1 on node tainted/);
+    await page.evaluate(() => window.minisched.store.applyEvents([
+      { time: new Date().toISOString(), kind: 'scenario', scenario: { id: 'run-1', name: 'taints', step: 3, steps: 3, phase: 'passed' } },
+    ]));
+    await page.waitForSelector('[data-run="run-1"] details');
+    assert.match(await page.textContent('[data-run="run-1"] .badge'), /passed/);
+    await page.unrouteAll();
+  });
+
   await t.test('no script error on the page', () => {
     assert.deepEqual(pageErrors, []);
   });

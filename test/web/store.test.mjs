@@ -236,6 +236,12 @@ test('scheduler, scenario and reset events', () => {
   assert.equal(run.step, 3);
   assert.equal(run.phase, 'passed');
   assert.equal(run.message, 'creating nodes', 'fields a later event leaves out are kept');
+  assert.equal(run.state, 'passed', 'a phase that names an end state ends the run');
+  s.applyMessage(events([E.scenario({ id: 'r2', name: 'x', step: 1, steps: 2, phase: 'expect' })]));
+  assert.equal(s.state.scenarios.get('r2').state, 'running');
+  s.setScenarioRun({ id: 'r2', state: 'failed', report: { failed: 1 } });
+  assert.equal(s.state.scenarios.get('r2').report.failed, 1);
+  assert.equal(s.state.scenarios.get('r2').name, 'x');
 
   s.applyMessage(events(successfulCycle('a', 3, 1, ['n1'])));
   assert.equal(s.state.cycles.size, 1);

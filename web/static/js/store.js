@@ -33,6 +33,9 @@ export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'co
 
 export const QUEUES = Object.freeze(['active', 'backoff', 'unschedulable', 'inFlight']);
 
+/** The states a scenario run ends in. */
+export const SCENARIO_END = new Set(['passed', 'failed', 'cancelled', 'error']);
+
 /** podKey({namespace, name}) -> "namespace/name". */
 export function podKey(ref) {
   return `${ref.namespace}/${ref.name}`;
@@ -411,8 +414,12 @@ export function createStore(options = {}) {
       case 'scenario':
         if (e.scenario) {
           const prev = state.scenarios.get(e.scenario.id);
+          const run = { ...prev, ...e.scenario, t };
+          // The phase names a run's end when it is one of the run states.
+          if (SCENARIO_END.has(e.scenario.phase)) run.state = e.scenario.phase;
+          else if (!run.state) run.state = 'running';
           state.scenarios.delete(e.scenario.id);
-          state.scenarios.set(e.scenario.id, { ...prev, ...e.scenario, t });
+          state.scenarios.set(e.scenario.id, run);
           evictOldest(state.scenarios, limits.scenarios);
           touch('scenarios');
         }

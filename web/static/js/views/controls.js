@@ -2,7 +2,7 @@
 // scheduler's plugins, run a bundled scenario, reset. The forms keep their
 // own field values; submitting calls an action and nothing more.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, pure } from '../ui.js';
 import { nextName, pluginRows, PRIORITY_CLASSES } from '../manifests.js';
 
@@ -174,27 +174,50 @@ function Plugins({ actions, busy, generation }) {
   </form>`;
 }
 
+function ScenarioRun({ run, actions }) {
+  const state = run.state || 'running';
+  const pct = run.steps ? Math.min(100, (run.step / run.steps) * 100) : 0;
+  return html`<li class="scenario-run" data-run=${run.id}>
+    <div class="run-head">
+      <strong>${run.name || run.id}</strong>
+      <span class=${`badge s-${state}`}>${state}</span>
+      ${run.steps ? html`<span class="muted">step ${run.step} of ${run.steps}</span>` : null}
+      ${state === 'running' ? html`<button type="button" class="small" onClick=${() => actions.cancelScenario(run.id)}>Cancel</button>`
+        : html`<button type="button" class="small" onClick=${() => actions.refreshScenario(run.id)}>Reload report</button>`}
+    </div>
+    ${run.steps ? html`<span class="meter-bar run-progress" role="progressbar" aria-label=${`${run.name} progress`} aria-valuemin="0" aria-valuemax=${run.steps} aria-valuenow=${run.step}><span class="meter-fill" style=${`width:${pct}%`}></span></span>` : null}
+    ${run.phase || run.message ? html`<div class="muted">${run.phase && run.phase !== state ? `${run.phase}: ` : ''}${run.message || ''}</div>` : null}
+    ${run.report ? html`<details><summary>Report</summary><pre class="report">${JSON.stringify(run.report, null, 2)}</pre></details>` : null}
+  </li>`;
+}
+
 function Scenarios({ store, actions, busy, revScenarios }) {
   const [data, setData] = useState(null);
+  const asked = useRef(new Set());
   useEffect(() => {
     let live = true;
     actions.loadScenarios().then((d) => { if (live) setData(d); });
     return () => { live = false; };
   }, []);
   const runs = [...store.state.scenarios.values()].reverse();
-  return html`<section class="panel" aria-labelledby="scen-h" id="scenarios" data-rev=${revScenarios}>
+  // A run that ended gets its report once.
+  useEffect(() => {
+    for (const r of runs) {
+      if (r.state && r.state !== 'running' && !r.report && !asked.current.has(r.id)) {
+        asked.current.add(r.id);
+        actions.refreshScenario(r.id);
+      }
+    }
+  }, [revScenarios]);
+  return html`<section class="panel" aria-labelledby="scen-h" id="scenarios">
     <h2 id="scen-h">Scenarios</h2>
     ${!data ? html`<p class="muted" role="status">Loading…</p>` : data.unavailable ? html`<p class="notice-inline" role="status">${data.unavailable}</p>` : html`
       ${data.bundled.length === 0 ? html`<p class="muted">No bundled scenario.</p>` : null}
       <ul class="scenario-list">${data.bundled.map((s) => html`<li key=${s.name}>
         <div><strong>${s.title || s.name}</strong><div class="muted">${s.description}</div></div>
-        <button type="button" disabled=${!!busy.scenarioRun} onClick=${() => actions.runScenario(s.name)}>Run</button>
+        <button type="button" disabled=${!!busy.scenarioRun} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name)}>Run</button>
       </li>`)}</ul>`}
-    ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<li key=${r.id}>
-      <strong>${r.name || r.id}</strong> <span class=${`badge s-${r.state || r.phase}`}>${r.state || r.phase || 'running'}</span>
-      ${r.steps ? html` step ${r.step} of ${r.steps}` : null} ${r.message ? html`<span class="muted">${r.message}</span>` : null}
-      ${(r.state || 'running') === 'running' ? html` <button type="button" class="small" onClick=${() => actions.cancelScenario(r.id)}>Cancel</button>` : null}
-    </li>`)}</ul>` : null}
+    ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<${ScenarioRun} key=${r.id} run=${r} actions=${actions} />`)}</ul>` : null}
   </section>`;
 }
 
