@@ -365,3 +365,16 @@ test('notices: successes fade, errors stay until dismissed', () => {
   store.dismissNotice(err);
   assert.equal(store.state.notices.length, 0);
 });
+
+test('actions: several pods from one form, and busy flags while it runs', async () => {
+  const store = createStore();
+  const fetchImpl = fakeFetch(() => ({ status: 201, body: {} }));
+  const actions = createActions({ api: createApi({ fetchImpl }), store });
+  const made = actions.createPods({ name: 'batch', namespace: 'default', cpu: '100m', memory: '', count: '5' });
+  assert.equal(store.state.busy.createPod, true);
+  assert.deepEqual(await made, ['default/batch-1', 'default/batch-2', 'default/batch-3', 'default/batch-4', 'default/batch-5']);
+  assert.equal(fetchImpl.calls.length, 5);
+  assert.deepEqual(fetchImpl.calls.map((c) => JSON.parse(c.body).metadata.name).sort(), ['batch-1', 'batch-2', 'batch-3', 'batch-4', 'batch-5']);
+  assert.equal(store.state.busy.createPod, undefined);
+  assert.match(store.state.notices.at(-1).text, /5 pods created/);
+});

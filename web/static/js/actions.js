@@ -33,15 +33,23 @@ export function createActions({ api, store }) {
     async createPods(form) {
       return run('createPod', 'Could not create the pod', async () => {
         const manifests = podManifests(form);
+        // A few at a time: many pods arrive quickly without flooding the apiserver.
         let made = 0;
-        for (const m of manifests) {
-          try {
-            await api.createPod(m);
-            made += 1;
-          } catch (err) {
-            throw new Error(describeError(err, `${m.metadata.name}${made ? ` (after creating ${made})` : ''}`));
+        let next = 0;
+        let failure = null;
+        const worker = async () => {
+          while (next < manifests.length && !failure) {
+            const m = manifests[next++];
+            try {
+              await api.createPod(m);
+              made += 1;
+            } catch (err) {
+              failure = failure || new Error(describeError(err, `${m.metadata.name}${made ? ` (${made} created before it)` : ''}`));
+            }
           }
-        }
+        };
+        await Promise.all(Array.from({ length: Math.min(4, manifests.length) }, worker));
+        if (failure) throw failure;
         const first = manifests[0].metadata;
         store.addNotice('ok', made === 1 ? `Pod ${first.name} created.` : `${made} pods created.`);
         return manifests.map((m) => `${m.metadata.namespace}/${m.metadata.name}`);

@@ -148,6 +148,6 @@ export function describeMove(event) {
     case 'PodUpdate': return 'pod updated';
     case 'PodDelete': return 'pod deleted';
     case undefined: case null: case '': return '';
-    default: return event;
+    default: return `moved by ${event}`;
   }
 }
