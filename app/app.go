@@ -25,6 +25,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"minisched/examples"
 	"minisched/k8sapiserver"
 	"minisched/minisched"
 	"minisched/minisched/event"
@@ -118,6 +119,9 @@ func (f *Flags) register(fs *flag.FlagSet) {
 
 // Run runs minisched until ctx ends.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
+	if len(args) > 0 && args[0] == "scenario" {
+		return runScenarios(ctx, args[1:], stdout, stderr, opts...)
+	}
 	fs := flag.NewFlagSet("minisched", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f Flags
@@ -206,7 +210,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst
 	observer := event.Multi(inst.Recorder, metrics)
 	inst.Scheduler = minisched.NewService(minisched.ServiceOptions{
 		Client: inst.Client, RESTConfig: inst.RESTConfig, Observer: observer, OutOfTree: o.outOfTree,
-		Seed: f.Seed, StartPaused: f.Paused,
+		Tuning: minisched.Tuning{Seed: f.Seed}, StartPaused: f.Paused,
 	})
 	pending = func() map[event.QueueName]int {
 		if s := inst.Scheduler.Scheduler(); s != nil {
@@ -225,7 +229,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst
 	}
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
-		Web: webFS, SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
+		Web: webFS, Bundled: examples.Scenarios(), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
 		AllowedOrigins: splitList(f.AllowedOrigins), StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {

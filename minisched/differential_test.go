@@ -170,7 +170,9 @@ func TestAgreesWithUpstream(t *testing.T) {
 	h := start(t, "")
 	up := startUpstream(t)
 	tainted := func(key, value string, effect v1.TaintEffect) func(*v1.Node) {
-		return func(n *v1.Node) { n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect}) }
+		return func(n *v1.Node) {
+			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect})
+		}
 	}
 	sized := func(mem string) func(*v1.Node) {
 		return func(n *v1.Node) {

@@ -109,7 +109,7 @@ func start(t *testing.T, configYAML string, opts ...harnessOption) *harness {
 		t.Fatalf("configuration: %v", err)
 	}
 	h := &harness{t: t, log: &eventLog{}}
-	so := minisched.ServiceOptions{Client: client, RESTConfig: cp.RESTConfig(), Observer: h.log, Seed: 1}
+	so := minisched.ServiceOptions{Client: client, RESTConfig: cp.RESTConfig(), Observer: h.log, Tuning: minisched.Tuning{Seed: 1}}
 	for _, o := range opts {
 		o(&so)
 	}

@@ -58,6 +58,10 @@ type Options struct {
 	// CycleTimeout bounds one plugin call; a plugin that hangs longer fails
 	// the pod's cycle with an error. Zero means 30s.
 	CycleTimeout time.Duration
+	// MaxInUnschedulable and UnschedulableFlushInterval tune the queue's
+	// periodic flush; zero keeps kube-scheduler's 5m and 30s.
+	MaxInUnschedulable         time.Duration
+	UnschedulableFlushInterval time.Duration
 }
 
 // Scheduler watches pods and nodes through informers and schedules the pods
@@ -151,6 +155,9 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		MaxBackoff:     time.Duration(opts.Config.PodMaxBackoffSeconds) * time.Second,
 		Observer:       opts.Observer,
 		Logger:         klog.FromContext(ctx),
+
+		MaxInUnschedulable:         opts.MaxInUnschedulable,
+		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
 	})
 	s.nominator = queue.NewNominator()
 	s.profile.fw.SetPodNominator(s.nominator)

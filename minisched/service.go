@@ -25,11 +25,22 @@ type ServiceOptions struct {
 	RESTConfig *rest.Config
 	Observer   event.Observer
 	OutOfTree  frameworkruntime.Registry
-	// Seed makes runs repeatable; see Options.Seed.
-	Seed         int64
+	// Tuning holds the seed and the queue's timings; SetTuning changes them
+	// for the next Restart.
+	Tuning       Tuning
 	CycleTimeout time.Duration
 	// StartPaused holds the first pod until Resume or Step.
 	StartPaused bool
+}
+
+// Tuning are the knobs a scenario may turn besides the configuration.
+type Tuning struct {
+	// Seed makes runs repeatable; see Options.Seed.
+	Seed int64 `json:"seed,omitempty"`
+	// MaxInUnschedulable and UnschedulableFlushInterval set the periodic
+	// flush of pods left in the unschedulable set (5m and 30s by default).
+	MaxInUnschedulable         time.Duration `json:"maxInUnschedulable,omitempty"`
+	UnschedulableFlushInterval time.Duration `json:"unschedulableFlushInterval,omitempty"`
 }
 
 // Service owns the running scheduler: it starts it, restarts it with a new
@@ -81,9 +92,11 @@ func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
 		return errors.New("the scheduler service was never started")
 	}
 	runCtx, cancel := context.WithCancel(s.base)
+	t := s.opts.Tuning
 	sched, err := New(runCtx, Options{
 		Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree,
-		Observer: s.opts.Observer, Gate: s.gate, Seed: s.opts.Seed, CycleTimeout: s.opts.CycleTimeout,
+		Observer: s.opts.Observer, Gate: s.gate, Seed: t.Seed, CycleTimeout: s.opts.CycleTimeout,
+		MaxInUnschedulable: t.MaxInUnschedulable, UnschedulableFlushInterval: t.UnschedulableFlushInterval,
 	})
 	if err != nil {
 		cancel()
@@ -124,6 +137,31 @@ func (s *Service) stopLocked() {
 	<-s.done
 	s.sched = nil
 	s.running.Store(false)
+}
+
+// Tuning returns the knobs the next Restart uses.
+func (s *Service) Tuning() Tuning {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Tuning
+}
+
+// SetTuning changes the knobs for the next Restart.
+func (s *Service) SetTuning(t Tuning) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Tuning = t
+}
+
+// CheckConfig builds a scheduler with cfg and throws it away: it says
+// whether Restart would take cfg, without touching the running scheduler.
+func (s *Service) CheckConfig(cfg *config.KubeSchedulerConfiguration) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := New(ctx, Options{Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree}); err != nil {
+		return &ConfigError{Err: err}
+	}
+	return nil
 }
 
 // Config returns the running configuration.

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"sigs.k8s.io/yaml"
 
+	"minisched/manifest"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/recorder"
@@ -278,7 +280,7 @@ func (s *Server) putConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !isManifestType(c.Request().Header.Get(echo.HeaderContentType)) {
+	if !manifest.IsSupportedType(c.Request().Header.Get(echo.HeaderContentType)) {
 		return apiError(http.StatusUnsupportedMediaType, "send the configuration as application/yaml or application/json")
 	}
 	cfg, err := minisched.LoadConfig(data, s.opts.SchedulerName)
@@ -358,6 +360,18 @@ func (s *Server) Reset(ctx context.Context) error {
 	}
 	if err := client.Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return err
+	}
+	// Priority classes people made (scenarios make them); the system's stay.
+	classes, err := s.opts.Client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, pc := range classes.Items {
+		if !strings.HasPrefix(pc.Name, "system-") {
+			if err := s.opts.Client.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
 	}
 	s.opts.Recorder.Reset()
 	s.opts.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindReset})

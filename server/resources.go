@@ -65,7 +65,7 @@ func (s *Server) createNode(c echo.Context) error {
 		return err
 	}
 	node := &v1.Node{}
-	if err := DecodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), node); err != nil {
+	if err := decodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), node); err != nil {
 		return err
 	}
 	created, err := s.CreateNode(c.Request().Context(), node)
@@ -134,7 +134,7 @@ func (s *Server) createPod(c echo.Context) error {
 		return err
 	}
 	pod := &v1.Pod{}
-	if err := DecodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), pod); err != nil {
+	if err := decodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), pod); err != nil {
 		return err
 	}
 	created, err := s.CreatePod(c.Request().Context(), pod)
@@ -144,12 +144,17 @@ func (s *Server) createPod(c echo.Context) error {
 	return c.JSON(http.StatusCreated, created)
 }
 
-// CreatePod creates pod, in the default namespace unless it names one.
+// CreatePod creates pod, in the default namespace unless it names one. A pod
+// that sets no termination grace period gets 0: no kubelet runs here to end
+// it gracefully, and a pod preemption evicts must go at once.
 func (s *Server) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	if pod.Namespace == "" {
 		pod.Namespace = metav1.NamespaceDefault
+	}
+	if pod.Spec.TerminationGracePeriodSeconds == nil {
+		pod.Spec.TerminationGracePeriodSeconds = new(int64)
 	}
 	return s.opts.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 }

@@ -19,6 +19,7 @@ import (
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/recorder"
+	"minisched/scenario"
 )
 
 // Options configure a Server.
@@ -45,6 +46,10 @@ type Options struct {
 	// StreamBuffer is how many events a stream client may lag behind before
 	// it is resynchronised. Default 50,000.
 	StreamBuffer int
+	// Bundled holds the bundled scenarios (*.yaml) POST /scenarios?bundled=
+	// runs; ScenarioLimits bound what a scenario may do.
+	Bundled        fs.FS
+	ScenarioLimits scenario.Limits
 	// StreamWriteTimeout is how long one write to a stream client may take
 	// before the client counts as stalled. Default 10s.
 	StreamWriteTimeout time.Duration
@@ -56,6 +61,8 @@ type Server struct {
 	echo    *echo.Echo
 	cluster *clusterWatcher
 	http    *http.Server
+	// scenarios runs POST /scenarios, one at a time.
+	scenarios *scenario.Manager
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -78,6 +85,9 @@ func New(opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel}
 	s.cluster = newClusterWatcher(opts.Client, opts.Observer)
+	if opts.Scheduler != nil && opts.Recorder != nil {
+		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
+	}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -122,6 +132,11 @@ func (s *Server) routes() {
 	api.POST("/scheduler/step", s.step)
 	api.POST("/reset", s.reset)
 
+	api.GET("/scenarios", s.listScenarios)
+	api.POST("/scenarios", s.createScenario)
+	api.GET("/scenarios/:id", s.getScenario)
+	api.DELETE("/scenarios/:id", s.cancelScenario)
+
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, "no such API route: %s %s", c.Request().Method, c.Request().URL.Path)
 	})
@@ -162,6 +177,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	return s.http.Shutdown(ctx)
+}
+
+// ScenarioEnv is what scenarios run against here.
+func (s *Server) ScenarioEnv() scenario.Env {
+	return scenario.Env{
+		Client: s.opts.Client, CreateNode: s.CreateNode, CreatePod: s.CreatePod, Reset: s.Reset,
+		Scheduler: s.opts.Scheduler, Recorder: s.opts.Recorder, Observer: s.opts.Observer,
+		SchedulerName: s.opts.SchedulerName, Limits: s.opts.ScenarioLimits,
+	}
 }
 
 // Handler exposes the server's routes, for tests that bring their own

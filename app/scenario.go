@@ -1,0 +1,147 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"minisched/examples"
+	"minisched/scenario"
+)
+
+// runScenarios is `minisched scenario run FILE...`: it starts an embedded
+// control plane, runs each scenario, prints its report, and exits 1 when an
+// expectation fails (2 when a scenario is refused before it runs).
+func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
+	if len(args) == 0 || args[0] != "run" {
+		fmt.Fprintln(stderr, "usage: minisched scenario run [flags] FILE... (or --bundled)")
+		return &ExitError{Code: 2}
+	}
+	fset := flag.NewFlagSet("minisched scenario run", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	reset := fset.Bool("reset", true, "empty the cluster before each scenario")
+	bundled := fset.Bool("bundled", false, "run every bundled scenario (the learning path)")
+	output := fset.String("output", "text", "report format: text or json")
+	f := DefaultFlags()
+	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration to start from")
+	fset.Int64Var(&f.Seed, "seed", 1, "seed for breaking score ties; the same seed replays the same way")
+	fset.IntVar(&f.Verbosity, "v", 0, "log verbosity")
+	fset.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: minisched scenario run [flags] FILE...\n\nRuns scenarios headless on an embedded control plane and prints their reports.\n\nFlags:\n")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *output != "text" && *output != "json" {
+		return fmt.Errorf("--output %q: want text or json", *output)
+	}
+	sources, err := scenarioSources(fset.Args(), *bundled)
+	if err != nil {
+		return err
+	}
+	// Refuse bad scenarios before starting anything.
+	var scs []*scenario.Scenario
+	for _, src := range sources {
+		sc, err := scenario.Parse(src.data)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", src.name, err)
+			return &ExitError{Code: 2}
+		}
+		scs = append(scs, sc)
+	}
+
+	QuietKlog(f.Verbosity)
+	f.Addr = "127.0.0.1:0"
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.Level(-4 * f.Verbosity)}))
+	inst, err := Start(ctx, f, log, opts...)
+	if err != nil {
+		return err
+	}
+	defer inst.Close()
+	runner := scenario.NewRunner(inst.Server.ScenarioEnv())
+	failed := 0
+	var reports []*scenario.Report
+	for i, sc := range scs {
+		if *reset {
+			if err := inst.Server.Reset(ctx); err != nil {
+				return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
+			}
+		}
+		rep, err := runner.Run(ctx, fmt.Sprintf("run-%d", i+1), sc)
+		var se *scenario.Error
+		if errors.As(err, &se) {
+			fmt.Fprintf(stderr, "%s: %v\n", sources[i].name, se)
+			return &ExitError{Code: 2}
+		}
+		if err != nil {
+			return err
+		}
+		if rep.State != scenario.StatePassed {
+			failed++
+		}
+		reports = append(reports, rep)
+		if *output == "text" {
+			rep.WriteText(stdout)
+			fmt.Fprintln(stdout)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "%d of %d scenario(s) passed\n", len(reports)-failed, len(scs))
+	}
+	if failed > 0 || len(reports) < len(scs) {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+type source struct {
+	name string
+	data []byte
+}
+
+func scenarioSources(files []string, bundled bool) ([]source, error) {
+	var out []source
+	if bundled {
+		names, err := fs.Glob(examples.Scenarios(), "*.yaml")
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			data, err := fs.ReadFile(examples.Scenarios(), n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, source{name: "bundled " + strings.TrimSuffix(n, ".yaml"), data: data})
+		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading scenario: %w", err)
+		}
+		out = append(out, source{name: f, data: data})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no scenario to run: name files, or --bundled")
+	}
+	return out, nil
+}

@@ -1,0 +1,159 @@
+// Command bench measures minisched's speed and memory targets and prints the
+// figures that docs/BENCHMARKS.md records. Each subcommand compares runs made
+// in the same process, one after the other, so that a noisy machine affects
+// both sides of a ratio alike.
+//
+//	go run ./hack/bench startup -bin bin/minisched -runs 5
+//	go run ./hack/bench throughput -nodes 500 -pods 2000
+//	go run ./hack/bench stream -clients 20 -nodes 100 -pods 1000
+//	go run ./hack/bench memory -nodes 100 -pods 10000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"minisched/app"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory [flags]")
+		os.Exit(2)
+	}
+	app.QuietKlog(0)
+	cmds := map[string]func([]string) error{
+		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory,
+	}
+	cmd, ok := cmds[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "unknown benchmark %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
+	if err := cmd(os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// workload creates nodes and pods with a few creators at once.
+func workload(ctx context.Context, c kubernetes.Interface, nodes, pods int, podCPU string) error {
+	if err := parallel(nodes, func(i int) error {
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%04d", i),
+			Labels: map[string]string{v1.LabelHostname: fmt.Sprintf("node-%04d", i), v1.LabelTopologyZone: fmt.Sprintf("zone-%d", i%3)}}}
+		created, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("32"),
+			v1.ResourceMemory: resource.MustParse("64Gi"), v1.ResourcePods: resource.MustParse("110")}
+		created.Status.Capacity = created.Status.Allocatable
+		_, err = c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("creating nodes: %w", err)
+	}
+	return createPods(ctx, c, 0, pods, podCPU)
+}
+
+func createPods(ctx context.Context, c kubernetes.Interface, from, count int, cpu string) error {
+	return parallel(count, func(i int) error {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%05d", from+i)},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu),
+					v1.ResourceMemory: resource.MustParse("64Mi")}}}}}}
+		_, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
+		return err
+	})
+}
+
+func parallel(n int, f func(i int) error) error {
+	const workers = 16
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// boundCounter counts bound pods through an informer, and says when a number
+// of them are bound.
+type boundCounter struct {
+	bound   atomic.Int64
+	reached chan struct{}
+	want    int64
+	once    sync.Once
+	stop    chan struct{}
+}
+
+func countBound(c kubernetes.Interface, want int) *boundCounter {
+	b := &boundCounter{reached: make(chan struct{}), want: int64(want), stop: make(chan struct{})}
+	factory := informers.NewSharedInformerFactory(c, 0)
+	seen := sync.Map{}
+	check := func(obj any) {
+		if p, ok := obj.(*v1.Pod); ok && p.Spec.NodeName != "" {
+			if _, dup := seen.LoadOrStore(p.UID, true); !dup && b.bound.Add(1) >= b.want {
+				b.once.Do(func() { close(b.reached) })
+			}
+		}
+	}
+	_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: check, UpdateFunc: func(_, obj any) { check(obj) },
+	})
+	factory.Start(b.stop)
+	factory.WaitForCacheSync(b.stop)
+	return b
+}
+
+func (b *boundCounter) wait(timeout time.Duration) error {
+	defer close(b.stop)
+	select {
+	case <-b.reached:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("only %d of %d pods bound after %v", b.bound.Load(), b.want, timeout)
+	}
+}
+
+func flagSet(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ExitOnError) }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"minisched/app"
+)
+
+// memory schedules many pods in batches and reports the heap after each
+// batch: once the history is full, it must stop growing.
+func memory(args []string) error {
+	fs := flagSet("memory")
+	nodes := fs.Int("nodes", 100, "nodes")
+	pods := fs.Int("pods", 10000, "pods, in batches")
+	batch := fs.Int("batch", 1000, "pods per batch")
+	history := fs.Int("history", 500_000, "the history cap (--history)")
+	_ = fs.Parse(args)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := app.DefaultFlags()
+	f.Addr, f.History = "127.0.0.1:0", *history
+	inst, err := app.Start(ctx, f, quiet)
+	if err != nil {
+		return err
+	}
+	defer inst.Close()
+	if err := workload(ctx, inst.Client, *nodes, 0, "10m"); err != nil {
+		return err
+	}
+	var first, peak uint64
+	for done := 0; done < *pods; done += *batch {
+		counter := countBound(inst.Client, done+*batch)
+		if err := createPods(ctx, inst.Client, done, *batch, "10m"); err != nil {
+			return err
+		}
+		if err := counter.wait(10 * time.Minute); err != nil {
+			return err
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		st := inst.Recorder.Stats()
+		fmt.Printf("%6d pods bound: heap in use %4d MB; history %7d events, weight %7d of %d, dropped %d\n",
+			done+*batch, ms.HeapInuse>>20, st.Events, st.Weight, st.MaxWeight, st.Dropped)
+		if first == 0 {
+			first = ms.HeapInuse
+		}
+		peak = max(peak, ms.HeapInuse)
+	}
+	fmt.Printf("memory: %d pods on %d nodes with --history %d: heap after the first batch %d MB, at most %d MB (this process also holds etcd and the apiserver)\n",
+		*pods, *nodes, *history, first>>20, peak>>20)
+	return nil
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"minisched/k8sapiserver"
+	"minisched/minisched"
+	"minisched/recorder"
+)
+
+// throughput binds the same pre-created pods with minisched (every event
+// reported into the history) and with kube-scheduler, each on a fresh
+// control plane, and compares pods per second.
+func throughput(args []string) error {
+	fs := flagSet("throughput")
+	nodes := fs.Int("nodes", 500, "nodes")
+	pods := fs.Int("pods", 2000, "pods, created before the scheduler starts")
+	rounds := fs.Int("rounds", 2, "rounds, alternating which scheduler goes first")
+	only := fs.String("only", "", "run only this scheduler (minisched or kube-scheduler), to profile it")
+	_ = fs.Parse(args)
+	var mini, up []float64
+	for r := 0; r < *rounds; r++ {
+		order := []string{"minisched", "kube-scheduler"}
+		if r%2 == 1 {
+			order = []string{"kube-scheduler", "minisched"}
+		}
+		for _, which := range order {
+			if *only != "" && which != *only {
+				continue
+			}
+			rate, detail, err := bindRate(which, *nodes, *pods)
+			if err != nil {
+				return fmt.Errorf("%s: %w", which, err)
+			}
+			fmt.Printf("round %d %-14s %7.1f pods/s %s\n", r+1, which, rate, detail)
+			if which == "minisched" {
+				mini = append(mini, rate)
+			} else {
+				up = append(up, rate)
+			}
+		}
+	}
+	if *only != "" {
+		return nil
+	}
+	m, u := mean(mini), mean(up)
+	fmt.Printf("throughput: %d pods on %d nodes: minisched %.1f pods/s, kube-scheduler %.1f pods/s, ratio %.2f\n", *pods, *nodes, m, u, m/u)
+	return nil
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func bindRate(which string, nodes, pods int) (float64, string, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{})
+	if err != nil {
+		return 0, "", err
+	}
+	defer cp.Close()
+	c := kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	if err := workload(ctx, c, nodes, pods, "10m"); err != nil {
+		return 0, "", err
+	}
+	counter := countBound(c, pods)
+	cfg, err := minisched.DefaultConfig("")
+	if err != nil {
+		return 0, "", err
+	}
+	var detail func() string
+	begun := time.Now()
+	switch which {
+	case "minisched":
+		rec := recorder.New(recorder.Options{})
+		svc := minisched.NewService(minisched.ServiceOptions{Client: c, RESTConfig: cp.RESTConfig(), Observer: rec})
+		if err := svc.Start(ctx, cfg); err != nil {
+			return 0, "", err
+		}
+		defer svc.Stop()
+		detail = func() string {
+			st := rec.Stats()
+			return fmt.Sprintf("(%d events recorded, history weight %d, %d dropped to stay within the cap)", st.LastSeq, st.Weight, st.Dropped)
+		}
+	default:
+		factory := scheduler.NewInformerFactory(c, 0, nil)
+		broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.EventsV1()})
+		sched, err := scheduler.New(ctx, c, factory, nil, profile.NewRecorderFactory(broadcaster), scheduler.WithProfiles(cfg.Profiles...))
+		if err != nil {
+			return 0, "", err
+		}
+		broadcaster.StartRecordingToSink(ctx.Done())
+		factory.Start(ctx.Done())
+		factory.WaitForCacheSync(ctx.Done())
+		go sched.Run(ctx)
+		detail = func() string { return "" }
+	}
+	if err := counter.wait(10 * time.Minute); err != nil {
+		return 0, "", err
+	}
+	elapsed := time.Since(begun)
+	return float64(pods) / elapsed.Seconds(), detail(), nil
+}

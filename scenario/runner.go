@@ -1,0 +1,531 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"minisched/minisched"
+	"minisched/minisched/event"
+	"minisched/recorder"
+)
+
+// Env is what a scenario runs against.
+type Env struct {
+	Client kubernetes.Interface
+	// CreateNode and CreatePod create objects the way the REST API does
+	// (a node's status written, defaults filled).
+	CreateNode func(context.Context, *v1.Node) (*v1.Node, error)
+	CreatePod  func(context.Context, *v1.Pod) (*v1.Pod, error)
+	// Reset empties the cluster and the history.
+	Reset     func(context.Context) error
+	Scheduler *minisched.Service
+	Recorder  *recorder.Recorder
+	// Observer receives the scenario's progress events.
+	Observer event.Observer
+	// SchedulerName is the profile name a configuration without one gets.
+	SchedulerName string
+	Limits        Limits
+}
+
+// Runner runs scenarios in an Env.
+type Runner struct{ env Env }
+
+// NewRunner returns a runner.
+func NewRunner(env Env) *Runner {
+	if env.Observer == nil {
+		env.Observer = event.Discard
+	}
+	return &Runner{env: env}
+}
+
+// Run validates sc and runs it. The report is complete even when a step
+// fails; an invalid scenario returns an *Error and runs nothing. The
+// scheduler's configuration and tuning are put back afterwards.
+func (r *Runner) Run(ctx context.Context, id string, sc *Scenario) (*Report, error) {
+	if err := r.Validate(ctx, sc); err != nil {
+		return nil, err
+	}
+	return r.execute(ctx, id, sc, nil), nil
+}
+
+// execute runs a validated scenario; onStep, if set, learns of each step.
+func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep func(int)) *Report {
+	rep := &Report{ID: id, Name: sc.Metadata.Name, Title: sc.Metadata.Title, State: StateRunning, Started: time.Now(),
+		Steps: make([]StepReport, 0, len(sc.Spec.Steps))}
+	tr := newTracker(r.env.Recorder)
+	trackCtx, stopTracking := context.WithCancel(ctx)
+	trackDone := make(chan struct{})
+	go func() { defer close(trackDone); tr.follow(trackCtx) }()
+
+	svc := r.env.Scheduler
+	origCfg, origTuning := svc.Config(), svc.Tuning()
+	defer func() {
+		if svc.Config() != origCfg || svc.Tuning() != origTuning {
+			svc.SetTuning(origTuning)
+			_ = svc.Restart(origCfg)
+		}
+	}()
+	if err := r.prepare(sc); err != nil {
+		stopTracking()
+		<-trackDone
+		rep.finish(StateError, "preparing the scheduler: "+err.Error())
+		return rep
+	}
+
+	run := &run{r: r, sc: sc, rep: rep, tr: tr, id: id}
+	for i := range sc.Spec.Steps {
+		if ctx.Err() != nil {
+			break
+		}
+		if onStep != nil {
+			onStep(i + 1)
+		}
+		run.step(ctx, i)
+	}
+	tr.catchUp()
+	stopTracking()
+	<-trackDone
+	rep.Pods = tr.podReports(ctx, r.env.Client)
+	switch {
+	case ctx.Err() != nil:
+		rep.finish(StateCancelled, "cancelled")
+	case rep.errors > 0:
+		rep.finish(StateError, fmt.Sprintf("%d step(s) could not be carried out", rep.errors))
+	case rep.failures > 0:
+		rep.finish(StateFailed, fmt.Sprintf("%d expectation(s) or wait(s) did not hold", rep.failures))
+	default:
+		rep.finish(StatePassed, "")
+	}
+	rep.Incomplete = tr.truncated
+	r.progress(id, sc, len(sc.Spec.Steps), string(rep.State), rep.Message)
+	return rep
+}
+
+// prepare applies the scenario's seed, queue tuning and configuration.
+func (r *Runner) prepare(sc *Scenario) error {
+	svc := r.env.Scheduler
+	t := svc.Tuning()
+	changed := false
+	if sc.Spec.Seed != 0 {
+		t.Seed, changed = sc.Spec.Seed, true
+	}
+	if q := sc.Spec.Queue; q != nil {
+		t.MaxInUnschedulable, t.UnschedulableFlushInterval = time.Duration(q.MaxInUnschedulable), time.Duration(q.UnschedulableFlushInterval)
+		changed = true
+	}
+	cfg := svc.Config()
+	if len(sc.Spec.SchedulerConfig) > 0 {
+		var err error
+		if cfg, err = minisched.LoadConfig(sc.Spec.SchedulerConfig, r.env.SchedulerName); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	svc.SetTuning(t)
+	return svc.Restart(cfg)
+}
+
+func (r *Runner) progress(id string, sc *Scenario, step int, phase, msg string) {
+	r.env.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScenario, Scenario: &event.ScenarioStep{
+		ID: id, Name: sc.Metadata.Name, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg,
+	}})
+}
+
+// run is one scenario under way.
+type run struct {
+	r   *Runner
+	sc  *Scenario
+	rep *Report
+	tr  *tracker
+	id  string
+}
+
+func (u *run) step(ctx context.Context, i int) {
+	st := &u.sc.Spec.Steps[i]
+	sr := StepReport{Index: i, Name: st.Name, Action: st.action(), Outcome: OutcomeOK}
+	if sr.Name == "" {
+		sr.Name = describeStep(st)
+	}
+	u.r.progress(u.id, u.sc, i+1, "running", sr.Name)
+	begun := time.Now()
+	var err error
+	switch sr.Action {
+	case "create":
+		err = u.create(ctx, i, st.Create)
+	case "update":
+		err = u.update(ctx, st.Update)
+	case "delete":
+		err = u.delete(ctx, st.Delete)
+	case "schedulerConfig":
+		var cfg = u.r.env.Scheduler.Config()
+		if cfg, err = minisched.LoadConfig(st.SchedulerConfig, u.r.env.SchedulerName); err == nil {
+			err = u.r.env.Scheduler.Restart(cfg)
+		}
+	case "scheduler":
+		switch st.Scheduler {
+		case "pause":
+			u.r.env.Scheduler.Pause()
+		case "resume":
+			u.r.env.Scheduler.Resume()
+		case "step":
+			u.r.env.Scheduler.Step()
+		}
+	case "wait":
+		if msg := u.wait(ctx, st.Wait); msg != "" {
+			sr.Outcome, sr.Message = OutcomeFailed, msg
+			u.rep.failures++
+		}
+	case "expect":
+		u.tr.catchUp()
+		results := u.expect(ctx, i, st.Expect)
+		for _, res := range results {
+			if !res.Passed {
+				sr.Outcome = OutcomeFailed
+				u.rep.failures++
+			}
+		}
+		u.rep.Expectations = append(u.rep.Expectations, results...)
+	}
+	if err != nil {
+		sr.Outcome, sr.Message = OutcomeError, err.Error()
+		u.rep.errors++
+	}
+	sr.Seconds = time.Since(begun).Seconds()
+	u.rep.Steps = append(u.rep.Steps, sr)
+}
+
+func (u *run) create(ctx context.Context, i int, c *Create) error {
+	count := max(c.Count, 1)
+	for j := 1; j <= count; j++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		obj, err := decodeObject(c.Manifest, j)
+		if err != nil {
+			return err
+		}
+		switch o := obj.(type) {
+		case *v1.Node:
+			_, err = u.r.env.CreateNode(ctx, o)
+		case *v1.Pod:
+			_, err = u.r.env.CreatePod(ctx, o)
+		case *schedulingv1.PriorityClass:
+			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			kind, name := describe(obj)
+			return fmt.Errorf("creating %s %s: %w", kind, name, err)
+		}
+		if count >= 100 && j%100 == 0 {
+			u.r.progress(u.id, u.sc, i+1, "running", fmt.Sprintf("created %d of %d", j, count))
+		}
+	}
+	return nil
+}
+
+func (u *run) update(ctx context.Context, up *Update) error {
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(up.Patch, &patch); err != nil {
+		return err
+	}
+	status, hasStatus := patch["status"]
+	delete(patch, "status")
+	rest, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	c := u.r.env.Client.CoreV1()
+	ns, name := "", up.Name
+	if up.Kind == "Pod" {
+		ns, name, _ = strings.Cut(podKey(up.Name), "/")
+	}
+	if len(patch) > 0 {
+		switch up.Kind {
+		case "Node":
+			_, err = c.Nodes().Patch(ctx, name, types.MergePatchType, rest, metav1.PatchOptions{})
+		case "Pod":
+			_, err = c.Pods(ns).Patch(ctx, name, types.MergePatchType, rest, metav1.PatchOptions{})
+		case "PriorityClass":
+			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Patch(ctx, name, types.MergePatchType, rest, metav1.PatchOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("patching %s %s: %w", up.Kind, up.Name, err)
+		}
+	}
+	if hasStatus {
+		body, _ := json.Marshal(map[string]json.RawMessage{"status": status})
+		switch up.Kind {
+		case "Node":
+			_, err = c.Nodes().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		case "Pod":
+			_, err = c.Pods(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
+		default:
+			err = errors.New("a PriorityClass has no status")
+		}
+		if err != nil {
+			return fmt.Errorf("patching the status of %s %s: %w", up.Kind, up.Name, err)
+		}
+	}
+	return nil
+}
+
+func (u *run) delete(ctx context.Context, d *Delete) error {
+	zero := int64(0)
+	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	for j := 1; j <= max(d.Count, 1); j++ {
+		name := d.Name
+		if d.Count > 0 {
+			name = expand(d.Name, j)
+		}
+		var err error
+		switch d.Kind {
+		case "Node":
+			err = u.r.env.Client.CoreV1().Nodes().Delete(ctx, name, opts)
+		case "Pod":
+			ns, n, _ := strings.Cut(podKey(name), "/")
+			err = u.r.env.Client.CoreV1().Pods(ns).Delete(ctx, n, opts)
+		case "PriorityClass":
+			err = u.r.env.Client.SchedulingV1().PriorityClasses().Delete(ctx, name, opts)
+		}
+		if err != nil {
+			return fmt.Errorf("deleting %s %s: %w", d.Kind, name, err)
+		}
+	}
+	return nil
+}
+
+const defaultWaitTimeout = time.Minute
+
+// wait sleeps or polls a condition; it returns what went wrong, or "".
+func (u *run) wait(ctx context.Context, w *Wait) string {
+	if w.Duration > 0 {
+		select {
+		case <-time.After(time.Duration(w.Duration)):
+		case <-ctx.Done():
+		}
+		return ""
+	}
+	timeout := time.Duration(w.Timeout)
+	if timeout == 0 {
+		timeout = defaultWaitTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := u.condition(ctx, w)
+		if ok {
+			return ""
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Sprintf("waited %v for %s; %s", timeout, describeWait(w), state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// condition says whether the wait is over and, if not, how things stand.
+func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
+	switch w.For {
+	case "scheduled":
+		node, err := u.boundNode(ctx, w.Pod)
+		if err != nil {
+			return false, err.Error()
+		}
+		if node != "" {
+			return true, ""
+		}
+		u.tr.catchUp()
+		return false, u.tr.describePod(podKey(w.Pod))
+	case "unschedulable":
+		u.tr.catchUp()
+		p := u.tr.pod(podKey(w.Pod))
+		if p != nil && p.lastEnd != nil && p.lastEnd.Result == event.ResultUnschedulable {
+			return true, ""
+		}
+		return false, u.tr.describePod(podKey(w.Pod))
+	}
+	sched := u.r.env.Scheduler.Scheduler()
+	if sched == nil {
+		return false, "the scheduler is not running"
+	}
+	counts := sched.Queue().Counts()
+	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.InFlight]
+	if w.For == "queueEmpty" {
+		busy += counts[event.Unschedulable]
+	}
+	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d unschedulable, %d in flight",
+		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.Unschedulable], counts[event.InFlight])
+}
+
+func (u *run) boundNode(ctx context.Context, pod string) (string, error) {
+	ns, name, _ := strings.Cut(podKey(pod), "/")
+	p, err := u.r.env.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading pod %s/%s: %w", ns, name, err)
+	}
+	return p.Spec.NodeName, nil
+}
+
+// expect checks each field of e that is set.
+func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationReport {
+	var out []ExpectationReport
+	add := func(want string, ok bool, saw string) {
+		out = append(out, ExpectationReport{Step: step, Expectation: want, Passed: ok, Saw: saw})
+	}
+	key := podKey(e.Pod)
+	p := u.tr.pod(key)
+	if e.Node != "" {
+		node, err := u.boundNode(ctx, e.Pod)
+		saw := "bound to " + node
+		if err != nil {
+			saw = err.Error()
+		} else if node == "" {
+			saw = "not bound; " + u.tr.describePod(key)
+		}
+		add(fmt.Sprintf("pod %s on node %s", key, e.Node), node == e.Node, saw)
+	}
+	if e.Queue != "" {
+		where := u.queueOf(key)
+		saw := "in " + where
+		if where == "" {
+			saw = "in no queue"
+		}
+		add(fmt.Sprintf("pod %s in the %s queue", key, e.Queue), where == e.Queue, saw)
+	}
+	if e.RejectedBy != "" {
+		saw, ok := "no attempt ended unschedulable", false
+		if p != nil && p.lastEnd != nil {
+			saw = fmt.Sprintf("last attempt %s, plugins %v: %s", p.lastEnd.Result, p.lastEnd.Plugins, p.lastEnd.Message)
+			ok = p.lastEnd.Result == event.ResultUnschedulable && contains(p.lastEnd.Plugins, e.RejectedBy)
+		}
+		add(fmt.Sprintf("pod %s unschedulable because of %s", key, e.RejectedBy), ok, saw)
+	}
+	if e.MovedBy != "" {
+		var moved []string
+		if p != nil {
+			moved = p.movedBy
+		}
+		add(fmt.Sprintf("pod %s moved by %s", key, e.MovedBy), contains(moved, e.MovedBy), fmt.Sprintf("moved by %v", moved))
+	}
+	if e.MinAttempts > 0 {
+		attempts := 0
+		if p != nil {
+			attempts = p.attempts
+		}
+		add(fmt.Sprintf("pod %s tried at least %d times", key, e.MinAttempts), attempts >= e.MinAttempts, fmt.Sprintf("%d attempts", attempts))
+	}
+	if np := e.NodePods; np != nil {
+		pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + np.Node})
+		saw, n := "", 0
+		if err != nil {
+			saw = err.Error()
+		} else {
+			n = len(pods.Items)
+			saw = fmt.Sprintf("%d pods", n)
+		}
+		add(fmt.Sprintf("%d pods on node %s", np.Count, np.Node), err == nil && n == np.Count, saw)
+	}
+	if e.ScheduledPods != nil || e.UnscheduledPods != nil {
+		bound, pending, err := u.countPods(ctx)
+		if err != nil {
+			add("pod counts", false, err.Error())
+			return out
+		}
+		if e.ScheduledPods != nil {
+			add(fmt.Sprintf("%d scheduled pods", *e.ScheduledPods), bound == *e.ScheduledPods, fmt.Sprintf("%d scheduled", bound))
+		}
+		if e.UnscheduledPods != nil {
+			add(fmt.Sprintf("%d unscheduled pods", *e.UnscheduledPods), pending == *e.UnscheduledPods, fmt.Sprintf("%d unscheduled", pending))
+		}
+	}
+	return out
+}
+
+func (u *run) queueOf(key string) string {
+	sched := u.r.env.Scheduler.Scheduler()
+	if sched == nil {
+		return ""
+	}
+	for _, e := range sched.Queue().List() {
+		if e.Pod.Namespace+"/"+e.Pod.Name == key {
+			return string(e.Queue)
+		}
+	}
+	return ""
+}
+
+func (u *run) countPods(ctx context.Context) (bound, pending int, err error) {
+	pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			bound++
+		} else {
+			pending++
+		}
+	}
+	return bound, pending, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func describeStep(st *Step) string {
+	switch st.action() {
+	case "create":
+		obj, err := decodeObject(st.Create.Manifest, 1)
+		if err != nil {
+			return "create"
+		}
+		kind, name := describe(obj)
+		if st.Create.Count > 1 {
+			return fmt.Sprintf("create %d %ss (%s ...)", st.Create.Count, strings.ToLower(kind), name)
+		}
+		return fmt.Sprintf("create %s %s", strings.ToLower(kind), name)
+	case "update":
+		return fmt.Sprintf("update %s %s", strings.ToLower(st.Update.Kind), st.Update.Name)
+	case "delete":
+		return fmt.Sprintf("delete %s %s", strings.ToLower(st.Delete.Kind), st.Delete.Name)
+	case "schedulerConfig":
+		return "restart the scheduler with a new configuration"
+	case "scheduler":
+		return st.Scheduler + " the scheduler"
+	case "wait":
+		return "wait " + describeWait(st.Wait)
+	case "expect":
+		return "check expectations"
+	}
+	return st.action()
+}
+
+func describeWait(w *Wait) string {
+	switch w.For {
+	case "":
+		return time.Duration(w.Duration).String()
+	case "scheduled", "unschedulable":
+		return fmt.Sprintf("for pod %s to be %s", podKey(w.Pod), w.For)
+	case "settled":
+		return "for the queue to settle"
+	}
+	return "for the queue to empty"
+}

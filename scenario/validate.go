@@ -1,0 +1,380 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"minisched/manifest"
+	"minisched/minisched"
+	"minisched/minisched/queue"
+)
+
+// Limits keep a scenario from running away.
+type Limits struct {
+	// MaxCount bounds one step's count. Default 5,000.
+	MaxCount int
+	// MaxObjects bounds the objects a scenario creates. Default 10,000.
+	MaxObjects int
+	// MaxSteps bounds the steps. Default 1,000.
+	MaxSteps int
+	// MaxWait bounds a wait's duration or timeout. Default 30m.
+	MaxWait time.Duration
+}
+
+func (l *Limits) setDefaults() {
+	if l.MaxCount <= 0 {
+		l.MaxCount = 5000
+	}
+	if l.MaxObjects <= 0 {
+		l.MaxObjects = 10000
+	}
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = 1000
+	}
+	if l.MaxWait <= 0 {
+		l.MaxWait = 30 * time.Minute
+	}
+}
+
+// Kinds a scenario may create, update or delete.
+var kinds = []string{"Node", "Pod", "PriorityClass"}
+
+var waitConditions = []string{"scheduled", "unschedulable", "settled", "queueEmpty"}
+
+var queueNames = []string{"active", "backoff", "unschedulable"}
+
+// queueEvents are the causes a queue move names that are not cluster event
+// labels (which start with a resource: NodeAdd, AssignedPodDelete...).
+var queueEvents = []string{queue.EventPodAdd, queue.EventPodUpdate, queue.EventPodDelete, queue.EventBackoffComplete,
+	queue.EventScheduleAttemptFailure, queue.EventUnschedulableTimeout, queue.EventForceActivate}
+
+var eventResources = []string{"Node", "AssignedPod", "UnscheduledPod", "TargetPod", "Pod", "PersistentVolume",
+	"storage.k8s.io/", "resource.k8s.io/"}
+
+// Validate checks everything that can be checked before a scenario runs:
+// one action per step, the manifests (decoded and dry-run created against
+// the apiserver), the counts against the limits, the configurations, and that
+// every pod, node, queue, plugin and event an expectation names can exist.
+func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
+	l := r.env.Limits
+	l.setDefaults()
+	if sc.Metadata.Name == "" {
+		return errorf("metadata.name", "a scenario needs a name")
+	}
+	if len(sc.Spec.Steps) == 0 {
+		return errorf("spec.steps", "a scenario needs at least one step")
+	}
+	if len(sc.Spec.Steps) > l.MaxSteps {
+		return errorf("spec.steps", "%d steps is more than the limit of %d", len(sc.Spec.Steps), l.MaxSteps)
+	}
+	if len(sc.Spec.SchedulerConfig) > 0 {
+		if err := r.checkConfig(sc.Spec.SchedulerConfig); err != nil {
+			return errorf("spec.schedulerConfig", "%v", err)
+		}
+	}
+	known := r.existing(ctx)
+	plugins := r.env.Scheduler.AvailablePlugins()
+	objects := 0
+	for i := range sc.Spec.Steps {
+		st := &sc.Spec.Steps[i]
+		path := stepPath(i)
+		action := st.action()
+		switch action {
+		case "create":
+			n, err := r.validateCreate(ctx, path+".create", st.Create, l, known)
+			if err != nil {
+				return err
+			}
+			objects += n
+			if objects > l.MaxObjects {
+				return errorf(path+".create.count", "the scenario would create %d objects, more than the limit of %d", objects, l.MaxObjects)
+			}
+		case "update":
+			u := st.Update
+			if err := checkKind(path+".update.kind", u.Kind); err != nil {
+				return err
+			}
+			if !known[u.Kind][nameKey(u.Kind, u.Name)] {
+				return errorf(path+".update.name", "no earlier step creates %s %q", u.Kind, u.Name)
+			}
+			var patch map[string]any
+			if err := json.Unmarshal(u.Patch, &patch); err != nil || len(patch) == 0 {
+				return errorf(path+".update.patch", "want a JSON merge patch (an object), got %s", string(u.Patch))
+			}
+		case "delete":
+			d := st.Delete
+			if err := checkKind(path+".delete.kind", d.Kind); err != nil {
+				return err
+			}
+			if err := checkCount(path+".delete.count", d.Count, l); err != nil {
+				return err
+			}
+			for j := 1; j <= max(d.Count, 1); j++ {
+				name := nameKey(d.Kind, d.Name)
+				if d.Count > 0 {
+					name = nameKey(d.Kind, expand(d.Name, j))
+				}
+				if !known[d.Kind][name] {
+					return errorf(path+".delete.name", "no earlier step creates %s %q", d.Kind, name)
+				}
+				delete(known[d.Kind], name)
+			}
+		case "schedulerConfig":
+			if err := r.checkConfig(st.SchedulerConfig); err != nil {
+				return errorf(path+".schedulerConfig", "%v", err)
+			}
+		case "scheduler":
+			if !slices.Contains([]string{"pause", "resume", "step"}, st.Scheduler) {
+				return errorf(path+".scheduler", "want pause, resume or step, got %q", st.Scheduler)
+			}
+		case "wait":
+			if err := validateWait(path+".wait", st.Wait, l, known); err != nil {
+				return err
+			}
+		case "expect":
+			if err := validateExpect(path+".expect", st.Expect, known, plugins); err != nil {
+				return err
+			}
+		case "":
+			return errorf(path, "a step needs an action: create, update, delete, schedulerConfig, scheduler, wait or expect")
+		default:
+			return errorf(path, "a step has exactly one action, this one has %s", strings.ReplaceAll(action, "+", " and "))
+		}
+	}
+	return nil
+}
+
+// existing lists the nodes and pods already in the cluster.
+func (r *Runner) existing(ctx context.Context) map[string]map[string]bool {
+	known := map[string]map[string]bool{"Node": {}, "Pod": {}, "PriorityClass": {}}
+	if nodes, err := r.env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			known["Node"][n.Name] = true
+		}
+	}
+	if pods, err := r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			known["Pod"][p.Namespace+"/"+p.Name] = true
+		}
+	}
+	if classes, err := r.env.Client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, pc := range classes.Items {
+			known["PriorityClass"][pc.Name] = true
+		}
+	}
+	return known
+}
+
+func (r *Runner) checkConfig(raw json.RawMessage) error {
+	cfg, err := minisched.LoadConfig(raw, r.env.SchedulerName)
+	if err != nil {
+		return err
+	}
+	return r.env.Scheduler.CheckConfig(cfg)
+}
+
+func checkKind(path, kind string) error {
+	if !slices.Contains(kinds, kind) {
+		return errorf(path, "want one of %s, got %q", strings.Join(kinds, ", "), kind)
+	}
+	return nil
+}
+
+func checkCount(path string, count int, l Limits) error {
+	if count < 0 || count > l.MaxCount {
+		return errorf(path, "count %d is outside 0 to %d", count, l.MaxCount)
+	}
+	return nil
+}
+
+func nameKey(kind, name string) string {
+	if kind == "Pod" {
+		return podKey(name)
+	}
+	return name
+}
+
+// validateCreate decodes the first and last objects of a create step and
+// has the apiserver dry-run them, then records every name it will create.
+func (r *Runner) validateCreate(ctx context.Context, path string, c *Create, l Limits, known map[string]map[string]bool) (int, error) {
+	if err := checkCount(path+".count", c.Count, l); err != nil {
+		return 0, err
+	}
+	if len(c.Manifest) == 0 {
+		return 0, errorf(path+".manifest", "a create step needs a manifest")
+	}
+	count := max(c.Count, 1)
+	for i := 1; i <= count; i++ {
+		obj, err := decodeObject(c.Manifest, i)
+		if err != nil {
+			return 0, errorf(path+".manifest", "%v", err)
+		}
+		kind, name := describe(obj)
+		if i == 1 || i == count {
+			if err := r.dryRun(ctx, withoutPendingClass(obj, known)); err != nil {
+				return 0, errorf(path+".manifest", "%v", err)
+			}
+		}
+		known[kind][name] = true
+	}
+	return count, nil
+}
+
+// decodeObject expands "{{i}}" and decodes a Node, Pod or PriorityClass.
+func decodeObject(raw json.RawMessage, i int) (runtime.Object, error) {
+	text := expand(string(raw), i)
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(text), &head); err != nil {
+		return nil, err
+	}
+	var obj runtime.Object
+	switch head.Kind {
+	case "Node":
+		obj = &v1.Node{}
+	case "Pod":
+		obj = &v1.Pod{}
+	case "PriorityClass":
+		obj = &schedulingv1.PriorityClass{}
+	default:
+		return nil, fmt.Errorf("kind %q: a scenario creates %s", head.Kind, strings.Join(kinds, ", "))
+	}
+	if err := manifest.Decode([]byte(text), "application/json", obj); err != nil {
+		return nil, err
+	}
+	if p, ok := obj.(*v1.Pod); ok && p.Namespace == "" {
+		p.Namespace = metav1.NamespaceDefault
+	}
+	return obj, nil
+}
+
+func describe(obj runtime.Object) (kind, name string) {
+	switch o := obj.(type) {
+	case *v1.Node:
+		return "Node", o.Name
+	case *v1.Pod:
+		return "Pod", o.Namespace + "/" + o.Name
+	case *schedulingv1.PriorityClass:
+		return "PriorityClass", o.Name
+	}
+	return "", ""
+}
+
+// withoutPendingClass drops a priority class that an earlier step creates:
+// it does not exist yet, and the dry run would refuse the pod for that.
+func withoutPendingClass(obj runtime.Object, known map[string]map[string]bool) runtime.Object {
+	pod, ok := obj.(*v1.Pod)
+	if !ok || pod.Spec.PriorityClassName == "" || !known["PriorityClass"][pod.Spec.PriorityClassName] {
+		return obj
+	}
+	pod = pod.DeepCopy()
+	pod.Spec.PriorityClassName, pod.Spec.Priority = "", nil
+	return pod
+}
+
+// dryRun asks the apiserver whether it would accept obj.
+func (r *Runner) dryRun(ctx context.Context, obj runtime.Object) error {
+	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	var err error
+	switch o := obj.(type) {
+	case *v1.Node:
+		_, err = r.env.Client.CoreV1().Nodes().Create(ctx, o.DeepCopy(), opts)
+	case *v1.Pod:
+		_, err = r.env.Client.CoreV1().Pods(o.Namespace).Create(ctx, o.DeepCopy(), opts)
+	case *schedulingv1.PriorityClass:
+		_, err = r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o.DeepCopy(), opts)
+	}
+	if apierrors.IsAlreadyExists(err) {
+		return nil // an earlier step may delete it first
+	}
+	return err
+}
+
+func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bool) error {
+	if time.Duration(w.Duration) > l.MaxWait || time.Duration(w.Timeout) > l.MaxWait {
+		return errorf(path, "waits are limited to %v", l.MaxWait)
+	}
+	if w.Duration < 0 || w.Timeout < 0 {
+		return errorf(path, "durations cannot be negative")
+	}
+	switch {
+	case w.For == "" && w.Duration == 0:
+		return errorf(path, "wait for a duration or for a condition (%s)", strings.Join(waitConditions, ", "))
+	case w.For != "" && w.Duration != 0:
+		return errorf(path, "wait for a duration or for a condition, not both")
+	case w.For == "":
+		return nil
+	case !slices.Contains(waitConditions, w.For):
+		return errorf(path+".for", "want one of %s, got %q", strings.Join(waitConditions, ", "), w.For)
+	}
+	needsPod := w.For == "scheduled" || w.For == "unschedulable"
+	if needsPod && w.Pod == "" {
+		return errorf(path+".pod", "waiting for %s needs the pod", w.For)
+	}
+	if w.Pod != "" && !known["Pod"][podKey(w.Pod)] {
+		return errorf(path+".pod", "no earlier step creates pod %q", podKey(w.Pod))
+	}
+	return nil
+}
+
+func validateExpect(path string, e *Expect, known map[string]map[string]bool, plugins []string) error {
+	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.MinAttempts != 0
+	if !podChecks && e.ScheduledPods == nil && e.UnscheduledPods == nil && e.NodePods == nil {
+		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, minAttempts, scheduledPods, unscheduledPods or nodePods")
+	}
+	if np := e.NodePods; np != nil {
+		if !known["Node"][np.Node] {
+			return errorf(path+".nodePods.node", "no earlier step creates node %q, so this can never hold", np.Node)
+		}
+		if np.Count < 0 || np.Count > len(known["Pod"]) {
+			return errorf(path+".nodePods.count", "%d pods can never be counted: the scenario has at most %d", np.Count, len(known["Pod"]))
+		}
+	}
+	if podChecks && e.Pod == "" {
+		return errorf(path+".pod", "the expectation is about a pod: name it")
+	}
+	if e.Pod != "" && !known["Pod"][podKey(e.Pod)] {
+		return errorf(path+".pod", "no earlier step creates pod %q, so this can never hold", podKey(e.Pod))
+	}
+	if e.Node != "" && !known["Node"][e.Node] {
+		return errorf(path+".node", "no earlier step creates node %q, so this can never hold", e.Node)
+	}
+	if e.Queue != "" && !slices.Contains(queueNames, e.Queue) {
+		return errorf(path+".queue", "want one of %s, got %q", strings.Join(queueNames, ", "), e.Queue)
+	}
+	if e.RejectedBy != "" && !slices.Contains(plugins, e.RejectedBy) {
+		return errorf(path+".rejectedBy", "no plugin is called %q", e.RejectedBy)
+	}
+	if e.MovedBy != "" && !slices.Contains(queueEvents, e.MovedBy) && !hasAnyPrefix(e.MovedBy, eventResources) {
+		return errorf(path+".movedBy", "%q is not a queue event: want a cluster event such as NodeAdd or one of %s", e.MovedBy, strings.Join(queueEvents, ", "))
+	}
+	for name, n := range map[string]*int{"scheduledPods": e.ScheduledPods, "unscheduledPods": e.UnscheduledPods} {
+		if n != nil && (*n < 0 || *n > len(known["Pod"])) {
+			return errorf(path+"."+name, "%d pods can never be counted: the scenario has at most %d", *n, len(known["Pod"]))
+		}
+	}
+	if e.MinAttempts < 0 {
+		return errorf(path+".minAttempts", "cannot be negative")
+	}
+	return nil
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
