@@ -98,7 +98,6 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     const card = page.locator('.lane-active [data-pod="default/web"]');
     await card.waitFor();
     assert.match(await card.textContent(), /web/);
-    await shot('queue-board.png');
     await page.click('#step');
     await page.locator('.lane-active [data-pod="default/web"]').waitFor({ state: 'detached' });
     await tab('cluster');
@@ -131,6 +130,8 @@ test('the dashboard drives and shows the scheduler', async (t) => {
 
   await t.test('a pod that fits nowhere is unschedulable, with the reason', async () => {
     await createPod('hog', '6', '1Gi');
+    // giant fits on no node of this test, ever: it keeps the unschedulable lane busy.
+    await api(server.url, 'POST', '/pods', podBody('giant', { cpu: '64' }));
     await tab('queue');
     const card = page.locator('.lane-unschedulable [data-pod="default/hog"]');
     await card.waitFor();
@@ -171,7 +172,9 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await createPod('stepped', '100m');
     await tab('queue');
     await page.locator('.lane-active [data-pod="default/stepped"]').waitFor();
+    await page.locator('[data-pod="default/giant"]').first().waitFor();
     await page.waitForTimeout(500);
+    await shot('queue-board.png');
     assert.equal(await page.locator('.lane-active [data-pod="default/stepped"]').count(), 1, 'paused: the pod stays in activeQ');
     await page.click('#step');
     await page.locator('.lane-active [data-pod="default/stepped"]').waitFor({ state: 'detached' });

@@ -123,6 +123,7 @@ test('queue events move pods between the lanes with the reason and the backoff',
   s.applyMessage(events([E.queue('p', { action: 'update', from: 'backoff', to: 'backoff', event: 'PodUpdate', attempts: 1 }, 400)]));
   e = s.state.queue.get('default/p');
   assert.equal(e.enteredAt, entered);
+  assert.equal(e.event, 'NodeAdd', 'an update in place keeps what moved the pod here');
   assert.equal(e.message, '0/1 nodes are available: 1 Insufficient cpu.');
 
   s.applyMessage(events([

@@ -246,7 +246,8 @@ export function createStore(options = {}) {
     if (moved) entry.enteredAt = t;
     if (q.action === 'pop') {
       entry.event = 'Pop';
-    } else if (q.event) {
+    } else if (q.event && (q.action !== 'update' || !entry.event)) {
+      // An update in place (the pod object changed) keeps what moved it here.
       entry.event = q.event;
     }
     if (q.action !== 'update') {
