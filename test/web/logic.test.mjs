@@ -116,6 +116,7 @@ test('points and plugin times', () => {
   assert.ok(times.some((t) => t.point === 'NormalizeScore' && t.nanos === 7));
   assert.equal(outcomeText({ end: { result: 'scheduled', node: 'n1' }, binding: { bound: true } }), 'bound to n1');
   assert.equal(outcomeText({ end: null, waiting: true }), 'waiting at Permit');
+  assert.equal(outcomeText({ end: { result: 'scheduled', node: 'n3' }, waiting: true }), 'scheduled on n3, waiting at Permit');
 });
 
 test('forms: node manifest', () => {

@@ -152,6 +152,7 @@ export function outcomeText(summary) {
   if (end.result === 'scheduled') {
     if (summary.binding && !summary.binding.bound) return `binding to ${summary.binding.node} failed`;
     if (summary.binding?.bound) return `bound to ${end.node}`;
+    if (summary.waiting) return `scheduled on ${end.node}, waiting at Permit`;
     return `scheduled on ${end.node}`;
   }
   return end.result;

@@ -63,7 +63,7 @@ function Attempts({ cycles, current, actions }) {
   </div>`;
 }
 
-function Outcome({ summary, matrix, truncated }) {
+function Outcome({ summary, matrix, truncated, permitWait }) {
   const end = summary.end;
   const b = summary.binding;
   return html`<section class=${`outcome o-${outcomeClass(summary)}`} aria-label="outcome">
@@ -76,6 +76,7 @@ function Outcome({ summary, matrix, truncated }) {
       ${end?.ties?.length ? html`<div><dt>ties</dt><dd>${end.ties.join(', ')}</dd></div>` : null}
       ${b ? html`<div><dt>binding</dt><dd>${b.bound ? `bound to ${b.node}` : `failed${b.plugin ? ` in ${b.plugin}` : ''}`} in ${formatNanos(b.nanos)}${b.permitNanos ? `, ${formatNanos(b.permitNanos)} at Permit` : ''}</dd></div>` : null}
     </dl>
+    ${permitWait ? html`<p class="message">${summary.binding ? 'Waited' : 'Waiting'} at Permit on ${permitWait.node}: ${Object.entries(permitWait.timeoutNanos || {}).map(([p, ns]) => `${p} for up to ${formatNanos(ns)}`).join(', ')}</p>` : null}
     ${end?.message ? html`<p class="message">${end.message}</p>` : null}
     ${end?.plugins?.length ? html`<p class="reason">Rejected by ${end.plugins.join(', ')}</p>` : null}
     ${b?.message ? html`<p class="message">${b.message}</p>` : null}
@@ -228,7 +229,7 @@ function CycleBody({ view, loading }) {
   const matrix = filterMatrix(view.detail.filter);
   const table = scoreTable(view.detail.score, view.summary?.end);
   return html`<div class="cycle-body">
-    ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} />` : null}
+    ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
     <div class="cycle-grid">
       <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
       <div class="col-side"><${ScoreBars} table=${table} /></div>
