@@ -1,12 +1,13 @@
 // The cluster view: one card per node with what it offers and what the pods
 // bound to it request, its taints and labels, and its pods.
 
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html, pure, Meter } from '../ui.js';
 import { formatBytes, formatCpu, formatTaint, podLabel } from '../format.js';
 
 const PODS_PER_CARD = 12;
 const PAGE = 40;
+const FIRST = 12;
 
 function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
   const alloc = node?.allocatable || {};
@@ -37,7 +38,13 @@ function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
 const PureNodeCard = pure(NodeCard, 'NodeCard');
 
 function Cluster({ store, actions, revNodes, revPods, busy }) {
-  const [limit, setLimit] = useState(PAGE);
+  // The first frame draws a dozen cards and the next ones the rest of the
+  // page: two short tasks instead of one long one on a big cluster.
+  const [limit, setLimit] = useState(FIRST);
+  useEffect(() => {
+    const id = requestAnimationFrame(() => setTimeout(() => setLimit((l) => Math.max(l, PAGE)), 0));
+    return () => cancelAnimationFrame(id);
+  }, []);
   const [filter, setFilter] = useState('');
   const st = store.state;
   let names = store.nodeNames();
