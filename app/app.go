@@ -166,23 +166,27 @@ type Instance struct {
 }
 
 // Start brings everything up and returns once the dashboard serves.
-func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst *Instance, err error) {
+func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *Instance, err error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	inst = &Instance{log: log}
+	if err := checkAddr(f.Addr, log); err != nil {
+		return nil, err
+	}
+	schedulerName := f.SchedulerName
+	// A bad configuration is refused before anything starts.
+	cfg, err := schedulerConfig(f.SchedulerConfig, schedulerName)
+	if err != nil {
+		return nil, err
+	}
+	inst := &Instance{log: log}
 	ctx, inst.cancel = context.WithCancel(ctx)
 	defer func() {
 		if err != nil {
 			_ = inst.Close()
 		}
 	}()
-	if err := checkAddr(f.Addr, log); err != nil {
-		return nil, err
-	}
-
-	schedulerName := f.SchedulerName
 	started := time.Now()
 	inst.ControlPlane, err = k8sapiserver.Start(ctx, k8sapiserver.Config{
 		DataDir: f.DataDir, KubeconfigPath: f.KubeconfigOut, EtcdLogs: f.Verbosity >= 2,
@@ -198,10 +202,6 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (inst
 		return nil, fmt.Errorf("building a client: %w", err)
 	}
 
-	cfg, err := schedulerConfig(f.SchedulerConfig, schedulerName)
-	if err != nil {
-		return nil, err
-	}
 	inst.Recorder = recorder.New(recorder.Options{MaxWeight: f.History})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))

@@ -216,6 +216,12 @@ func (s *Service) report(msg string) {
 // NodeCount is how many nodes the scheduler's cache holds.
 func (s *Scheduler) NodeCount() int { return s.cache.NodeCount() }
 
+// HasNode says whether the scheduler's cache holds the node.
+func (s *Scheduler) HasNode(name string) bool {
+	_, err := s.cache.GetNode(name)
+	return err == nil
+}
+
 // Plugins lists the plugins enabled at each extension point, with weights.
 func (s *Scheduler) Plugins() *config.Plugins { return s.profile.fw.ListPlugins() }
 

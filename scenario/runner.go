@@ -209,6 +209,8 @@ func (u *run) step(ctx context.Context, i int) {
 
 func (u *run) create(ctx context.Context, i int, c *Create) error {
 	count := max(c.Count, 1)
+	var nodes []string
+	defer func() { u.awaitNodes(ctx, nodes) }()
 	for j := 1; j <= count; j++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -220,6 +222,7 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 		switch o := obj.(type) {
 		case *v1.Node:
 			_, err = u.r.env.CreateNode(ctx, o)
+			nodes = append(nodes, o.Name)
 		case *v1.Pod:
 			_, err = u.r.env.CreatePod(ctx, o)
 		case *schedulingv1.PriorityClass:
@@ -234,6 +237,21 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 		}
 	}
 	return nil
+}
+
+// awaitNodes waits (up to 10s) until the scheduler has seen the nodes, so
+// that a pod created by the next step never races its informer: a lesson
+// replays the same way every time.
+func (u *run) awaitNodes(ctx context.Context, names []string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for _, name := range names {
+		for ctx.Err() == nil && time.Now().Before(deadline) {
+			if s := u.r.env.Scheduler.Scheduler(); s != nil && s.HasNode(name) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 func (u *run) update(ctx context.Context, up *Update) error {

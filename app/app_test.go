@@ -1,0 +1,213 @@
+package app_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"minisched/app"
+)
+
+// The test binary doubles as the minisched command, so that tests can run
+// it as a process and signal it.
+func TestMain(m *testing.M) {
+	if os.Getenv("MINISCHED_AS_MAIN") == "1" {
+		app.Main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+type process struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+}
+
+func startProcess(t *testing.T, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "MINISCHED_AS_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the dashboard URL: %v\n%s", err, p.stderr)
+	}
+	p.url = strings.TrimSpace(strings.TrimPrefix(line, "minisched dashboard: "))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 30s\n%s", p.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and returns the exit code and how long the exit took.
+func (p *process) stop(t *testing.T) (int, time.Duration) {
+	t.Helper()
+	begun := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return code, time.Since(begun)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit 30s after SIGTERM\n%s", p.stderr)
+	}
+	return -1, 0
+}
+
+func postNode(t *testing.T, url, name string) {
+	t.Helper()
+	body := `{"apiVersion":"v1","kind":"Node","metadata":{"name":"` + name + `"}}`
+	resp, err := http.Post(url+"api/v1/nodes", "application/json", strings.NewReader(body))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("creating node %s: %v %v", name, err, resp)
+	}
+	resp.Body.Close()
+}
+
+func nodeExists(t *testing.T, url, name string) bool {
+	t.Helper()
+	resp, err := http.Get(url + "api/v1/nodes/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+var tempDirPattern = regexp.MustCompile(`kubeconfig=(\S+)/kubeconfig`)
+
+func TestSigtermExitsCleanly(t *testing.T) {
+	p := startProcess(t)
+	m := tempDirPattern.FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("the process did not say where its kubeconfig is:\n%s", p.stderr)
+	}
+	postNode(t, p.url, "node-1")
+	code, took := p.stop(t)
+	if code != 0 {
+		t.Errorf("exit code %d after SIGTERM\n%s", code, p.stderr)
+	}
+	if took > 10*time.Second {
+		t.Errorf("exit took %v", took)
+	}
+	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+		t.Errorf("the temporary data directory %s is still there: %v", m[1], err)
+	}
+	if strings.Contains(p.stderr.String(), `"level":"warn"`) || strings.Contains(p.stderr.String(), "panic") {
+		t.Errorf("component log noise on the console:\n%s", p.stderr)
+	}
+}
+
+func TestDataDirKeepsTheCluster(t *testing.T) {
+	dir := t.TempDir()
+	p := startProcess(t, "--data-dir", dir)
+	postNode(t, p.url, "kept")
+	if code, _ := p.stop(t); code != 0 {
+		t.Fatalf("exit code %d\n%s", code, p.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); err != nil {
+		t.Fatalf("etcd's data is gone: %v", err)
+	}
+	p = startProcess(t, "--data-dir", dir)
+	if !nodeExists(t, p.url, "kept") {
+		t.Errorf("the node did not survive the restart")
+	}
+	p.stop(t)
+}
+
+func TestBadFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	err := app.Run(context.Background(), []string{"--no-such-flag"}, &bytes.Buffer{}, &stderr)
+	if err == nil || !strings.Contains(stderr.String(), "no-such-flag") {
+		t.Errorf("unknown flag: %v %q", err, stderr.String())
+	}
+	err = app.Run(context.Background(), []string{"--scheduler-config", "/does/not/exist"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "scheduler-config") {
+		t.Errorf("missing scheduler config: %v", err)
+	}
+}
+
+// Every bundled scenario runs headless and its expectations hold.
+func TestBundledScenarios(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := app.Run(context.Background(), []string{"scenario", "run", "--bundled"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bundled scenarios: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "13 of 13 scenario(s) passed") {
+		t.Errorf("report:\n%s", stdout.String())
+	}
+}
+
+func TestScenarioExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	failing := filepath.Join(dir, "failing.yaml")
+	os.WriteFile(failing, []byte(`apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: failing}
+spec:
+  steps:
+  - create: {manifest: {apiVersion: v1, kind: Node, metadata: {name: node-1}}}
+  - create: {manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: x}]}}}
+  - wait: {for: scheduled, pod: p}
+  - expect: {scheduledPods: 0}
+`), 0o600)
+	refused := filepath.Join(dir, "refused.yaml")
+	os.WriteFile(refused, []byte("apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: r}\nspec:\n  steps:\n  - jump: {}\n"), 0o600)
+	for _, tt := range []struct {
+		file    string
+		code    int
+		mention string
+	}{
+		{failing, 1, "FAIL step 4: 0 scheduled pods (saw: 1 scheduled)"},
+		{refused, 2, "spec.steps[0]: unknown field \"jump\""},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := app.Run(context.Background(), []string{"scenario", "run", tt.file}, &stdout, &stderr)
+		var exit *app.ExitError
+		if !errors.As(err, &exit) || exit.Code != tt.code {
+			t.Errorf("%s: %v, want exit code %d", filepath.Base(tt.file), err, tt.code)
+		}
+		if out := stdout.String() + stderr.String(); !strings.Contains(out, tt.mention) {
+			t.Errorf("%s: output does not mention %q:\n%s", filepath.Base(tt.file), tt.mention, out)
+		}
+	}
+}
