@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"minisched/scenario"
+)
+
+const quickScenario = `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: quick}
+spec:
+  steps:
+  - create: {manifest: {apiVersion: v1, kind: Node, metadata: {name: node-1}}}
+  - create:
+      manifest:
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: quick-pod}
+        spec: {containers: [{name: c, image: "registry.k8s.io/pause:3.10"}]}
+  - wait: {for: scheduled, pod: quick-pod}
+  - expect: {pod: quick-pod, node: node-1}
+`
+
+const slowScenario = `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: slow}
+spec:
+  steps:
+  - wait: {duration: 1m}
+`
+
+func TestScenarioREST(t *testing.T) {
+	reset(t)
+	// Post and poll.
+	var run scenario.Run
+	if code := api(t, "POST", "/api/v1/scenarios", "application/yaml", []byte(quickScenario), &run); code != http.StatusAccepted || run.ID == "" {
+		t.Fatalf("post: %d %+v", code, run)
+	}
+	eventually(t, 30*time.Second, "the scenario to finish", func() bool {
+		api(t, "GET", "/api/v1/scenarios/"+run.ID, "", nil, &run)
+		return run.State != scenario.StateRunning
+	})
+	if run.State != scenario.StatePassed || run.Report == nil || len(run.Report.Expectations) != 1 || !run.Report.Expectations[0].Passed {
+		t.Fatalf("polled run: %+v", run)
+	}
+	if len(run.Report.Pods) != 1 || run.Report.Pods[0].Node != "node-1" || run.Report.Pods[0].Attempts != 1 {
+		t.Errorf("pod report: %+v", run.Report.Pods)
+	}
+
+	// Post and wait: a failing expectation.
+	reset(t)
+	failing := strings.Replace(quickScenario, "node: node-1}", "node: node-1, queue: unschedulable}", 1)
+	if code := api(t, "POST", "/api/v1/scenarios?wait=true", "application/yaml", []byte(failing), &run); code != http.StatusOK {
+		t.Fatalf("post with wait: %d", code)
+	}
+	if run.State != scenario.StateFailed || run.Report.Expectations[1].Passed || run.Report.Expectations[1].Saw != "in no queue" {
+		t.Errorf("waited run: state %s, expectations %+v", run.State, run.Report.Expectations)
+	}
+
+	// One at a time, and cancel.
+	var slow scenario.Run
+	if code := api(t, "POST", "/api/v1/scenarios", "application/yaml", []byte(slowScenario), &slow); code != http.StatusAccepted {
+		t.Fatalf("post slow: %d", code)
+	}
+	var e struct{ Error string }
+	if code := api(t, "POST", "/api/v1/scenarios", "application/yaml", []byte(quickScenario), &e); code != http.StatusConflict {
+		t.Errorf("second scenario while one runs: %d %s, want 409", code, e.Error)
+	}
+	if code := api(t, "DELETE", "/api/v1/scenarios/"+slow.ID, "", nil, &slow); code != http.StatusOK || slow.State != scenario.StateCancelled {
+		t.Errorf("cancel: %d %+v", code, slow)
+	}
+	if code := api(t, "GET", "/api/v1/scenarios/run-999", "", nil, &e); code != http.StatusNotFound {
+		t.Errorf("unknown run: %d", code)
+	}
+
+	// A bundled one by name, and the list.
+	reset(t)
+	if code := api(t, "POST", "/api/v1/scenarios?bundled=07-new-node&wait=true", "", nil, &run); code != http.StatusOK || run.State != scenario.StatePassed {
+		t.Errorf("bundled 07-new-node: %d %s %+v", code, run.State, run.Report)
+	}
+	var listing struct {
+		Bundled []struct{ Name, Title string }
+		Runs    []scenario.Run
+	}
+	api(t, "GET", "/api/v1/scenarios", "", nil, &listing)
+	if len(listing.Bundled) < 13 || listing.Bundled[0].Name != "01-random" || listing.Bundled[0].Title == "" {
+		t.Errorf("bundled list: %+v", listing.Bundled)
+	}
+	if len(listing.Runs) < 4 || listing.Runs[0].Name != "07-new-node" {
+		t.Errorf("runs, newest first: %+v", listing.Runs)
+	}
+}
+
+func TestBadScenariosAreRefused(t *testing.T) {
+	reset(t)
+	head := "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  steps:\n"
+	pod := "  - create: {manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: x}]}}}\n"
+	tests := []struct {
+		name    string
+		body    string
+		want    int
+		mention string
+	}{
+		{"not YAML", "steps: [", 400, "line"},
+		{"wrong kind", "apiVersion: minisched/v1\nkind: Play\n", 400, "kind Scenario"},
+		{"unknown step", head + "  - fly: {to: moon}\n", 400, "spec.steps[0]: unknown field \"fly\""},
+		{"two actions in a step", head + "  - {scheduler: pause, wait: {duration: 1s}}\n", 422, "spec.steps[0]: a step has exactly one action"},
+		{"invalid manifest", head + "  - create: {manifest: {apiVersion: v1, kind: Node, metadata: {name: Bad_Node}}}\n", 422, "spec.steps[0].create.manifest"},
+		{"manifest with a typo", head + "  - create: {manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {contaners: []}}}\n", 422, "contaners"},
+		{"runaway count", head + "  - create: {count: 1000000, manifest: {apiVersion: v1, kind: Node, metadata: {name: \"n-{{i}}\"}}}\n", 422, "count 1000000"},
+		{"expectation about a pod never created", head + "  - expect: {pod: ghost, node: node-1}\n", 422, "no earlier step creates pod \"default/ghost\""},
+		{"expectation about a node never created", head + pod + "  - expect: {pod: p, node: node-9}\n", 422, "node \"node-9\""},
+		{"unknown plugin", head + pod + "  - expect: {pod: p, rejectedBy: NoSuchPlugin}\n", 422, "NoSuchPlugin"},
+		{"unknown queue", head + pod + "  - expect: {pod: p, queue: limbo}\n", 422, "limbo"},
+		{"impossible count", head + pod + "  - expect: {scheduledPods: 5}\n", 422, "at most 1"},
+		{"unknown wait", head + "  - wait: {for: godot}\n", 422, "godot"},
+		{"bad configuration", head + "  - schedulerConfig: {apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration, profiles: [{plugins: {multiPoint: {enabled: [{name: Nope}]}}}]}\n", 422, "Nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodes, pods := counts(t)
+			var e struct{ Error string }
+			if code := api(t, "POST", "/api/v1/scenarios", "application/yaml", []byte(tt.body), &e); code != tt.want {
+				t.Errorf("got %d (%s), want %d", code, e.Error, tt.want)
+			}
+			if !strings.Contains(e.Error, tt.mention) {
+				t.Errorf("error %q does not mention %q", e.Error, tt.mention)
+			}
+			if n, p := counts(t); n != nodes || p != pods {
+				t.Errorf("a refused scenario changed the cluster")
+			}
+		})
+	}
+}
