@@ -58,6 +58,9 @@ type Options struct {
 	// CycleTimeout bounds one plugin call; a plugin that hangs longer fails
 	// the pod's cycle with an error. Zero means 30s.
 	CycleTimeout time.Duration
+	// Cycles numbers the scheduling cycles. A Service shares one counter
+	// across restarts so that cycle ids stay unique; nil starts at 1.
+	Cycles *atomic.Int64
 	// MaxInUnschedulable and UnschedulableFlushInterval tune the queue's
 	// periodic flush; zero keeps kube-scheduler's 5m and 30s.
 	MaxInUnschedulable         time.Duration
@@ -81,7 +84,7 @@ type Scheduler struct {
 	events    events.EventBroadcaster
 
 	rand               *rand.Rand
-	cycles             atomic.Int64
+	cycles             *atomic.Int64
 	synced             atomic.Bool
 	nextStartNodeIndex int
 	bindings           sync.WaitGroup
@@ -98,6 +101,9 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	if opts.Gate == nil {
 		opts.Gate = NewGate(false, nil)
 	}
+	if opts.Cycles == nil {
+		opts.Cycles = &atomic.Int64{}
+	}
 	if opts.CycleTimeout == 0 {
 		opts.CycleTimeout = 30 * time.Second
 	}
@@ -113,6 +119,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		observer: opts.Observer,
 		gate:     opts.Gate,
 		rand:     rand.New(rand.NewSource(seed)),
+		cycles:   opts.Cycles,
 		snapshot: internalcache.NewEmptySnapshot(),
 		// The upstream factory: its pod informer skips finished pods.
 		factory: kubescheduler.NewInformerFactory(opts.Client, 0, nil),

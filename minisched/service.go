@@ -61,6 +61,8 @@ type Service struct {
 	// which Restart may be waiting for while it holds mu.
 	generation atomic.Int64
 	running    atomic.Bool
+	// cycles numbers cycles across restarts.
+	cycles atomic.Int64
 }
 
 // NewService returns a stopped service.
@@ -95,7 +97,7 @@ func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
 	t := s.opts.Tuning
 	sched, err := New(runCtx, Options{
 		Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree,
-		Observer: s.opts.Observer, Gate: s.gate, Seed: t.Seed, CycleTimeout: s.opts.CycleTimeout,
+		Observer: s.opts.Observer, Gate: s.gate, Seed: t.Seed, CycleTimeout: s.opts.CycleTimeout, Cycles: &s.cycles,
 		MaxInUnschedulable: t.MaxInUnschedulable, UnschedulableFlushInterval: t.UnschedulableFlushInterval,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -224,7 +225,7 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 			_, err = u.r.env.CreateNode(ctx, o)
 			nodes = append(nodes, o.Name)
 		case *v1.Pod:
-			_, err = u.r.env.CreatePod(ctx, o)
+			_, err = u.createPod(ctx, o)
 		case *schedulingv1.PriorityClass:
 			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, metav1.CreateOptions{})
 		}
@@ -237,6 +238,19 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 		}
 	}
 	return nil
+}
+
+// createPod creates a pod, retrying for a few seconds while the apiserver's
+// admission has not yet seen a PriorityClass an earlier step created.
+func (u *run) createPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		created, err := u.r.env.CreatePod(ctx, pod.DeepCopy())
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PriorityClass") || time.Now().After(deadline) {
+			return created, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // awaitNodes waits (up to 10s) until the scheduler has seen the nodes, so

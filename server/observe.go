@@ -34,6 +34,10 @@ type QueuedPod struct {
 	// Plugins rejected the pod in its last attempt.
 	Plugins      []string `json:"plugins,omitempty"`
 	GatingPlugin string   `json:"gatingPlugin,omitempty"`
+	// LastEvent is what last moved the pod; Message why its last attempt
+	// failed.
+	LastEvent string `json:"lastEvent,omitempty"`
+	Message   string `json:"message,omitempty"`
 }
 
 // QueueView is the whole queue.
@@ -55,6 +59,7 @@ func (s *Server) queueView() QueueView {
 		qp := QueuedPod{
 			Pod: *event.RefOf(e.Pod), Queue: e.Queue, Attempts: e.Attempts, EnteredAt: e.EnteredAt,
 			SecondsInQueue: now.Sub(e.EnteredAt).Seconds(), Plugins: e.Plugins, GatingPlugin: e.GatingPlugin,
+			LastEvent: e.LastEvent, Message: e.LastMessage,
 		}
 		if e.Pod.Spec.Priority != nil {
 			qp.Priority = *e.Pod.Spec.Priority
@@ -125,7 +130,7 @@ func podKey(c echo.Context) (string, error) {
 }
 
 func (s *Server) listCycles(c echo.Context) error {
-	limit, err := queryInt(c, "limit", 50, 1, 1000)
+	limit, err := queryInt(c, "limit", 50, 1, 10000)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -163,6 +164,47 @@ func (s *Server) deletePod(c echo.Context) error {
 	ctx, cancel := s.apiContext(c)
 	defer cancel()
 	if err := s.opts.Client.CoreV1().Pods(c.Param("namespace")).Delete(ctx, c.Param("name"), deleteNow); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) listPriorityClasses(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	classes, err := s.opts.Client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	sort.Slice(classes.Items, func(i, j int) bool { return classes.Items[i].Value > classes.Items[j].Value })
+	return c.JSON(http.StatusOK, list[schedulingv1.PriorityClass]{Items: classes.Items})
+}
+
+// createPriorityClass creates a PriorityClass, which pods name in
+// spec.priorityClassName to get a priority (the apiserver refuses a bare
+// spec.priority).
+func (s *Server) createPriorityClass(c echo.Context) error {
+	data, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	pc := &schedulingv1.PriorityClass{}
+	if err := decodeManifest(data, c.Request().Header.Get(echo.HeaderContentType), pc); err != nil {
+		return err
+	}
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	created, err := s.opts.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, created)
+}
+
+func (s *Server) deletePriorityClass(c echo.Context) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	if err := s.opts.Client.SchedulingV1().PriorityClasses().Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

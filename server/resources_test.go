@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,36 @@ status:
 	}
 	if _, err := inst.Client.CoreV1().Pods("default").Get(ctx, "pod-1", metav1.GetOptions{}); err == nil {
 		t.Errorf("deleted pod still exists")
+	}
+}
+
+func TestPriorityClasses(t *testing.T) {
+	reset(t)
+	body := `{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000}`
+	if code := api(t, "POST", "/api/v1/priorityclasses", "application/json", []byte(body), nil); code != http.StatusCreated {
+		t.Fatalf("create: %d", code)
+	}
+	// The apiserver's admission learns of the class through a watch: the
+	// first pod may come a moment too early.
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vip"},"spec":{"priorityClassName":"high","containers":[{"name":"c","image":"x"}]}}`
+	var created v1.Pod
+	eventually(t, 10*time.Second, "a pod with the new class", func() bool {
+		return api(t, "POST", "/api/v1/pods", "application/json", []byte(pod), &created) == http.StatusCreated
+	})
+	if created.Spec.Priority == nil || *created.Spec.Priority != 1000 {
+		t.Fatalf("pod with the class has priority %v, want 1000", created.Spec.Priority)
+	}
+	var classes struct {
+		Items []struct{ Metadata struct{ Name string } }
+	}
+	api(t, "GET", "/api/v1/priorityclasses", "", nil, &classes)
+	if len(classes.Items) < 3 { // high and the two system classes
+		t.Errorf("classes: %+v", classes.Items)
+	}
+	// Reset removes the class people made and keeps the system's.
+	reset(t)
+	if code := api(t, "DELETE", "/api/v1/priorityclasses/high", "", nil, nil); code != http.StatusNotFound {
+		t.Errorf("after a reset, deleting high: %d, want 404", code)
 	}
 }
 

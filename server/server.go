@@ -114,6 +114,9 @@ func (s *Server) routes() {
 	api.POST("/pods", s.createPod)
 	api.GET("/pods/:namespace/:name", s.getPod)
 	api.DELETE("/pods/:namespace/:name", s.deletePod)
+	api.GET("/priorityclasses", s.listPriorityClasses)
+	api.POST("/priorityclasses", s.createPriorityClass)
+	api.DELETE("/priorityclasses/:name", s.deletePriorityClass)
 
 	api.GET("/queue", s.getQueue)
 	api.GET("/cycles", s.listCycles)

@@ -282,6 +282,9 @@ func (q *Queue) AddUnschedulableIfNotPresent(pi *PodInfo, f Failure) {
 	uid := pi.uid()
 	if where := q.whereLocked(uid); pi.deleted || where != "" && where != event.InFlight {
 		q.endFlightLocked(uid)
+		if pi.deleted {
+			q.report(pi, event.ActionDelete, event.InFlight, "", EventPodDelete, nil, "")
+		}
 		return
 	}
 	now := q.opts.Clock.Now()
@@ -398,9 +401,11 @@ func (q *Queue) Delete(pod *v1.Pod) {
 		pi = q.unschedulable[uid]
 		delete(q.unschedulable, uid)
 	case event.InFlight:
-		// The attempt goes on; the pod must not come back when it fails.
-		pi = q.inFlight[uid].Value.(*PodInfo)
-		pi.deleted = true
+		// The attempt goes on (the pod may even be getting bound, which
+		// also looks like a delete to the informer); it must not come back
+		// when it fails. Done or the failure reports how it ended.
+		q.inFlight[uid].Value.(*PodInfo).deleted = true
+		return
 	default:
 		return
 	}
@@ -727,6 +732,9 @@ func (q *Queue) backoffDuration(pi *PodInfo) time.Duration {
 }
 
 func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.QueueName, label string, plugins []string, msg string) {
+	if label != "" && action != event.ActionUpdate {
+		pi.lastEvent, pi.lastMessage = label, msg
+	}
 	move := &event.QueueMove{
 		Action: action, From: from, To: to, Event: label, Plugins: plugins,
 		GatingPlugin: pi.GatingPlugin, Attempts: pi.Attempts, Message: msg,
@@ -756,6 +764,10 @@ type Entry struct {
 	BackoffUntil time.Time
 	Plugins      []string
 	GatingPlugin string
+	// LastEvent is what last moved the pod (NodeAdd, BackoffComplete...);
+	// LastMessage why its last attempt failed.
+	LastEvent   string
+	LastMessage string
 }
 
 // List returns every pod in the queue, activeQ in pop order first.
@@ -767,6 +779,7 @@ func (q *Queue) List() []Entry {
 		out = append(out, Entry{
 			Pod: pi.Pod, Queue: pi.where, Attempts: pi.Attempts, EnteredAt: pi.enteredAt,
 			BackoffUntil: pi.BackoffExpiration, Plugins: sets.List(pi.rejectors()), GatingPlugin: pi.GatingPlugin,
+			LastEvent: pi.lastEvent, LastMessage: pi.lastMessage,
 		})
 	}
 	active := slices.Clone(q.active.items)
@@ -830,6 +843,9 @@ type PodInfo struct {
 	enteredAt    time.Time
 	missedEvents bool
 	deleted      bool
+	// lastEvent and lastMessage say what last moved the pod, and why.
+	lastEvent   string
+	lastMessage string
 }
 
 var _ fwk.QueuedEntityInfo = &PodInfo{}
