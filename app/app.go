@@ -4,11 +4,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -21,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
@@ -29,6 +32,7 @@ import (
 	"minisched/k8sapiserver"
 	"minisched/minisched"
 	"minisched/minisched/event"
+	"minisched/minisched/schedconfig"
 	"minisched/recorder"
 	"minisched/server"
 	"minisched/web"
@@ -75,53 +79,11 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return "exit status " + strconv.Itoa(e.Code) }
 
-// DefaultFlags returns the settings the command starts from.
-func DefaultFlags() Flags {
-	var f Flags
-	f.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
-	return f
-}
+// ParseFlags parses the command's flags, as the command line, a container's
+// command or a Deployment's args give them.
+func ParseFlags(args []string) (Flags, error) { return parseFlags(args, io.Discard) }
 
-// Flags are the command's settings.
-type Flags struct {
-	Addr            string
-	DataDir         string
-	KubeconfigOut   string
-	SchedulerConfig string
-	SchedulerName   string
-	History         int
-	AllowedOrigins  string
-	Seed            int64
-	Paused          bool
-	Verbosity       int
-	WebDir          string
-	// StreamBuffer is how far a stream client may lag before it is
-	// resynchronised; StreamWriteTimeout is how long one write may take
-	// before the client counts as stalled and is disconnected.
-	StreamBuffer       int
-	StreamWriteTimeout time.Duration
-}
-
-func (f *Flags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "address the dashboard and API listen on; keep it on loopback unless the room needs it")
-	fs.StringVar(&f.DataDir, "data-dir", "", "keep etcd's data here across restarts (default: a temporary directory removed on exit)")
-	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
-	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
-	fs.StringVar(&f.SchedulerName, "scheduler-name", "default-scheduler", "schedule the pods with this spec.schedulerName")
-	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
-	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
-	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins, besides the server's own, that may open the websocket stream")
-	fs.Int64Var(&f.Seed, "seed", 0, "seed for breaking ties between equally scored nodes; the same seed replays the same way (0: random)")
-	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
-	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
-	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
-}
-
-// Run runs minisched until ctx ends.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
-	if len(args) > 0 && args[0] == "scenario" {
-		return runScenarios(ctx, args[1:], stdout, stderr, opts...)
-	}
+func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs := flag.NewFlagSet("minisched", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f Flags
@@ -133,10 +95,85 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return f, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+		return f, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	return f, nil
+}
+
+// DefaultFlags returns the settings the command starts from.
+func DefaultFlags() Flags {
+	var f Flags
+	f.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	return f
+}
+
+// Flags are the command's settings.
+type Flags struct {
+	Addr          string
+	DataDir       string
+	KubeconfigOut string
+	// Kubeconfig or InCluster attach minisched to an existing cluster.
+	Kubeconfig           string
+	InCluster            bool
+	LeaderElect          bool
+	LeaderElectNamespace string
+	SchedulerConfig      string
+	SchedulerName        string
+	History              int
+	AllowedOrigins       string
+	Seed                 int64
+	Paused               bool
+	Verbosity            int
+	WebDir               string
+	// Token, when set, is required on every request (env MINISCHED_TOKEN).
+	Token     string
+	RateLimit float64
+	MaxNodes  int
+	MaxPods   int
+	// ScenariosDir adds its *.yaml files to the bundled scenarios.
+	ScenariosDir string
+	// StreamBuffer is how far a stream client may lag before it is
+	// resynchronised; StreamWriteTimeout is how long one write may take
+	// before the client counts as stalled and is disconnected.
+	StreamBuffer       int
+	StreamWriteTimeout time.Duration
+}
+
+func (f *Flags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "address the dashboard and API listen on; keep it on loopback unless the room needs it")
+	fs.StringVar(&f.DataDir, "data-dir", "", "keep etcd's data here across restarts (default: a temporary directory removed on exit)")
+	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of starting an embedded one, as a second scheduler")
+	fs.BoolVar(&f.InCluster, "in-cluster", false, "attach to the cluster minisched runs in (its pod's service account)")
+	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "when attached, schedule only while holding a lease, so that one of several replicas schedules")
+	fs.StringVar(&f.LeaderElectNamespace, "leader-elect-namespace", "", "namespace of the lease (default: $POD_NAMESPACE, else default)")
+	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
+	fs.StringVar(&f.SchedulerName, "scheduler-name", "", "schedule the pods with this spec.schedulerName (default: default-scheduler; minisched when attached)")
+	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
+	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
+	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins, besides the server's own, that may open the websocket stream")
+	fs.Int64Var(&f.Seed, "seed", 0, "seed for breaking ties between equally scored nodes; the same seed replays the same way (0: random)")
+	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
+	fs.StringVar(&f.Token, "token", os.Getenv("MINISCHED_TOKEN"), "require this token on every request but health probes (default $MINISCHED_TOKEN); open the dashboard as /?token=...")
+	fs.Float64Var(&f.RateLimit, "rate-limit", 20, "changing requests (POST, PUT, DELETE) a second each client may make, bursts of ten times that")
+	fs.IntVar(&f.MaxNodes, "max-nodes", 5000, "the most nodes the API and scenarios may create")
+	fs.IntVar(&f.MaxPods, "max-pods", 50000, "the most pods the API and scenarios may create")
+	fs.StringVar(&f.ScenariosDir, "scenarios-dir", "", "a folder of scenario files (*.yaml) to offer beside the bundled ones")
+	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
+	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
+}
+
+// Run runs minisched until ctx ends.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
+	if len(args) > 0 && args[0] == "scenario" {
+		return runScenarios(ctx, args[1:], stdout, stderr, opts...)
+	}
+	f, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
 	}
 	QuietKlog(f.Verbosity)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.Level(-4 * f.Verbosity)}))
@@ -171,10 +208,17 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := checkAddr(f.Addr, log); err != nil {
+	if err := checkAddr(f.Addr, f.Token != "", log); err != nil {
 		return nil, err
 	}
+	attached := f.Kubeconfig != "" || f.InCluster
 	schedulerName := f.SchedulerName
+	if schedulerName == "" {
+		schedulerName = "default-scheduler"
+		if attached {
+			schedulerName = "minisched"
+		}
+	}
 	// A bad configuration is refused before anything starts.
 	cfg, err := schedulerConfig(f.SchedulerConfig, schedulerName)
 	if err != nil {
@@ -188,15 +232,22 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		}
 	}()
 	started := time.Now()
-	inst.ControlPlane, err = k8sapiserver.Start(ctx, k8sapiserver.Config{
-		DataDir: f.DataDir, KubeconfigPath: f.KubeconfigOut, EtcdLogs: f.Verbosity >= 2,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("starting the control plane: %w", err)
+	if attached {
+		if inst.RESTConfig, err = attach(f); err != nil {
+			return nil, err
+		}
+		log.Info("attached to a cluster", "apiserver", inst.RESTConfig.Host, "schedulerName", schedulerName)
+	} else {
+		inst.ControlPlane, err = k8sapiserver.Start(ctx, k8sapiserver.Config{
+			DataDir: f.DataDir, KubeconfigPath: f.KubeconfigOut, EtcdLogs: f.Verbosity >= 2,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting the control plane: %w", err)
+		}
+		inst.RESTConfig = inst.ControlPlane.RESTConfig()
+		log.Info("control plane ready", "apiserver", inst.ControlPlane.URL(), "kubeconfig", inst.ControlPlane.KubeconfigPath(),
+			"took", time.Since(started).Round(time.Millisecond))
 	}
-	inst.RESTConfig = inst.ControlPlane.RESTConfig()
-	log.Info("control plane ready", "apiserver", inst.ControlPlane.URL(), "kubeconfig", inst.ControlPlane.KubeconfigPath(),
-		"took", time.Since(started).Round(time.Millisecond))
 	inst.Client, err = kubernetes.NewForConfig(inst.RESTConfig)
 	if err != nil {
 		return nil, fmt.Errorf("building a client: %w", err)
@@ -218,7 +269,20 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		}
 		return nil
 	}
-	if err := inst.Scheduler.Start(ctx, cfg); err != nil {
+	if attached && f.LeaderElect {
+		ns := f.LeaderElectNamespace
+		if ns == "" {
+			ns = cmp.Or(os.Getenv("POD_NAMESPACE"), "default")
+		}
+		start := func(ctx context.Context) {
+			if err := inst.Scheduler.Start(ctx, cfg); err != nil {
+				log.Error("starting the scheduler", "err", err)
+			}
+		}
+		if err := elect(ctx, inst.Client, ns, schedulerName, log, start, inst.Scheduler.Stop); err != nil {
+			return nil, err
+		}
+	} else if err := inst.Scheduler.Start(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("starting the scheduler: %w", err)
 	}
 	log.Debug("scheduler started", "after", time.Since(started))
@@ -229,8 +293,9 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	}
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
-		Web: webFS, Bundled: examples.Scenarios(), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
-		AllowedOrigins: splitList(f.AllowedOrigins), StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
+		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
+		AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached,
+		Token: f.Token, RateLimit: f.RateLimit, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return nil, fmt.Errorf("watching the cluster: %w", err)
@@ -276,15 +341,40 @@ func (inst *Instance) Close() error {
 	return errors.Join(errs...)
 }
 
+// bundled is the scenarios the dashboard offers: the embedded ones, and a
+// folder's, which win on a name both have.
+func bundled(dir string) []fs.FS {
+	if dir == "" {
+		return []fs.FS{examples.Scenarios()}
+	}
+	return []fs.FS{os.DirFS(dir), examples.Scenarios()}
+}
+
+// attach builds the client configuration of an existing cluster.
+func attach(f Flags) (*rest.Config, error) {
+	if f.InCluster {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--in-cluster: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", f.Kubeconfig, err)
+	}
+	return cfg, nil
+}
+
 func schedulerConfig(path, schedulerName string) (*config.KubeSchedulerConfiguration, error) {
 	if path == "" {
-		return minisched.DefaultConfig(schedulerName)
+		return schedconfig.Default(schedulerName)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading --scheduler-config: %w", err)
 	}
-	cfg, err := minisched.LoadConfig(data, schedulerName)
+	cfg, err := schedconfig.Load(data, schedulerName)
 	if err != nil {
 		return nil, fmt.Errorf("--scheduler-config %s: %w", path, err)
 	}
@@ -292,7 +382,7 @@ func schedulerConfig(path, schedulerName string) (*config.KubeSchedulerConfigura
 }
 
 // checkAddr warns when the dashboard would be reachable from other machines.
-func checkAddr(addr string, log *slog.Logger) error {
+func checkAddr(addr string, token bool, log *slog.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w", addr, err)
@@ -301,7 +391,12 @@ func checkAddr(addr string, log *slog.Logger) error {
 	if host == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	log.Warn("the dashboard listens beyond loopback: anyone who can reach " + addr + " can create and delete pods and nodes")
+	if token {
+		log.Warn("the dashboard listens beyond loopback on " + addr + "; every request must carry the token")
+		return nil
+	}
+	log.Warn("the dashboard listens beyond loopback without a token: anyone who can reach " + addr +
+		" can create and delete pods and nodes; give --token to require one")
 	return nil
 }
 

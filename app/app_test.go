@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -210,4 +212,68 @@ spec:
 			t.Errorf("%s: output does not mention %q:\n%s", filepath.Base(tt.file), tt.mention, out)
 		}
 	}
+}
+
+// TestSigtermDuringScenario stops minisched in the middle of a scenario:
+// it exits cleanly, and with --data-dir a restart finds every node and pod
+// again and schedules the pods left pending.
+func TestSigtermDuringScenario(t *testing.T) {
+	dir := t.TempDir()
+	p := startProcess(t, "--data-dir", dir)
+	sc := `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: interrupted}
+spec:
+  steps:
+  - create: {count: 3, manifest: {apiVersion: v1, kind: Node, metadata: {name: "node-{{i}}"}}}
+  - scheduler: pause
+  - create: {count: 5, manifest: {apiVersion: v1, kind: Pod, metadata: {name: "pending-{{i}}"}, spec: {containers: [{name: c, image: x}]}}}
+  - wait: {duration: 5m}
+`
+	resp, err := http.Post(p.url+"api/v1/scenarios", "application/yaml", strings.NewReader(sc))
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("posting the scenario: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	waitUntil(t, 30*time.Second, "the pods created", func() bool {
+		r, err := http.Get(p.url + "api/v1/pods")
+		if err != nil {
+			return false
+		}
+		defer r.Body.Close()
+		var l struct{ Items []any }
+		_ = json.NewDecoder(r.Body).Decode(&l)
+		return len(l.Items) == 5
+	})
+	if code, took := p.stop(t); code != 0 || took > 10*time.Second {
+		t.Fatalf("SIGTERM during a scenario: exit %d after %v\n%s", code, took, p.stderr)
+	}
+
+	p = startProcess(t, "--data-dir", dir)
+	defer p.stop(t)
+	for i := 1; i <= 3; i++ {
+		if !nodeExists(t, p.url, fmt.Sprintf("node-%d", i)) {
+			t.Errorf("node-%d is gone after the restart", i)
+		}
+	}
+	waitUntil(t, 30*time.Second, "the pending pods scheduled after the restart", func() bool {
+		r, err := http.Get(p.url + "api/v1/pods")
+		if err != nil {
+			return false
+		}
+		defer r.Body.Close()
+		var l struct {
+			Items []struct {
+				Spec struct{ NodeName string }
+			}
+		}
+		_ = json.NewDecoder(r.Body).Decode(&l)
+		bound := 0
+		for _, it := range l.Items {
+			if it.Spec.NodeName != "" {
+				bound++
+			}
+		}
+		return len(l.Items) == 5 && bound == 5
+	})
 }

@@ -15,8 +15,8 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"minisched/k8sapiserver"
-	"minisched/minisched"
 	"minisched/minisched/event"
+	"minisched/minisched/schedconfig"
 )
 
 // upstream runs the real kube-scheduler (pkg/scheduler) in this process
@@ -38,7 +38,7 @@ func startUpstream(t *testing.T) *upstream {
 		_ = cpB.Close()
 	})
 	c := kubernetes.NewForConfigOrDie(cpB.RESTConfig())
-	cfg, err := minisched.DefaultConfig("")
+	cfg, err := schedconfig.Default("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"minisched/k8sapiserver"
 	"minisched/minisched"
 	"minisched/minisched/event"
+	"minisched/minisched/schedconfig"
 )
 
 // One control plane for the package; each test starts its own scheduler on
@@ -101,9 +102,9 @@ func withCycleTimeout(d time.Duration) harnessOption {
 func start(t *testing.T, configYAML string, opts ...harnessOption) *harness {
 	t.Helper()
 	emptyCluster(t)
-	cfg, err := minisched.DefaultConfig("")
+	cfg, err := schedconfig.Default("")
 	if configYAML != "" {
-		cfg, err = minisched.LoadConfig([]byte(configYAML), "")
+		cfg, err = schedconfig.Load([]byte(configYAML), "")
 	}
 	if err != nil {
 		t.Fatalf("configuration: %v", err)
@@ -186,7 +187,7 @@ func createNodes(t *testing.T, c kubernetes.Interface, nodes ...*v1.Node) {
 // pod builds a pod requesting cpu; mutators add the rest.
 func pod(name, cpu string, mutators ...func(*v1.Pod)) *v1.Pod {
 	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
 			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
 	for _, m := range mutators {
 		m(p)

@@ -2,13 +2,16 @@ package minisched_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"minisched/minisched/event"
@@ -264,5 +267,48 @@ func TestSeedMakesTieBreakingRepeatable(t *testing.T) {
 	first, second := run(), run()
 	if strings.Join(first, ",") != strings.Join(second, ",") {
 		t.Errorf("same seed, different placements:\n%v\n%v", first, second)
+	}
+}
+
+// flakyBinder refuses each pod's first binding the way the apiserver does
+// on a conflict, then lets DefaultBinder do the work.
+type flakyBinder struct{ refused map[string]bool }
+
+func (f *flakyBinder) Name() string { return "FlakyBinder" }
+func (f *flakyBinder) Bind(_ context.Context, _ fwk.CycleState, p *v1.Pod, _ string) *fwk.Status {
+	if !f.refused[p.Name] {
+		f.refused[p.Name] = true
+		return fwk.AsStatus(apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, p.Name, errors.New("the object has been modified")))
+	}
+	return fwk.NewStatus(fwk.Skip)
+}
+
+func TestRefusedBindingIsRequeuedNotLost(t *testing.T) {
+	cfg := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: DefaultBinder}]
+    bind:
+      enabled: [{name: FlakyBinder}, {name: DefaultBinder}]
+`
+	fb := &flakyBinder{refused: map[string]bool{}}
+	h := start(t, cfg, withPlugin("FlakyBinder", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return fb, nil }))
+	createNodes(t, client, node("node-1", "4"))
+	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	createPod(t, client, pod("contested", "100m"))
+	if got := waitBound(t, client, "contested"); got != "node-1" {
+		t.Fatalf("bound to %q", got)
+	}
+	ends := h.log.find("contested", func(e event.Event) bool { return e.Kind == event.KindBindingEnd })
+	if len(ends) != 2 || ends[0].BindingEnd.Bound || ends[0].BindingEnd.Plugin != "FlakyBinder" || !ends[1].BindingEnd.Bound {
+		t.Fatalf("binding ends %+v, want a refused binding then a bound one", ends)
+	}
+	requeued := h.log.find("contested", func(e event.Event) bool {
+		return e.Kind == event.KindQueue && e.Queue.From == event.InFlight && e.Queue.To == event.BackoffQ
+	})
+	if len(requeued) != 1 || !strings.Contains(requeued[0].Queue.Message, "modified") {
+		t.Errorf("requeue after the refusal: %+v", requeued)
 	}
 }

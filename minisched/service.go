@@ -17,6 +17,7 @@ import (
 
 	"minisched/minisched/event"
 	"minisched/minisched/plugins"
+	"minisched/minisched/schedconfig"
 )
 
 // ServiceOptions configure a Service.
@@ -102,7 +103,7 @@ func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
 	})
 	if err != nil {
 		cancel()
-		return &ConfigError{Err: err}
+		return &schedconfig.Error{Err: err}
 	}
 	s.stopLocked()
 	s.cfg, s.sched, s.cancel, s.done = cfg, sched, cancel, make(chan struct{})
@@ -161,7 +162,7 @@ func (s *Service) CheckConfig(cfg *config.KubeSchedulerConfiguration) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := New(ctx, Options{Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree}); err != nil {
-		return &ConfigError{Err: err}
+		return &schedconfig.Error{Err: err}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"minisched/minisched"
 	"minisched/minisched/event"
+	"minisched/minisched/schedconfig"
 	"minisched/recorder"
 )
 
@@ -127,7 +128,7 @@ func (r *Runner) prepare(sc *Scenario) error {
 	cfg := svc.Config()
 	if len(sc.Spec.SchedulerConfig) > 0 {
 		var err error
-		if cfg, err = minisched.LoadConfig(sc.Spec.SchedulerConfig, r.env.SchedulerName); err != nil {
+		if cfg, err = schedconfig.Load(sc.Spec.SchedulerConfig, r.env.SchedulerName); err != nil {
 			return err
 		}
 		changed = true
@@ -172,7 +173,7 @@ func (u *run) step(ctx context.Context, i int) {
 		err = u.delete(ctx, st.Delete)
 	case "schedulerConfig":
 		var cfg = u.r.env.Scheduler.Config()
-		if cfg, err = minisched.LoadConfig(st.SchedulerConfig, u.r.env.SchedulerName); err == nil {
+		if cfg, err = schedconfig.Load(st.SchedulerConfig, u.r.env.SchedulerName); err == nil {
 			err = u.r.env.Scheduler.Restart(cfg)
 		}
 	case "scheduler":

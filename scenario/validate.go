@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"minisched/manifest"
-	"minisched/minisched"
 	"minisched/minisched/queue"
+	"minisched/minisched/schedconfig"
 )
 
 // Limits keep a scenario from running away.
@@ -176,7 +176,7 @@ func (r *Runner) existing(ctx context.Context) map[string]map[string]bool {
 }
 
 func (r *Runner) checkConfig(raw json.RawMessage) error {
-	cfg, err := minisched.LoadConfig(raw, r.env.SchedulerName)
+	cfg, err := schedconfig.Load(raw, r.env.SchedulerName)
 	if err != nil {
 		return err
 	}

@@ -130,3 +130,23 @@ func (w *clusterWatcher) objects() ([]event.NodeSummary, []event.PodSummary) {
 	})
 	return nodes, pods
 }
+
+type countWhat int
+
+const (
+	countNodes countWhat = iota
+	countPods
+)
+
+// count says how many nodes or pods the watcher's cache holds.
+func (w *clusterWatcher) count(what countWhat) int {
+	if w.factory == nil {
+		return 0
+	}
+	if what == countNodes {
+		nodes, _ := w.nodes.List(labels.Everything())
+		return len(nodes)
+	}
+	pods, _ := w.pods.List(labels.Everything())
+	return len(pods)
+}

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	app.QuietKlog(0)
 	f := app.DefaultFlags()
 	f.Addr = "127.0.0.1:0"
-	f.StreamBuffer = 3000
+	f.StreamBuffer = 20000
 	f.StreamWriteTimeout = 2 * time.Second
 	var err error
 	inst, err = app.Start(context.Background(), f, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -95,7 +95,7 @@ func nodeJSON(name, cpu string) []byte {
 }
 
 func podJSON(name, cpu string) []byte {
-	return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":%q}}}]}}`, name, cpu))
+	return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"pause:3.10","resources":{"requests":{"cpu":%q}}}]}}`, name, cpu))
 }
 
 func mustCreate(t *testing.T, path string, body []byte) {

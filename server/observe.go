@@ -19,6 +19,7 @@ import (
 	"minisched/manifest"
 	"minisched/minisched"
 	"minisched/minisched/event"
+	"minisched/minisched/schedconfig"
 	"minisched/recorder"
 )
 
@@ -260,7 +261,7 @@ func (s *Server) getConfig(c echo.Context) error {
 	if s.opts.Scheduler == nil || s.opts.Scheduler.Config() == nil {
 		return apiError(http.StatusServiceUnavailable, "no scheduler runs in this process")
 	}
-	data, err := minisched.EncodeConfig(s.opts.Scheduler.Config())
+	data, err := schedconfig.Encode(s.opts.Scheduler.Config())
 	if err != nil {
 		return err
 	}
@@ -288,11 +289,11 @@ func (s *Server) putConfig(c echo.Context) error {
 	if !manifest.IsSupportedType(c.Request().Header.Get(echo.HeaderContentType)) {
 		return apiError(http.StatusUnsupportedMediaType, "send the configuration as application/yaml or application/json")
 	}
-	cfg, err := minisched.LoadConfig(data, s.opts.SchedulerName)
+	cfg, err := schedconfig.Load(data, s.opts.SchedulerName)
 	if err == nil {
 		err = s.opts.Scheduler.Restart(cfg)
 	}
-	var ce *minisched.ConfigError
+	var ce *schedconfig.Error
 	if errors.As(err, &ce) {
 		return apiError(http.StatusUnprocessableEntity, "%v", ce)
 	}
@@ -343,6 +344,9 @@ func (s *Server) getPlugins(c echo.Context) error {
 // reset deletes every pod and node, clears the history and keeps the
 // scheduler's configuration.
 func (s *Server) reset(c echo.Context) error {
+	if !s.opts.AllowReset {
+		return apiError(http.StatusForbidden, "reset is off: minisched is attached to a real cluster, and reset deletes every pod and node")
+	}
 	if err := s.Reset(c.Request().Context()); err != nil {
 		return err
 	}

@@ -81,6 +81,9 @@ func (s *Server) createNode(c echo.Context) error {
 func (s *Server) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
+	if n := s.cluster.count(countNodes); n >= s.opts.MaxNodes {
+		return nil, apiError(http.StatusUnprocessableEntity, "the cluster holds %d nodes, the limit (--max-nodes %d): delete some first", n, s.opts.MaxNodes)
+	}
 	nodeDefaults(node)
 	status := node.Status
 	created, err := s.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
@@ -151,6 +154,9 @@ func (s *Server) createPod(c echo.Context) error {
 func (s *Server) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
+	if n := s.cluster.count(countPods); n >= s.opts.MaxPods {
+		return nil, apiError(http.StatusUnprocessableEntity, "the cluster holds %d pods, the limit (--max-pods %d): delete some first", n, s.opts.MaxPods)
+	}
 	if pod.Namespace == "" {
 		pod.Namespace = metav1.NamespaceDefault
 	}

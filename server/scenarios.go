@@ -21,26 +21,43 @@ type BundledScenario struct {
 	Description string `json:"description,omitempty"`
 }
 
-// bundled lists the bundled scenarios, by file name.
+// bundled lists the bundled scenarios, by file name; the first folder that
+// has a name wins.
 func (s *Server) bundled() []BundledScenario {
 	out := []BundledScenario{}
-	if s.opts.Bundled == nil {
-		return out
-	}
-	files, _ := fs.Glob(s.opts.Bundled, "*.yaml")
-	sort.Strings(files)
-	for _, f := range files {
-		data, err := fs.ReadFile(s.opts.Bundled, f)
-		if err != nil {
-			continue
+	seen := map[string]bool{}
+	for _, dir := range s.opts.Bundled {
+		files, _ := fs.Glob(dir, "*.yaml")
+		for _, f := range files {
+			name := strings.TrimSuffix(path.Base(f), ".yaml")
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			b := BundledScenario{Name: name}
+			if data, err := fs.ReadFile(dir, f); err == nil {
+				if sc, err := scenario.Parse(data); err == nil {
+					b.Title, b.Description = sc.Metadata.Title, sc.Metadata.Description
+				}
+			}
+			out = append(out, b)
 		}
-		b := BundledScenario{Name: strings.TrimSuffix(path.Base(f), ".yaml")}
-		if sc, err := scenario.Parse(data); err == nil {
-			b.Title, b.Description = sc.Metadata.Title, sc.Metadata.Description
-		}
-		out = append(out, b)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// readBundled reads a bundled scenario by name.
+func (s *Server) readBundled(name string) ([]byte, error) {
+	if strings.ContainsAny(name, "/\\") || name == "" {
+		return nil, fs.ErrNotExist
+	}
+	for _, dir := range s.opts.Bundled {
+		if data, err := fs.ReadFile(dir, name+".yaml"); err == nil {
+			return data, nil
+		}
+	}
+	return nil, fs.ErrNotExist
 }
 
 func (s *Server) listScenarios(c echo.Context) error {
@@ -58,11 +75,8 @@ func (s *Server) createScenario(c echo.Context) error {
 	}
 	var data []byte
 	if name := c.QueryParam("bundled"); name != "" {
-		if s.opts.Bundled == nil || strings.ContainsAny(name, "/\\") {
-			return apiError(http.StatusNotFound, "no bundled scenario %q", name)
-		}
 		var err error
-		if data, err = fs.ReadFile(s.opts.Bundled, name+".yaml"); err != nil {
+		if data, err = s.readBundled(name); err != nil {
 			return apiError(http.StatusNotFound, "no bundled scenario %q (GET /api/v1/scenarios lists them)", name)
 		}
 	} else {

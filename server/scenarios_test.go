@@ -20,7 +20,7 @@ spec:
         apiVersion: v1
         kind: Pod
         metadata: {name: quick-pod}
-        spec: {containers: [{name: c, image: "registry.k8s.io/pause:3.10"}]}
+        spec: {containers: [{name: c, image: "pause:3.10"}]}
   - wait: {for: scheduled, pod: quick-pod}
   - expect: {pod: quick-pod, node: node-1}
 `

@@ -48,8 +48,21 @@ type Options struct {
 	StreamBuffer int
 	// Bundled holds the bundled scenarios (*.yaml) POST /scenarios?bundled=
 	// runs; ScenarioLimits bound what a scenario may do.
-	Bundled        fs.FS
+	Bundled        []fs.FS
 	ScenarioLimits scenario.Limits
+	// Token, when set, is required on every request but health probes.
+	Token string
+	// RateLimit is how many changing requests (POST, PUT, DELETE) a second a
+	// client may make, with RateBurst at once. Zero: 20 a second, burst 200.
+	RateLimit float64
+	RateBurst int
+	// MaxNodes and MaxPods bound what the API and scenarios may create.
+	// Zero: 5,000 nodes and 50,000 pods.
+	MaxNodes int
+	MaxPods  int
+	// AllowReset permits POST /reset. Off when attached to a real cluster:
+	// deleting every pod there would be a disaster.
+	AllowReset bool
 	// StreamWriteTimeout is how long one write to a stream client may take
 	// before the client counts as stalled. Default 10s.
 	StreamWriteTimeout time.Duration
@@ -61,6 +74,7 @@ type Server struct {
 	echo    *echo.Echo
 	cluster *clusterWatcher
 	http    *http.Server
+	limiter *rateLimiter
 	// scenarios runs POST /scenarios, one at a time.
 	scenarios *scenario.Manager
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
@@ -82,8 +96,20 @@ func New(opts Options) *Server {
 	if opts.Observer == nil {
 		opts.Observer = event.Discard
 	}
+	if opts.RateLimit <= 0 {
+		opts.RateLimit, opts.RateBurst = 20, 200
+	}
+	if opts.RateBurst <= 0 {
+		opts.RateBurst = int(opts.RateLimit) * 10
+	}
+	if opts.MaxNodes <= 0 {
+		opts.MaxNodes = 5000
+	}
+	if opts.MaxPods <= 0 {
+		opts.MaxPods = 50000
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel}
+	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst)}
 	s.cluster = newClusterWatcher(opts.Client, opts.Observer)
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
@@ -94,6 +120,10 @@ func New(opts Options) *Server {
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		return fmt.Errorf("internal error: %w", err)
 	}}))
+	if opts.Token != "" {
+		e.Use(s.requireToken)
+	}
+	e.Use(s.limitRate)
 	e.Use(limitBody(opts.BodyLimit))
 	s.routes()
 	return s

@@ -60,7 +60,8 @@ func main() {
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// workload creates nodes and pods with a few creators at once.
+// workload creates nodes and pods with a few creators at once. podCPU ""
+// varies each pod's requests, so that no two pods in a row look alike.
 func workload(ctx context.Context, c kubernetes.Interface, nodes, pods int, podCPU string) error {
 	if err := parallel(nodes, func(i int) error {
 		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%04d", i),
@@ -82,10 +83,16 @@ func workload(ctx context.Context, c kubernetes.Interface, nodes, pods int, podC
 
 func createPods(ctx context.Context, c kubernetes.Interface, from, count int, cpu string) error {
 	return parallel(count, func(i int) error {
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%05d", from+i)},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10",
-				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu),
-					v1.ResourceMemory: resource.MustParse("64Mi")}}}}}}
+		n := from + i
+		podCPU, memory := cpu, "64Mi"
+		if cpu == "" {
+			podCPU, memory = fmt.Sprintf("%dm", 10+n%41), fmt.Sprintf("%dMi", 32+n%37)
+		}
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%05d", n),
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", n%13)}},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
+				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(podCPU),
+					v1.ResourceMemory: resource.MustParse(memory)}}}}}}
 		_, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{})
 		return err
 	})

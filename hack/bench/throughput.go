@@ -12,6 +12,7 @@ import (
 
 	"minisched/k8sapiserver"
 	"minisched/minisched"
+	"minisched/minisched/schedconfig"
 	"minisched/recorder"
 )
 
@@ -24,6 +25,7 @@ func throughput(args []string) error {
 	pods := fs.Int("pods", 2000, "pods, created before the scheduler starts")
 	rounds := fs.Int("rounds", 2, "rounds, alternating which scheduler goes first")
 	only := fs.String("only", "", "run only this scheduler (minisched or kube-scheduler), to profile it")
+	identical := fs.Bool("identical", false, "make every pod alike (kube-scheduler's opportunistic batching then reuses one pod's results for the next)")
 	_ = fs.Parse(args)
 	var mini, up []float64
 	for r := 0; r < *rounds; r++ {
@@ -35,7 +37,11 @@ func throughput(args []string) error {
 			if *only != "" && which != *only {
 				continue
 			}
-			rate, detail, err := bindRate(which, *nodes, *pods)
+			cpu := ""
+			if *identical {
+				cpu = "10m"
+			}
+			rate, detail, err := bindRate(which, *nodes, *pods, cpu)
 			if err != nil {
 				return fmt.Errorf("%s: %w", which, err)
 			}
@@ -51,7 +57,11 @@ func throughput(args []string) error {
 		return nil
 	}
 	m, u := mean(mini), mean(up)
-	fmt.Printf("throughput: %d pods on %d nodes: minisched %.1f pods/s, kube-scheduler %.1f pods/s, ratio %.2f\n", *pods, *nodes, m, u, m/u)
+	kind := "varied"
+	if *identical {
+		kind = "identical"
+	}
+	fmt.Printf("throughput: %d %s pods on %d nodes: minisched %.1f pods/s, kube-scheduler %.1f pods/s, ratio %.2f\n", *pods, kind, *nodes, m, u, m/u)
 	return nil
 }
 
@@ -63,7 +73,7 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-func bindRate(which string, nodes, pods int) (float64, string, error) {
+func bindRate(which string, nodes, pods int, cpu string) (float64, string, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{})
@@ -72,11 +82,11 @@ func bindRate(which string, nodes, pods int) (float64, string, error) {
 	}
 	defer cp.Close()
 	c := kubernetes.NewForConfigOrDie(cp.RESTConfig())
-	if err := workload(ctx, c, nodes, pods, "10m"); err != nil {
+	if err := workload(ctx, c, nodes, pods, cpu); err != nil {
 		return 0, "", err
 	}
 	counter := countBound(c, pods)
-	cfg, err := minisched.DefaultConfig("")
+	cfg, err := schedconfig.Default("")
 	if err != nil {
 		return 0, "", err
 	}

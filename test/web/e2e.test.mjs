@@ -223,7 +223,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
   });
 
   await t.test('a pasted YAML manifest creates a pod', async () => {
-    await page.fill('#yaml-text', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: from-yaml\nspec:\n  containers:\n  - name: app\n    image: registry.k8s.io/pause:3.10\n');
+    await page.fill('#yaml-text', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: from-yaml\nspec:\n  containers:\n  - name: app\n    image: pause:3.10\n');
     await page.click('#yaml-form button[type="submit"]');
     await notice(/Pod created from the manifest/);
     await tab('cluster');

@@ -105,7 +105,7 @@ export async function api(url, method, path, body) {
 export function podBody(name, { cpu = '100m', memory = '64Mi', namespace = 'default' } = {}) {
   return {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace },
-    spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu, memory } } }] },
+    spec: { containers: [{ name: 'app', image: 'pause:3.10', resources: { requests: { cpu, memory } } }] },
   };
 }
 

@@ -136,7 +136,7 @@ test('forms: pod manifest with requests, tolerations, affinity, priority', () =>
     name: 'web', namespace: 'default', cpu: '500m', memory: '1Gi', labels: 'app=web', nodeSelector: 'zone=a',
     tolerations: 'gpu=true:NoSchedule, maint, *', affinity: 'zone In a|b, disk Exists', priorityClassName: 'system-cluster-critical',
   });
-  assert.equal(p.spec.containers[0].image, 'registry.k8s.io/pause:3.10');
+  assert.equal(p.spec.containers[0].image, 'pause:3.10');
   assert.deepEqual(p.spec.containers[0].resources.requests, { cpu: '500m', memory: '1Gi' });
   assert.deepEqual(p.spec.nodeSelector, { zone: 'a' });
   assert.deepEqual(p.spec.tolerations, [

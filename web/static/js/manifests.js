@@ -3,7 +3,7 @@
 // tested with node --test. Every parser throws a FormError whose message
 // says in words what to fix.
 
-export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+export const PAUSE_IMAGE = 'pause:3.10';
 
 /** The priority classes every cluster has; minisched offers no API to add others. */
 export const PRIORITY_CLASSES = Object.freeze([

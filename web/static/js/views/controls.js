@@ -83,7 +83,7 @@ function PodForm({ store, actions, busy }) {
     <${Field} id="pod-affinity" label="Required node affinity" hint="key Operator values: zone In a|b, disk Exists"><input ...${bind('affinity')} id="pod-affinity" /></${Field}>
     <${Field} id="pod-tolerations" label="Tolerations" hint="gpu=true:NoSchedule, gpu:NoSchedule (any value), * (everything)"><input ...${bind('tolerations')} id="pod-tolerations" /></${Field}>
     <div class="form-actions"><button type="submit" class="primary" disabled=${!!busy.createPod}>Create</button>
-      <span class="hint">Each pod runs one container, ${'registry.k8s.io/pause:3.10'}; nothing runs it here.</span></div>
+      <span class="hint">Each pod runs one container, ${'pause:3.10'}; nothing runs it here.</span></div>
   </form>`;
 }
 
@@ -96,7 +96,7 @@ metadata:
 spec:
   containers:
   - name: app
-    image: registry.k8s.io/pause:3.10
+    image: pause:3.10
     resources:
       requests: {cpu: 250m, memory: 256Mi}
 `,

@@ -1,4 +1,7 @@
-package minisched
+// Package schedconfig reads and writes minisched's configuration: a
+// standard KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with
+// one profile, defaulted and validated as kube-scheduler does.
+package schedconfig
 
 import (
 	"bytes"
@@ -15,16 +18,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// ConfigError is a configuration that decodes but is not valid. The API
+// Error is a configuration that decodes but is not valid. The API
 // answers it with 422.
-type ConfigError struct{ Err error }
+type Error struct{ Err error }
 
-func (e *ConfigError) Error() string { return "invalid scheduler configuration: " + e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *Error) Error() string { return "invalid scheduler configuration: " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
-// DefaultConfig returns kube-scheduler's default configuration with the
+// Default returns kube-scheduler's default configuration with the
 // profile's scheduler name set to schedulerName.
-func DefaultConfig(schedulerName string) (*config.KubeSchedulerConfiguration, error) {
+func Default(schedulerName string) (*config.KubeSchedulerConfiguration, error) {
 	cfg, err := latest.Default()
 	if err != nil {
 		return nil, fmt.Errorf("building the default configuration: %w", err)
@@ -35,35 +38,35 @@ func DefaultConfig(schedulerName string) (*config.KubeSchedulerConfiguration, er
 	return cfg, nil
 }
 
-// LoadConfig decodes a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1,
+// Load decodes a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1,
 // YAML or JSON), defaults it through the versioned API, so that disabling
 // plugins under multiPoint works as in kube-scheduler, and validates it.
 // A profile without a scheduler name gets defaultSchedulerName.
-func LoadConfig(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfiguration, error) {
+func Load(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfiguration, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &ConfigError{Err: errors.New("the configuration is empty")}
+		return nil, &Error{Err: errors.New("the configuration is empty")}
 	}
 	obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("decoding (want kind KubeSchedulerConfiguration, apiVersion %s): %w",
+		return nil, &Error{Err: fmt.Errorf("decoding (want kind KubeSchedulerConfiguration, apiVersion %s): %w",
 			configv1.SchemeGroupVersion, err)}
 	}
 	cfg, ok := obj.(*config.KubeSchedulerConfiguration)
 	if !ok {
-		return nil, &ConfigError{Err: fmt.Errorf("got %s, want KubeSchedulerConfiguration", gvk)}
+		return nil, &Error{Err: fmt.Errorf("got %s, want KubeSchedulerConfiguration", gvk)}
 	}
 	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
 	if len(cfg.Profiles) != 1 {
-		return nil, &ConfigError{Err: fmt.Errorf("minisched runs exactly one profile, the configuration has %d", len(cfg.Profiles))}
+		return nil, &Error{Err: fmt.Errorf("minisched runs exactly one profile, the configuration has %d", len(cfg.Profiles))}
 	}
 	if !hasSchedulerName(data) && defaultSchedulerName != "" {
 		cfg.Profiles[0].SchedulerName = defaultSchedulerName
 	}
 	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &Error{Err: err}
 	}
 	if err := validateWeights(&cfg.Profiles[0]); err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &Error{Err: err}
 	}
 	return cfg, nil
 }
@@ -91,9 +94,9 @@ func hasSchedulerName(data []byte) bool {
 	return versioned.Profiles[0].SchedulerName != nil
 }
 
-// EncodeConfig writes cfg as versioned YAML, the form a user can edit and
+// Encode writes cfg as versioned YAML, the form a user can edit and
 // PUT back.
-func EncodeConfig(cfg *config.KubeSchedulerConfiguration) ([]byte, error) {
+func Encode(cfg *config.KubeSchedulerConfiguration) ([]byte, error) {
 	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeYAML)
 	if !ok {
 		return nil, errors.New("no YAML serializer for the scheduler configuration")

@@ -1,0 +1,111 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/app"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestAttachMode starts one minisched with its embedded control plane and
+// two more attached to it through its kubeconfig: the attached ones elect a
+// leader, and the leader binds the pods that name minisched, and only those.
+func TestAttachMode(t *testing.T) {
+	app.QuietKlog(0)
+	ctx := context.Background()
+	f := app.DefaultFlags()
+	f.Addr = "127.0.0.1:0"
+	home, err := app.Start(ctx, f, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer home.Close()
+
+	var attached []*app.Instance
+	for i := 0; i < 2; i++ {
+		g := app.DefaultFlags()
+		g.Addr, g.Kubeconfig = "127.0.0.1:0", home.ControlPlane.KubeconfigPath()
+		inst, err := app.Start(ctx, g, quiet())
+		if err != nil {
+			t.Fatalf("attaching: %v", err)
+		}
+		defer inst.Close()
+		attached = append(attached, inst)
+	}
+	var leader *app.Instance
+	waitUntil(t, 30*time.Second, "one attached replica to lead", func() bool {
+		running := 0
+		for _, inst := range attached {
+			if inst.Scheduler.State().State == "running" {
+				running, leader = running+1, inst
+			}
+		}
+		return running == 1
+	})
+
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	if _, err := home.Server.CreateNode(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, scheduler string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1.PodSpec{SchedulerName: scheduler, Containers: []v1.Container{{Name: "c", Image: "pause:3.10"}}}}
+	}
+	for _, p := range []*v1.Pod{pod("for-minisched", "minisched"), pod("for-someone-else", "other-scheduler"), pod("for-home", "")} {
+		if _, err := home.Server.CreatePod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boundTo := func(name string) string {
+		p, err := home.Client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		return p.Spec.NodeName
+	}
+	waitUntil(t, 30*time.Second, "the minisched pod bound", func() bool { return boundTo("for-minisched") == "node-1" })
+	waitUntil(t, 30*time.Second, "the default-scheduler pod bound by the embedded scheduler", func() bool { return boundTo("for-home") == "node-1" })
+	time.Sleep(2 * time.Second)
+	if n := boundTo("for-someone-else"); n != "" {
+		t.Errorf("a pod of another scheduler was bound to %q", n)
+	}
+	// The leader's history holds the cycle of its pod, and none of the others.
+	cycles := leader.Recorder.Cycles("", 100)
+	if len(cycles) == 0 || cycles[0].Pod.Name != "for-minisched" {
+		t.Errorf("the leader's cycles: %+v", cycles)
+	}
+	for _, c := range cycles {
+		if c.Pod.Name != "for-minisched" {
+			t.Errorf("the attached scheduler tried %s", c.Pod.Name)
+		}
+	}
+	// Reset would delete a real cluster's pods: refused when attached.
+	req, _ := http.NewRequest("POST", leader.URL+"api/v1/reset", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("reset when attached: %v %v, want 403", err, resp)
+	}
+	if resp != nil {
+		resp.Body.Close()
+	}
+}
+
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

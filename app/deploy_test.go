@@ -1,0 +1,172 @@
+package app_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+
+	"minisched/app"
+)
+
+// No Docker engine runs here, so the compose file, the Dockerfile and the
+// in-cluster manifests are checked the way they will be used: every flag
+// they pass must be one minisched takes, the ports must stay on loopback by
+// default, and the image must be built by the script CI runs.
+
+func TestComposeFile(t *testing.T) {
+	data, err := os.ReadFile("../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Build   string   `json:"build"`
+			Command []string `json:"command"`
+			Ports   []string `json:"ports"`
+			Volumes []string `json:"volumes"`
+		} `json:"services"`
+		Volumes map[string]any `json:"volumes"`
+	}
+	if err := yaml.UnmarshalStrict(data, &compose); err != nil {
+		t.Fatalf("docker-compose.yml does not parse: %v", err)
+	}
+	svc, ok := compose.Services["minisched"]
+	if !ok || svc.Build != "." {
+		t.Fatalf("no minisched service built from the Dockerfile: %+v", compose.Services)
+	}
+	args := make([]string, len(svc.Command))
+	for i, a := range svc.Command {
+		args[i] = substituteDefaults(a)
+	}
+	f, err := app.ParseFlags(args)
+	if err != nil {
+		t.Fatalf("the compose command %v: %v", args, err)
+	}
+	if f.DataDir != "/data" || f.ScenariosDir != "/scenarios" {
+		t.Errorf("compose runs with --data-dir %q --scenarios-dir %q, want the mounted /data and /scenarios", f.DataDir, f.ScenariosDir)
+	}
+	if len(svc.Ports) != 1 || substituteDefaults(svc.Ports[0]) != "127.0.0.1:8080:8080" {
+		t.Errorf("ports %v: by default the dashboard must be published on the host's loopback", svc.Ports)
+	}
+	mounts := strings.Join(svc.Volumes, " ")
+	if !strings.Contains(mounts, ":/data") || !strings.Contains(mounts, ":/scenarios") {
+		t.Errorf("volumes %v: want /data and a folder of scenarios", svc.Volumes)
+	}
+}
+
+var defaultRef = regexp.MustCompile(`\$\{[A-Z_]+:-([^}]*)\}`)
+
+// substituteDefaults resolves ${VAR:-default} as compose does with VAR unset.
+func substituteDefaults(s string) string { return defaultRef.ReplaceAllString(s, "$1") }
+
+func TestDockerfile(t *testing.T) {
+	data, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{"RUN hack/build.sh", "FROM scratch", "USER 65532"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	cmd := regexp.MustCompile(`(?m)^CMD \[(.*)\]`).FindStringSubmatch(text)
+	if cmd == nil {
+		t.Fatal("no CMD")
+	}
+	var args []string
+	for _, a := range strings.Split(cmd[1], ",") {
+		args = append(args, strings.Trim(strings.TrimSpace(a), `"`))
+	}
+	if _, err := app.ParseFlags(args); err != nil {
+		t.Errorf("the image's CMD %v: %v", args, err)
+	}
+	build, err := os.ReadFile("../hack/build.sh")
+	if err != nil || !bytes.Contains(build, []byte("CGO_ENABLED=0")) {
+		t.Errorf("hack/build.sh must build a CGO-free static binary")
+	}
+	test, err := os.ReadFile("../hack/test.sh")
+	if err != nil || !bytes.Contains(test, []byte("hack/build.sh")) {
+		t.Errorf("hack/test.sh must build with hack/build.sh, as the image does")
+	}
+}
+
+func TestDeployManifests(t *testing.T) {
+	data, err := os.ReadFile("../deploy/minisched.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objects []runtime.Object
+	for {
+		doc, err := reader.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("deploy/minisched.yaml: %v\n%s", err, doc)
+		}
+		objects = append(objects, obj)
+	}
+	var deployment *appsv1.Deployment
+	var role *rbacv1.ClusterRole
+	for _, o := range objects {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			deployment = o
+		case *rbacv1.ClusterRole:
+			role = o
+		}
+	}
+	if deployment == nil || role == nil {
+		t.Fatalf("want a Deployment and a ClusterRole, got %d objects", len(objects))
+	}
+	c := deployment.Spec.Template.Spec.Containers[0]
+	f, err := app.ParseFlags(c.Args)
+	if err != nil {
+		t.Fatalf("the Deployment's args %v: %v", c.Args, err)
+	}
+	if !f.InCluster || !f.LeaderElect || f.SchedulerName != "minisched" {
+		t.Errorf("the Deployment runs %+v, want in-cluster with leader election as minisched", f)
+	}
+	if *deployment.Spec.Replicas < 2 {
+		t.Errorf("one replica: leader election is not exercised")
+	}
+	for _, need := range [][2]string{{"pods/binding", "create"}, {"pods/status", "patch"}, {"nodes", "watch"}, {"pods", "watch"}, {"events", "create"}} {
+		if !allows(role, need[0], need[1]) {
+			t.Errorf("the ClusterRole does not allow %s on %s", need[1], need[0])
+		}
+	}
+}
+
+func allows(role *rbacv1.ClusterRole, resource, verb string) bool {
+	for _, r := range role.Rules {
+		if contains(r.Resources, resource) && contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

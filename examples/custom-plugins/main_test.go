@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/app"
+	"minisched/examples/custom-plugins/labelscore"
+	"minisched/examples/custom-plugins/licenses"
+	"minisched/minisched/event"
+)
+
+func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
+	app.QuietKlog(0)
+	f := app.DefaultFlags()
+	f.Addr, f.SchedulerConfig, f.Seed = "127.0.0.1:0", "scheduler-config.yaml", 1
+	ctx := context.Background()
+	inst, err := app.Start(ctx, f, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		app.WithPlugin(labelscore.Name, labelscore.New), app.WithPlugin(licenses.Name, licenses.New))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+
+	for _, n := range []struct{ name, score, licenses string }{{"low", "10", "5"}, {"high", "90", "1"}} {
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
+			Labels:      map[string]string{labelscore.Label: n.score},
+			Annotations: map[string]string{licenses.NodeAnnotation: n.licenses}}}
+		if _, err := inst.Server.CreateNode(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); inst.Scheduler.Scheduler().NodeCount() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduler never saw the nodes")
+		}
+	}
+	licensed := func(name string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{licenses.PodAnnotation: "true"}},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
+	}
+	// The first licensed pod goes where LabelScore points: high.
+	if _, err := inst.Server.CreatePod(ctx, licensed("first")); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, inst, "first"); got != "high" {
+		t.Fatalf("first bound to %s, want high (LabelScore 90 against 10)", got)
+	}
+	// The second would too, but high's only licence is taken: Licenses'
+	// Filter rules high out, and it goes to low.
+	if _, err := inst.Server.CreatePod(ctx, licensed("second")); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitBound(t, inst, "second"); got != "low" {
+		t.Fatalf("second bound to %s, want low", got)
+	}
+
+	var sawScore, sawFilter, sawReserve bool
+	entries, _, _ := inst.Recorder.Since(0, 100000)
+	for _, e := range entries {
+		ev := e.Event
+		if ev.Score != nil && ev.Pod.Name == "first" {
+			for i, p := range ev.Score.Plugins {
+				if p.Name != labelscore.Name {
+					continue
+				}
+				for _, row := range ev.Score.Nodes {
+					want := map[string]int64{"low": 10, "high": 90}[row.Node]
+					if row.Raw[i] != want || row.Weighted[i] != want*5 {
+						t.Errorf("LabelScore on %s: raw %d weighted %d, want %d and %d", row.Node, row.Raw[i], row.Weighted[i], want, want*5)
+					}
+					sawScore = true
+				}
+			}
+		}
+		if ev.Filter != nil && ev.Pod.Name == "second" {
+			for _, row := range ev.Filter.Nodes {
+				last := len(row.Codes) - 1
+				if row.Node == "high" && ev.Filter.Plugins[last] == licenses.Name && row.Codes[last] == event.CodeUnschedulable {
+					sawFilter = row.Reason == "no licence left (1 of 1 in use)"
+				}
+			}
+		}
+		if ev.Point != nil && ev.Point.Point == "Reserve" && ev.Pod.Name == "second" {
+			for _, r := range ev.Point.Results {
+				sawReserve = sawReserve || r.Plugin == licenses.Name && r.Code == event.CodeSuccess
+			}
+		}
+	}
+	if !sawScore {
+		t.Error("no LabelScore results on the stream")
+	}
+	if !sawFilter {
+		t.Error("no Licenses rejection of node high at Filter on the stream")
+	}
+	if !sawReserve {
+		t.Error("no Licenses claim at Reserve on the stream")
+	}
+}
+
+func waitBound(t *testing.T, inst *app.Instance, name string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		pod, err := inst.Client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && pod.Spec.NodeName != "" {
+			return pod.Spec.NodeName
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s never bound", name)
+	return ""
+}

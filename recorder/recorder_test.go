@@ -1,0 +1,178 @@
+package recorder
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"minisched/minisched/event"
+)
+
+func cycleEvents(id int64, pod string, nodes int) []event.Event {
+	ref := &event.PodRef{Namespace: "default", Name: pod, UID: "uid-" + pod}
+	rows := make([]event.NodeFilter, nodes)
+	for i := range rows {
+		rows[i] = event.NodeFilter{Node: "n", Codes: []int{0, 0}, Nanos: []int64{1, 1}}
+	}
+	return []event.Event{
+		{Kind: event.KindCycleStart, Pod: ref, Cycle: id, CycleStart: &event.CycleStart{Attempt: 1, Nodes: nodes}},
+		{Kind: event.KindFilter, Pod: ref, Cycle: id, Filter: &event.FilterResults{Plugins: []string{"A", "B"}, Nodes: rows}},
+		{Kind: event.KindCycleEnd, Pod: ref, Cycle: id, CycleEnd: &event.CycleEnd{Result: event.ResultScheduled, Node: "n"}},
+	}
+}
+
+func TestSequenceAndSince(t *testing.T) {
+	r := New(Options{})
+	for _, e := range cycleEvents(1, "a", 3) {
+		r.Observe(e)
+	}
+	if r.LastSeq() != 3 {
+		t.Fatalf("LastSeq = %d, want 3", r.LastSeq())
+	}
+	got, _, err := r.Since(1, 10)
+	if err != nil || len(got) != 2 || got[0].Event.Seq != 2 || got[1].Event.Seq != 3 {
+		t.Fatalf("Since(1) = %v, %v", got, err)
+	}
+	if got, _, _ := r.Since(0, 1); len(got) != 1 || got[0].Event.Seq != 1 {
+		t.Errorf("Since(0, max 1) = %v", got)
+	}
+	if !isEventJSON(got[0]) {
+		t.Errorf("entry JSON is not an event")
+	}
+	if _, _, err := r.Since(99, 10); !errors.Is(err, ErrTruncated) {
+		t.Errorf("Since a future seq: %v, want ErrTruncated", err)
+	}
+}
+
+func isEventJSON(e *Entry) bool {
+	b := e.JSON()
+	return len(b) > 10 && b[0] == '{' && string(b[1:7]) == `"seq":`
+}
+
+func TestWeightCapEvictsOldest(t *testing.T) {
+	// Each cycle weighs 1 + (1 + 10 nodes x 2 results) + 1 = 23.
+	r := New(Options{MaxWeight: 100})
+	for id := int64(1); id <= 10; id++ {
+		for _, e := range cycleEvents(id, "p", 10) {
+			r.Observe(e)
+		}
+	}
+	st := r.Stats()
+	if st.Weight > 100 || !st.Truncated || st.Dropped == 0 {
+		t.Fatalf("stats %+v: want weight within 100 and some events dropped", st)
+	}
+	if st.FirstSeq != st.LastSeq-uint64(st.Events)+1 {
+		t.Errorf("first %d last %d events %d do not add up", st.FirstSeq, st.LastSeq, st.Events)
+	}
+	if _, _, err := r.Since(0, 10); !errors.Is(err, ErrTruncated) {
+		t.Errorf("Since(0) after eviction: %v, want ErrTruncated", err)
+	}
+	// The newest cycle is whole, an old one is gone or truncated.
+	rec, err := r.Cycle(10)
+	if err != nil || rec.Truncated || len(rec.Events) != 3 {
+		t.Errorf("newest cycle: %+v %v", rec, err)
+	}
+	if rec, err := r.Cycle(1); err == nil && !rec.Truncated {
+		t.Errorf("the oldest cycle should be truncated, got %+v", rec)
+	}
+}
+
+func TestCycleIndex(t *testing.T) {
+	r := New(Options{MaxCycles: 3})
+	for id := int64(1); id <= 5; id++ {
+		pod := "a"
+		if id%2 == 0 {
+			pod = "b"
+		}
+		for _, e := range cycleEvents(id, pod, 1) {
+			r.Observe(e)
+		}
+	}
+	all := r.Cycles("", 10)
+	if len(all) != 3 || all[0].ID != 5 || all[2].ID != 3 {
+		t.Fatalf("Cycles = %+v, want the newest three, newest first", all)
+	}
+	if b := r.Cycles("default/b", 10); len(b) != 1 || b[0].ID != 4 || b[0].End == nil || b[0].End.Node != "n" {
+		t.Errorf("cycles of b = %+v", b)
+	}
+	if _, err := r.Cycle(1); !errors.Is(err, ErrNoCycle) {
+		t.Errorf("a cycle beyond the index: %v", err)
+	}
+}
+
+func TestResetMakesOldReadersResync(t *testing.T) {
+	r := New(Options{})
+	for _, e := range cycleEvents(1, "a", 1) {
+		r.Observe(e)
+	}
+	r.Reset()
+	if _, _, err := r.Since(1, 10); !errors.Is(err, ErrTruncated) {
+		t.Errorf("a reader from before the reset: %v, want ErrTruncated", err)
+	}
+	if got, _, err := r.Since(3, 10); err != nil || len(got) != 0 {
+		t.Errorf("a reader at the reset point: %v %v", got, err)
+	}
+	r.Observe(event.Event{Kind: event.KindReset})
+	if got, _, err := r.Since(3, 10); err != nil || len(got) != 1 || got[0].Event.Seq != 4 {
+		t.Errorf("after a reset, seq keeps counting: %v %v", got, err)
+	}
+	if len(r.Cycles("", 10)) != 0 {
+		t.Errorf("cycles survive a reset")
+	}
+}
+
+// TestConcurrentWritersAndReaders: readers following with Since see every
+// event once, in order, while writers observe concurrently.
+func TestConcurrentWritersAndReaders(t *testing.T) {
+	r := New(Options{})
+	const writers, each = 4, 2000
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	seen := make([]int, 3)
+	for i := range seen {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var cursor uint64
+			for cursor < writers*each {
+				entries, wake, err := r.Since(cursor, 100)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, e := range entries {
+					if e.Event.Seq != cursor+1 {
+						t.Errorf("reader %d: seq %d after %d", i, e.Event.Seq, cursor)
+						return
+					}
+					cursor = e.Event.Seq
+					seen[i]++
+				}
+				if len(entries) == 0 {
+					select {
+					case <-wake:
+					case <-done:
+					}
+				}
+			}
+		}(i)
+	}
+	var writersWG sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		writersWG.Add(1)
+		go func() {
+			defer writersWG.Done()
+			for i := 0; i < each; i++ {
+				r.Observe(event.Event{Kind: event.KindQueue, Queue: &event.QueueMove{Action: event.ActionAdd}})
+			}
+		}()
+	}
+	writersWG.Wait()
+	wg.Wait()
+	close(done)
+	for i, n := range seen {
+		if n != writers*each {
+			t.Errorf("reader %d saw %d events, want %d", i, n, writers*each)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+)
+
+// tokenCookie carries the token for the browser once it has shown it in the
+// URL: the page's fetches and its websocket then send it by themselves.
+const tokenCookie = "minisched_token"
+
+// requireToken lets a request through only with the token: in an
+// "Authorization: Bearer" header, a ?token= parameter (which also sets the
+// cookie) or the cookie. Comparisons take constant time. Health probes are
+// open: they reveal nothing.
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	want := []byte(s.opts.Token)
+	return func(c echo.Context) error {
+		path := c.Request().URL.Path
+		if path == "/healthz" || path == "/readyz" {
+			return next(c)
+		}
+		if q := c.QueryParam("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), want) == 1 {
+			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			return next(c)
+		}
+		if h := c.Request().Header.Get(echo.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") &&
+			subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(h, "Bearer ")), want) == 1 {
+			return next(c)
+		}
+		if ck, err := c.Cookie(tokenCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1 {
+			return next(c)
+		}
+		return apiError(http.StatusUnauthorized, "a token is required: open the dashboard as /?token=<token>, or send \"Authorization: Bearer <token>\"")
+	}
+}
+
+// rateLimiter limits each client (by remote address) to a steady rate of
+// requests that change things, with a burst: a script gone wrong in a
+// workshop cannot drown the others. Reads are not limited.
+type rateLimiter struct {
+	mu      sync.Mutex
+	rate    rate.Limit
+	burst   int
+	clients map[string]*client
+}
+
+type client struct {
+	limiter *rate.Limiter
+	seen    time.Time
+}
+
+func newRateLimiter(perSecond float64, burst int) *rateLimiter {
+	return &rateLimiter{rate: rate.Limit(perSecond), burst: burst, clients: map[string]*client{}}
+}
+
+// maxTrackedClients bounds the limiter's memory: past it, clients idle for
+// a minute are forgotten.
+const maxTrackedClients = 10000
+
+func (l *rateLimiter) allow(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	c, ok := l.clients[key]
+	if !ok {
+		if len(l.clients) >= maxTrackedClients {
+			for k, v := range l.clients {
+				if now.Sub(v.seen) > time.Minute {
+					delete(l.clients, k)
+				}
+			}
+		}
+		c = &client{limiter: rate.NewLimiter(l.rate, l.burst)}
+		l.clients[key] = c
+	}
+	c.seen = now
+	return c.limiter.Allow()
+}
+
+func (s *Server) limitRate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		// The peer's address, not a forwarded-for header a client could forge.
+		host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+		if err != nil {
+			host = c.Request().RemoteAddr
+		}
+		if !s.limiter.allow(host) {
+			c.Response().Header().Set("Retry-After", "1")
+			return apiError(http.StatusTooManyRequests, "too many requests from %s: at most %g changes a second (burst %d); slow down",
+				host, float64(s.limiter.rate), s.limiter.burst)
+		}
+		return next(c)
+	}
+}
