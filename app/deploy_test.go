@@ -30,10 +30,13 @@ func TestComposeFile(t *testing.T) {
 	}
 	var compose struct {
 		Services map[string]struct {
-			Build   string   `json:"build"`
-			Command []string `json:"command"`
-			Ports   []string `json:"ports"`
-			Volumes []string `json:"volumes"`
+			Build     string   `json:"build"`
+			Image     string   `json:"image"`
+			Command   []string `json:"command"`
+			Restart   string   `json:"restart"`
+			StopGrace string   `json:"stop_grace_period"`
+			Ports     []string `json:"ports"`
+			Volumes   []string `json:"volumes"`
 		} `json:"services"`
 		Volumes map[string]any `json:"volumes"`
 	}

@@ -48,6 +48,12 @@ go test -count=1 -timeout 40m ./...
 log "race detector on the pure packages"
 CGO_ENABLED=1 go test -count=1 -race ./minisched/queue/ ./minisched/event/ ./recorder/
 
+log "fuzzing each decoder briefly (the seed corpora are in testdata/fuzz)"
+for target in "./manifest FuzzDecode" "./minisched/schedconfig FuzzLoad" "./scenario FuzzParse"; do
+  set -- $target
+  go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-15s}" "$1"
+done
+
 if [ -d test/web ]; then
   ensure_chromium
   ensure_node_deps

@@ -382,9 +382,12 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 		u.tr.catchUp()
 		return false, u.tr.describePod(podKey(w.Pod))
 	case "unschedulable":
+		// The attempt ended unschedulable and the pod is back in the
+		// queue, so that what the next step checks has settled.
 		u.tr.catchUp()
 		p := u.tr.pod(podKey(w.Pod))
-		if p != nil && p.lastEnd != nil && p.lastEnd.Result == event.ResultUnschedulable {
+		where := u.queueOf(podKey(w.Pod))
+		if p != nil && p.lastEnd != nil && p.lastEnd.Result == event.ResultUnschedulable && where != "" && where != string(event.InFlight) {
 			return true, ""
 		}
 		return false, u.tr.describePod(podKey(w.Pod))

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	f.Addr = "127.0.0.1:0"
 	f.StreamBuffer = 20000
 	f.StreamWriteTimeout = 2 * time.Second
+	// These tests create pods as fast as they can; the limit has a test of
+	// its own.
+	f.RateLimit = 5000
 	var err error
 	inst, err = app.Start(context.Background(), f, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
