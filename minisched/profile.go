@@ -2,6 +2,7 @@ package minisched
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -133,37 +134,21 @@ func newProfile(ctx context.Context, cfg *config.KubeSchedulerProfile, outOfTree
 		p.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore
 	}
 	list := fw.ListPlugins()
-	if err := collect(&p.preFilter, list.PreFilter, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.filter, list.Filter, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.postFilter, list.PostFilter, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.preScore, list.PreScore, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.score, list.Score, instances); err != nil {
-		return nil, err
-	}
 	for _, pl := range list.Score.Enabled {
 		p.weights[pl.Name] = int64(pl.Weight)
 	}
-	if err := collect(&p.reserve, list.Reserve, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.permit, list.Permit, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.preBind, list.PreBind, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.bind, list.Bind, instances); err != nil {
-		return nil, err
-	}
-	if err := collect(&p.postBind, list.PostBind, instances); err != nil {
+	if err := errors.Join(
+		collect(&p.preFilter, list.PreFilter, instances),
+		collect(&p.filter, list.Filter, instances),
+		collect(&p.postFilter, list.PostFilter, instances),
+		collect(&p.preScore, list.PreScore, instances),
+		collect(&p.score, list.Score, instances),
+		collect(&p.reserve, list.Reserve, instances),
+		collect(&p.permit, list.Permit, instances),
+		collect(&p.preBind, list.PreBind, instances),
+		collect(&p.bind, list.Bind, instances),
+		collect(&p.postBind, list.PostBind, instances),
+	); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -241,9 +241,3 @@ func (s *Service) AvailablePlugins() []string {
 	sort.Strings(names)
 	return names
 }
-
-// WithPlugin returns a registry with one out-of-tree plugin, in the shape of
-// kube-scheduler's app.WithPlugin. Merge several with Registry.Merge.
-func WithPlugin(name string, factory frameworkruntime.PluginFactory) frameworkruntime.Registry {
-	return frameworkruntime.Registry{name: factory}
-}

@@ -93,26 +93,28 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 
 // Get returns a run by id.
 func (m *Manager) Get(id string) (*Run, error) {
+	run := m.find(id)
+	if run == nil {
+		return nil, ErrNoRun
+	}
+	return m.snapshot(run), nil
+}
+
+// find returns the kept run with that id, or nil.
+func (m *Manager) find(id string) *Run {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range m.runs {
 		if r.ID == id {
-			return m.snapshotLocked(r), nil
+			return r
 		}
 	}
-	return nil, ErrNoRun
+	return nil
 }
 
 // Wait blocks until the run ends or ctx does, then returns it.
 func (m *Manager) Wait(ctx context.Context, id string) (*Run, error) {
-	m.mu.Lock()
-	var run *Run
-	for _, r := range m.runs {
-		if r.ID == id {
-			run = r
-		}
-	}
-	m.mu.Unlock()
+	run := m.find(id)
 	if run == nil {
 		return nil, ErrNoRun
 	}
@@ -125,14 +127,7 @@ func (m *Manager) Wait(ctx context.Context, id string) (*Run, error) {
 
 // Cancel stops a run; its report says cancelled.
 func (m *Manager) Cancel(id string) (*Run, error) {
-	m.mu.Lock()
-	var run *Run
-	for _, r := range m.runs {
-		if r.ID == id {
-			run = r
-		}
-	}
-	m.mu.Unlock()
+	run := m.find(id)
 	if run == nil {
 		return nil, ErrNoRun
 	}

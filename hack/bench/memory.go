@@ -6,17 +6,22 @@ import (
 	"runtime"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"minisched/app"
 )
 
 // memory schedules many pods in batches and reports the heap after each
-// batch: once the history is full, it must stop growing.
+// batch. With -churn (the default) each batch is deleted once bound, so the
+// cluster stays the same size and only the history could grow: once it is
+// full, the heap must stop growing.
 func memory(args []string) error {
 	fs := flagSet("memory")
 	nodes := fs.Int("nodes", 100, "nodes")
 	pods := fs.Int("pods", 10000, "pods, in batches")
 	batch := fs.Int("batch", 1000, "pods per batch")
 	history := fs.Int("history", 500_000, "the history cap (--history)")
+	churn := fs.Bool("churn", true, "delete each batch once it is bound")
 	_ = fs.Parse(args)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -32,12 +37,21 @@ func memory(args []string) error {
 	}
 	var first, peak uint64
 	for done := 0; done < *pods; done += *batch {
-		counter := countBound(inst.Client, done+*batch)
+		target := done + *batch
+		if *churn {
+			target = *batch
+		}
+		counter := countBound(inst.Client, target)
 		if err := createPods(ctx, inst.Client, done, *batch, "10m"); err != nil {
 			return err
 		}
 		if err := counter.wait(10 * time.Minute); err != nil {
 			return err
+		}
+		if *churn {
+			if err := deleteAllPods(ctx, inst); err != nil {
+				return err
+			}
 		}
 		runtime.GC()
 		var ms runtime.MemStats
@@ -50,7 +64,25 @@ func memory(args []string) error {
 		}
 		peak = max(peak, ms.HeapInuse)
 	}
-	fmt.Printf("memory: %d pods on %d nodes with --history %d: heap after the first batch %d MB, at most %d MB (this process also holds etcd and the apiserver)\n",
-		*pods, *nodes, *history, first>>20, peak>>20)
+	fmt.Printf("memory: %d pods on %d nodes (churn %v) with --history %d: heap after the first batch %d MB, at most %d MB (this process also holds etcd and the apiserver)\n",
+		*pods, *nodes, *churn, *history, first>>20, peak>>20)
 	return nil
+}
+
+func deleteAllPods(ctx context.Context, inst *app.Instance) error {
+	zero := int64(0)
+	pods := inst.Client.CoreV1().Pods("default")
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		return err
+	}
+	for {
+		list, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
