@@ -33,7 +33,7 @@ const (
 	// first new event, a client waits this long before it reads. It keeps
 	// twenty dashboards from costing the scheduler twenty wakeups and writes
 	// per event, at the price of this much delay.
-	linger = 25 * time.Millisecond
+	linger = 10 * time.Millisecond
 )
 
 // streamFilter narrows what a client receives. The zero value passes all.
@@ -148,7 +148,7 @@ type streamClient struct {
 	// replies carries the reader's answers to the writer, which owns the
 	// connection's write side.
 	replies chan controlMessage
-	buf     bytes.Buffer
+	buf     []byte
 }
 
 func (sc *streamClient) run(resume bool) {
@@ -272,33 +272,54 @@ func (sc *streamClient) resync(reason string) error {
 	return sc.sendSnapshot(reason)
 }
 
-// sendEvents writes one batch: {"type":"events","events":[...]}, each event
-// in the encoding shared by every client.
+// sendEvents writes one batch, {"type":"events","lastSeq":N,"events":[...]},
+// straight into the connection's writer: each event's encoding is shared by
+// every client and is not copied again on the way.
 func (sc *streamClient) sendEvents(entries []*recorder.Entry) error {
 	filter := sc.filter.Load()
-	sc.buf.Reset()
-	sc.buf.WriteString(`{"type":"events","lastSeq":`)
-	sc.buf.WriteString(strconv.FormatUint(entries[len(entries)-1].Event.Seq, 10))
-	sc.buf.WriteString(`,"events":[`)
+	last := entries[len(entries)-1].Event.Seq
+	passing := 0
+	for _, e := range entries {
+		if filter.pass(&e.Event) {
+			passing++
+		}
+	}
+	sc.cursor = last
+	if passing == 0 {
+		return nil
+	}
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(sc.s.opts.StreamWriteTimeout))
+	w, err := sc.conn.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return err
+	}
+	sc.buf = strconv.AppendUint(append(sc.buf[:0], `{"type":"events","lastSeq":`...), last, 10)
+	sc.buf = append(sc.buf, `,"events":[`...)
+	if _, err := w.Write(sc.buf); err != nil {
+		return err
+	}
 	n := 0
 	for _, e := range entries {
 		if !filter.pass(&e.Event) {
 			continue
 		}
 		if n > 0 {
-			sc.buf.WriteByte(',')
+			if _, err := w.Write(comma); err != nil {
+				return err
+			}
 		}
-		sc.buf.Write(e.JSON())
+		if _, err := w.Write(e.JSON()); err != nil {
+			return err
+		}
 		n++
 	}
-	sc.buf.WriteString("]}")
-	sc.cursor = entries[len(entries)-1].Event.Seq
-	if n == 0 {
-		return nil
+	if _, err := w.Write(closeBatch); err != nil {
+		return err
 	}
-	_ = sc.conn.SetWriteDeadline(time.Now().Add(sc.s.opts.StreamWriteTimeout))
-	return sc.conn.WriteMessage(websocket.TextMessage, sc.buf.Bytes())
+	return w.Close()
 }
+
+var comma, closeBatch = []byte(","), []byte("]}")
 
 func (sc *streamClient) closeWith(code int, reason string) {
 	_ = sc.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))

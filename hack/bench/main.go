@@ -7,6 +7,7 @@
 //	go run ./hack/bench throughput -nodes 500 -pods 2000
 //	go run ./hack/bench stream -clients 20 -nodes 100 -pods 1000
 //	go run ./hack/bench memory -nodes 100 -pods 10000
+//	go run ./hack/bench history -nodes 100 -pods 10000
 package main
 
 import (
@@ -37,7 +38,7 @@ func main() {
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory,
+		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +65,12 @@ func memory(args []string) error {
 			first = ms.HeapInuse
 		}
 		peak = max(peak, ms.HeapInuse)
+	}
+	if path := os.Getenv("BENCH_HEAPPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
 	}
 	fmt.Printf("memory: %d pods on %d nodes (churn %v) with --history %d: heap after the first batch %d MB, at most %d MB (this process also holds etcd and the apiserver)\n",
 		*pods, *nodes, *churn, *history, first>>20, peak>>20)
