@@ -14,7 +14,6 @@ import (
 var (
 	nodeAdd              = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}
 	nodeDelete           = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}
-	assignedPodDelete    = fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Delete}
 	unscheduledPodDelete = fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.Delete}
 )
 
@@ -94,7 +93,7 @@ func (s *Scheduler) addEventHandlers() error {
 				if err := s.cache.RemovePod(logger, pod); err != nil {
 					logger.Error(err, "Removing an assigned pod from the cache", "pod", klog.KObj(pod))
 				}
-				s.queue.MoveAllToActiveOrBackoffQueue(assignedPodDelete, pod, nil)
+				s.queue.AssignedPodDeleted(pod)
 			},
 		},
 	}); err != nil {

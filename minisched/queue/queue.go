@@ -16,6 +16,7 @@
 package queue
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -696,19 +697,9 @@ func (q *Queue) sortedUnschedulableLocked() []*PodInfo {
 		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
 			return c
 		}
-		return compareStrings(string(a.uid()), string(b.uid()))
+		return cmp.Compare(a.uid(), b.uid())
 	})
 	return pods
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // backoffDuration is 1s doubled per failure, capped at 10s; errors count
