@@ -132,6 +132,52 @@ func (s *Scheduler) addEventHandlers() error {
 	return nil
 }
 
+// addObjectEventHandlers raises the cluster events of the other objects that
+// plugins registered for (volumes, storage, devices), so that a pod rejected
+// by, say, VolumeBinding moves when the volume it waits for appears.
+func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEventWithHint) error {
+	wanted := map[fwk.EventResource]bool{}
+	for _, events := range registered {
+		for _, e := range events {
+			wanted[e.Event.Resource] = true
+		}
+	}
+	f := s.factory
+	informers := map[fwk.EventResource]func() cache.SharedIndexInformer{
+		fwk.PersistentVolume:      f.Core().V1().PersistentVolumes().Informer,
+		fwk.PersistentVolumeClaim: f.Core().V1().PersistentVolumeClaims().Informer,
+		fwk.StorageClass:          f.Storage().V1().StorageClasses().Informer,
+		fwk.CSINode:               f.Storage().V1().CSINodes().Informer,
+		fwk.CSIDriver:             f.Storage().V1().CSIDrivers().Informer,
+		fwk.CSIStorageCapacity:    f.Storage().V1().CSIStorageCapacities().Informer,
+		fwk.VolumeAttachment:      f.Storage().V1().VolumeAttachments().Informer,
+		fwk.ResourceClaim:         f.Resource().V1().ResourceClaims().Informer,
+		fwk.ResourceSlice:         f.Resource().V1().ResourceSlices().Informer,
+		fwk.DeviceClass:           f.Resource().V1().DeviceClasses().Informer,
+	}
+	for resource, informer := range informers {
+		if !wanted[resource] && !wanted[fwk.WildCard] {
+			continue
+		}
+		raise := func(action fwk.ActionType, oldObj, newObj any) {
+			s.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: action}, oldObj, newObj)
+		}
+		if _, err := informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { raise(fwk.Add, nil, obj) },
+			UpdateFunc: func(oldObj, newObj any) { raise(fwk.Update, oldObj, newObj) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				raise(fwk.Delete, obj, nil)
+			},
+		}); err != nil {
+			return fmt.Errorf("watching %s: %w", resource, err)
+		}
+	}
+	return nil
+}
+
 // podOf unwraps a pod, also from the tombstone of a missed delete.
 func podOf(obj any) *v1.Pod {
 	switch t := obj.(type) {

@@ -172,6 +172,9 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	if err := s.addEventHandlers(); err != nil {
 		return nil, err
 	}
+	if err := s.addObjectEventHandlers(hints); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

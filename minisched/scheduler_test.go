@@ -10,6 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -310,5 +312,52 @@ profiles:
 	})
 	if len(requeued) != 1 || !strings.Contains(requeued[0].Queue.Message, "modified") {
 		t.Errorf("requeue after the refusal: %+v", requeued)
+	}
+}
+
+// A pod whose volume claim does not exist yet waits; the claim's creation
+// (a PersistentVolumeClaim event, through VolumeBinding's hint) moves it.
+func TestVolumeClaimEventMovesPod(t *testing.T) {
+	h := start(t, "")
+	createNodes(t, client, node("node-1", "4"))
+	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	ctx := context.Background()
+	t.Cleanup(func() {
+		_ = client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data", metav1.DeleteOptions{})
+		_ = client.CoreV1().PersistentVolumes().Delete(ctx, "pv-data", metav1.DeleteOptions{})
+	})
+	createPod(t, client, pod("needs-data", "100m", func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	}))
+	end := h.waitUnschedulable("needs-data")
+	if !strings.Contains(end.Message, `persistentvolumeclaim "data" not found`) {
+		t.Fatalf("cycle end %+v, want the missing claim as the reason", end)
+	}
+	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-data"}, Spec: v1.PersistentVolumeSpec{
+		Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+		PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/data"}},
+		ClaimRef:               &v1.ObjectReference{Namespace: "default", Name: "data"},
+	}}
+	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	storageClass := ""
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"}, Spec: v1.PersistentVolumeClaimSpec{
+		AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, VolumeName: "pv-data", StorageClassName: &storageClass,
+		Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+	}}
+	if _, err := client.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	moves := func() []event.Event {
+		return h.log.find("needs-data", func(e event.Event) bool {
+			return e.Kind == event.KindQueue && e.Queue.Action == event.ActionMove && e.Queue.From == event.Unschedulable
+		})
+	}
+	waitFor(t, 20*time.Second, "a move out of the unschedulable set", func() bool { return len(moves()) > 0 })
+	if m := moves()[0].Queue; !strings.HasPrefix(m.Event, "PersistentVolume") {
+		t.Errorf("first move %+v, want one caused by a PersistentVolume(Claim) event", m)
 	}
 }
