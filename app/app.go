@@ -197,7 +197,6 @@ type Instance struct {
 	Client       kubernetes.Interface
 	RESTConfig   *rest.Config
 
-	log    *slog.Logger
 	cancel context.CancelFunc
 	served chan error
 }
@@ -224,7 +223,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	if err != nil {
 		return nil, err
 	}
-	inst := &Instance{log: log}
+	inst := &Instance{}
 	ctx, inst.cancel = context.WithCancel(ctx)
 	defer func() {
 		if err != nil {
