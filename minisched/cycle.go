@@ -3,6 +3,7 @@ package minisched
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -452,40 +453,15 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 }
 
 // reserve runs Reserve in order until one fails.
-func (c *cycle) reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (status *fwk.Status) {
-	var results []event.PluginResult
-	if timeout := c.bounded("Reserve", func() {
-		for _, pl := range c.p.reserve {
-			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Reserve(ctx, state, pod, node) })
-			results = append(results, result(pl.Name(), s, nanos))
-			if !s.IsSuccess() {
-				if !s.IsRejected() {
-					s = fwk.AsStatus(fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				}
-				status = s
-				return
-			}
-		}
-	}); timeout != nil {
-		return timeout
-	}
-	c.point("Reserve", node, results)
-	return status
+func (c *cycle) reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	return inOrder(c, "Reserve", node, slices.All(c.p.reserve), (*fwk.Status).IsSuccess,
+		func(pl fwk.ReservePlugin) *fwk.Status { return pl.Reserve(ctx, state, pod, node) })
 }
 
 // unreserve runs Unreserve of every Reserve plugin, in reverse order.
 func (c *cycle) unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
-	var results []event.PluginResult
-	c.bounded("Unreserve", func() {
-		for i := len(c.p.reserve) - 1; i >= 0; i-- {
-			pl := c.p.reserve[i]
-			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { pl.Unreserve(ctx, state, pod, node); return nil })
-			results = append(results, result(pl.Name(), s, nanos))
-		}
-	})
-	c.point("Unreserve", node, results)
+	inOrder(c, "Unreserve", node, slices.Backward(c.p.reserve), always,
+		func(pl fwk.ReservePlugin) *fwk.Status { pl.Unreserve(ctx, state, pod, node); return nil })
 }
 
 // maxPermitWait caps what a Permit plugin may ask for, as upstream does.
@@ -531,26 +507,9 @@ func (c *cycle) permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 }
 
 // preBind runs PreBind in order until one fails.
-func (c *cycle) preBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (status *fwk.Status) {
-	var results []event.PluginResult
-	if timeout := c.bounded("PreBind", func() {
-		for _, pl := range c.p.preBind {
-			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.PreBind(ctx, state, pod, node) })
-			results = append(results, result(pl.Name(), s, nanos))
-			if !s.IsSuccess() && !s.IsSkip() {
-				status = fwk.AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				if s.IsRejected() {
-					status = s
-				}
-				return
-			}
-		}
-	}); timeout != nil {
-		return timeout
-	}
-	c.point("PreBind", node, results)
-	return status
+func (c *cycle) preBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	return inOrder(c, "PreBind", node, slices.All(c.p.preBind), successOrSkip,
+		func(pl fwk.PreBindPlugin) *fwk.Status { return pl.PreBind(ctx, state, pod, node) })
 }
 
 // bind runs Bind plugins until one does not Skip.
@@ -582,15 +541,38 @@ func (c *cycle) bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nod
 
 // postBind tells every PostBind plugin that the pod is bound.
 func (c *cycle) postBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
+	inOrder(c, "PostBind", node, slices.All(c.p.postBind), always,
+		func(pl fwk.PostBindPlugin) *fwk.Status { pl.PostBind(ctx, state, pod, node); return nil })
+}
+
+func always(*fwk.Status) bool { return true }
+
+func successOrSkip(s *fwk.Status) bool { return s.IsSuccess() || s.IsSkip() }
+
+// inOrder calls the plugins of a pod-level extension point one after
+// another, reports every call, and stops at the first whose status does not
+// pass: a rejection stays a rejection, anything else becomes an error that
+// names the plugin.
+func inOrder[T fwk.Plugin](c *cycle, point, node string, plugins iter.Seq2[int, T], passes func(*fwk.Status) bool, run func(T) *fwk.Status) (status *fwk.Status) {
 	var results []event.PluginResult
-	c.bounded("PostBind", func() {
-		for _, pl := range c.p.postBind {
+	if timeout := c.bounded(point, func() {
+		for _, pl := range plugins {
 			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { pl.PostBind(ctx, state, pod, node); return nil })
+			s, nanos := call(pl.Name(), func() *fwk.Status { return run(pl) })
 			results = append(results, result(pl.Name(), s, nanos))
+			if !passes(s) {
+				status = s
+				if !s.IsRejected() {
+					status = fwk.AsStatus(fmt.Errorf("running %s plugin %q: %w", point, pl.Name(), s.AsError())).WithPlugin(pl.Name())
+				}
+				return
+			}
 		}
-	})
-	c.point("PostBind", node, results)
+	}); timeout != nil {
+		return timeout
+	}
+	c.point(point, node, results)
+	return status
 }
 
 // rejectors lists the plugins a diagnosis blames, sorted.
