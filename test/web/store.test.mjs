@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStore, podKey, toMillis } from '../../web/static/js/store.js';
+import { describeMove } from '../../web/static/js/format.js';
+import { filterMatrix } from '../../web/static/js/inspect.js';
 import { E, at, events, nodeSummary, podSummary, queued, resetSeq, snapshot, successfulCycle } from './fixtures.mjs';
 
 const GI = 2 ** 30;
@@ -373,4 +375,49 @@ test('listeners hear which slices changed; ui state changes through methods', ()
   assert.equal(heard.length, 5, 'an unknown view changes nothing');
   assert.equal(podKey({ namespace: 'ns', name: 'n' }), 'ns/n');
   assert.equal(toMillis('0001-01-01T00:00:00Z'), null);
+});
+
+test('the two backoffs are separate lanes, and a pop from backoffQ is named as such', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ at: 0 }));
+  s.applyMessage(events([
+    E.queue('rej', { action: 'add', to: 'active', event: 'PodAdd' }, 1),
+    E.queue('rej', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 2),
+    E.queue('rej', { action: 'move', from: 'inFlight', to: 'backoff', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], attempts: 1, backoffUntil: at(1000) }, 3),
+    E.queue('err', { action: 'add', to: 'active', event: 'PodAdd' }, 4),
+    E.queue('err', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 5),
+    E.queue('err', { action: 'move', from: 'inFlight', to: 'errorBackoff', event: 'ScheduleAttemptFailure', attempts: 1, backoffUntil: at(2000) }, 6),
+  ]));
+  let lanes = s.lanes();
+  assert.deepEqual(lanes.backoff.map((e) => e.key), ['default/rej']);
+  assert.deepEqual(lanes.errorBackoff.map((e) => e.key), ['default/err']);
+  assert.equal(lanes.errorBackoff[0].backoffUntil, Date.parse(at(2000)), 'an error backoff counts down too');
+  assert.equal(s.counts().errorBackoff, 1);
+  assert.equal(s.state.podInfo.get('default/err').lastFailure.attempts, 1, 'an error is a failure the card explains');
+
+  s.applyMessage(events([E.queue('rej', { action: 'pop', from: 'backoff', to: 'inFlight', event: 'PopFromBackoffQ', attempts: 2 }, 7)]));
+  lanes = s.lanes();
+  assert.equal(lanes.backoff.length, 0);
+  assert.deepEqual(lanes.inFlight.map((e) => e.key), ['default/rej']);
+  const trail = s.state.podInfo.get('default/rej').trail;
+  assert.deepEqual(trail.at(-1).from, 'backoff', 'the trail says the pod came from backoffQ');
+  assert.equal(describeMove('PopFromBackoffQ'), 'popped from backoffQ (activeQ was empty)');
+});
+
+test('a Filter pass over the nominated node is kept beside the pass over all nodes', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ at: 0, nodes: [nodeSummary('n1'), nodeSummary('n2')] }));
+  const nominated = { plugins: ['NodeResourcesFit'], nodes: [{ node: 'n1', codes: [2], nanos: [5], reason: 'Insufficient cpu' }], nanos: 5, nominatedNode: true };
+  const all = { plugins: ['NodeResourcesFit'], nodes: [{ node: 'n1', codes: [2], nanos: [5], reason: 'Insufficient cpu' }, { node: 'n2', codes: [0], nanos: [5] }], nanos: 9 };
+  s.applyMessage(events([
+    E.queue('p', { action: 'pop', from: 'active', to: 'inFlight', attempts: 2 }, 1),
+    E.cycleStart('p', 7, 2, 2, 2),
+    { ...E.filter('p', 7, [], [], 3), filter: nominated },
+    { ...E.filter('p', 7, [], [], 4), filter: all },
+  ]));
+  const view = s.cycleView('default/p', 7);
+  assert.equal(view.detail.nominatedFilter.nodes[0].node, 'n1');
+  assert.equal(view.detail.filter.nodes.length, 2, 'the matrix shows the pass over all nodes');
+  assert.equal(filterMatrix(view.detail.nominatedFilter).nominatedNode, true);
+  assert.equal(filterMatrix(view.detail.filter).nominatedNode, false);
 });

@@ -59,6 +59,7 @@ function Counts({ c }) {
     <span><strong>${c.pods}</strong> pods</span>
     <span><strong>${c.active}</strong> active</span>
     <span><strong>${c.backoff}</strong> backoff</span>
+    ${c.errorBackoff ? html`<span><strong>${c.errorBackoff}</strong> error backoff</span>` : null}
     <span><strong>${c.unschedulable}</strong> unschedulable</span>
   </div>`;
 }

@@ -132,6 +132,7 @@ export function formatTaint(t) {
 export const QUEUE_TITLES = Object.freeze({
   active: 'activeQ',
   backoff: 'backoffQ',
+  errorBackoff: 'error backoff',
   unschedulable: 'unschedulable',
   inFlight: 'in flight',
 });
@@ -142,6 +143,7 @@ export function describeMove(event) {
     case 'PodAdd': return 'added';
     case 'Pop': return 'popped for a cycle';
     case 'BackoffComplete': return 'backoff over';
+    case 'PopFromBackoffQ': return 'popped from backoffQ (activeQ was empty)';
     case 'UnschedulableTimeout': return 'waited too long in unschedulable';
     case 'ForceActivate': return 'activated';
     case 'ScheduleAttemptFailure': return 'attempt failed';

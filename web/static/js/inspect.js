@@ -41,7 +41,7 @@ export function filterMatrix(filter, opts = {}) {
     return { node: n.node, feasible: ok, failedAt, failedPlugin: failedAt >= 0 ? plugins[failedAt] : '', reason: n.reason || '', nanos: total, nominated: !!n.nominated, cells };
   });
   if (opts.failingFirst) rows.sort((a, b) => Number(a.feasible) - Number(b.feasible));
-  return { plugins, rows, feasible, total: rows.length, columnNanos, nanos: filter.nanos || 0 };
+  return { plugins, rows, feasible, total: rows.length, columnNanos, nanos: filter.nanos || 0, nominatedNode: !!filter.nominatedNode };
 }
 
 /**

@@ -31,7 +31,8 @@ export const DEFAULT_LIMITS = Object.freeze({
 
 export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls']);
 
-export const QUEUES = Object.freeze(['active', 'backoff', 'unschedulable', 'inFlight']);
+export const QUEUES = Object.freeze(['active', 'backoff', 'errorBackoff', 'unschedulable', 'inFlight']);
+const BACKOFFS = new Set(['backoff', 'errorBackoff']);
 
 /** The states a scenario run ends in. */
 export const SCENARIO_END = new Set(['passed', 'failed', 'cancelled', 'error']);
@@ -257,9 +258,9 @@ export function createStore(options = {}) {
       entry.message = q.message;
     }
     entry.gatingPlugin = q.gatingPlugin || '';
-    entry.backoffUntil = to === 'backoff' ? toMillis(q.backoffUntil) ?? entry.backoffUntil : null;
+    entry.backoffUntil = BACKOFFS.has(to) ? toMillis(q.backoffUntil) ?? entry.backoffUntil : null;
     state.queue.set(key, entry);
-    if (q.action === 'move' && q.from === 'inFlight' && (to === 'backoff' || to === 'unschedulable')) {
+    if (q.action === 'move' && q.from === 'inFlight' && (BACKOFFS.has(to) || to === 'unschedulable')) {
       infoOf(key).lastFailure = { t, plugins: q.plugins || [], message: q.message || '', attempts: entry.attempts };
     }
     if (moved || q.action !== 'update') {
@@ -285,7 +286,7 @@ export function createStore(options = {}) {
         if (!last || last.to !== name) {
           pushTrail(key, { t: entered, action: 'snapshot', from: null, to: name, event: '', plugins: qp.plugins || [] });
         }
-        if ((name === 'unschedulable' || name === 'backoff') && qp.plugins?.length && !info.lastFailure) {
+        if ((name === 'unschedulable' || BACKOFFS.has(name)) && qp.plugins?.length && !info.lastFailure) {
           info.lastFailure = { t: entered, plugins: qp.plugins, message: '', attempts: qp.attempts ?? 0 };
         }
       }
@@ -304,14 +305,19 @@ export function createStore(options = {}) {
   }
 
   function newDetail() {
-    return { points: [], filter: null, score: null, permitWait: null };
+    return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null };
   }
 
   /** Applies one cycle event to a detail record (shared with REST loads). */
   function applyToDetail(detail, e) {
     switch (e.kind) {
       case 'point': detail.points.push(e.point); break;
-      case 'filter': detail.filter = e.filter; break;
+      case 'filter':
+        // A pass over the pod's nominated node alone may come first; the
+        // pass over all nodes follows only when the pod did not fit there.
+        if (e.filter.nominatedNode) detail.nominatedFilter = e.filter;
+        detail.filter = e.filter;
+        break;
       case 'score': detail.score = e.score; break;
       case 'permitWait': detail.permitWait = e.permitWait; break;
       default: break;
@@ -524,10 +530,11 @@ export function createStore(options = {}) {
   /** The queue board's lanes, each in the order the queue serves them. */
   function lanes() {
     return memoize('lanes', [state.rev.queue], () => {
-      const out = { active: [], backoff: [], unschedulable: [], inFlight: [] };
+      const out = Object.fromEntries(QUEUES.map((q) => [q, []]));
       for (const entry of state.queue.values()) out[entry.queue].push(entry);
       out.active.sort((a, b) => b.priority - a.priority || a.enteredAt - b.enteredAt || cmp(a.key, b.key));
       out.backoff.sort((a, b) => (a.backoffUntil ?? 0) - (b.backoffUntil ?? 0) || cmp(a.key, b.key));
+      out.errorBackoff.sort((a, b) => (a.backoffUntil ?? 0) - (b.backoffUntil ?? 0) || cmp(a.key, b.key));
       out.unschedulable.sort((a, b) => a.enteredAt - b.enteredAt || cmp(a.key, b.key));
       out.inFlight.sort((a, b) => a.enteredAt - b.enteredAt || cmp(a.key, b.key));
       return out;
@@ -611,7 +618,8 @@ export function createStore(options = {}) {
       const l = lanes();
       return {
         nodes: state.nodes.size, pods: state.pods.size, bound, pending: state.pods.size - bound,
-        active: l.active.length, backoff: l.backoff.length, unschedulable: l.unschedulable.length, inFlight: l.inFlight.length,
+        active: l.active.length, backoff: l.backoff.length, errorBackoff: l.errorBackoff.length,
+        unschedulable: l.unschedulable.length, inFlight: l.inFlight.length,
       };
     });
   }

@@ -126,7 +126,8 @@ function FilterMatrix({ matrix }) {
   const rows = onlyFailing ? matrix.rows.filter((r) => !r.feasible) : matrix.rows;
   const shown = all ? rows : rows.slice(0, MATRIX_ROWS);
   return html`<section aria-labelledby="filter-h" class="filter">
-    <h3 id="filter-h">Filter <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
+    <h3 id="filter-h">${matrix.nominatedNode ? 'Filter on the nominated node' : 'Filter'} <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
+    ${matrix.nominatedNode ? html`<p class="muted">An earlier preemption nominated this node. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>` : null}
     ${reasons.length ? html`<ul class="reasons">${reasons.map((r) => html`<li><strong>${r.count}</strong> ${r.reason} <span class="muted">(${r.plugin})</span></li>`)}</ul>` : null}
     <div class="table-tools">
       <label><input type="checkbox" checked=${onlyFailing} onChange=${(e) => setOnlyFailing(e.currentTarget.checked)} /> only nodes that failed</label>
@@ -228,8 +229,10 @@ function CycleBody({ view, loading }) {
   }
   const matrix = filterMatrix(view.detail.filter);
   const table = scoreTable(view.detail.score, view.summary?.end);
+  const nominated = view.detail.nominatedFilter !== view.detail.filter ? view.detail.nominatedFilter?.nodes?.[0] : null;
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
+    ${nominated ? html`<p class="nominated-first">Tried first: the nominated node <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
     <div class="cycle-grid">
       <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
       <div class="col-side"><${ScoreBars} table=${table} /></div>

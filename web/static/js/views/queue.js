@@ -6,7 +6,8 @@ import { describeMove, formatAgo, formatCountdown, podLabel } from '../format.js
 
 const LANES = [
   { id: 'active', title: 'activeQ', hint: 'waiting for a scheduling cycle, highest priority first' },
-  { id: 'backoff', title: 'backoffQ', hint: 'failed recently; back to activeQ when the backoff ends' },
+  { id: 'backoff', title: 'backoffQ', hint: 'rejected recently; back to activeQ when the backoff ends, or popped early when activeQ is empty' },
+  { id: 'errorBackoff', title: 'error backoff', hint: 'failed with an error; back to activeQ when the backoff ends, never early' },
   { id: 'unschedulable', title: 'unschedulable', hint: 'waiting for a cluster event that may help' },
 ];
 
@@ -27,7 +28,7 @@ function PodCard({ entry, info, pod, now, onOpen, selected }) {
   const reason = reasonLine(entry, failure);
   const message = entry.message || (entry.queue !== 'active' ? failure?.message || pod?.message || '' : '');
   const move = describeMove(entry.event);
-  const countdown = entry.queue === 'backoff' && entry.backoffUntil ? formatCountdown(entry.backoffUntil - now) : '';
+  const countdown = (entry.queue === 'backoff' || entry.queue === 'errorBackoff') && entry.backoffUntil ? formatCountdown(entry.backoffUntil - now) : '';
   return html`<button type="button" class=${`card pod-card q-${entry.queue}${selected ? ' selected' : ''}`}
       data-pod=${entry.key} onClick=${() => onOpen(entry.key)}
       title=${message || reason || entry.key}>
@@ -89,7 +90,7 @@ export function QueueBoard({ store, actions, revQueue, revCycles, tick, selected
     <${PureInFlight} entries=${lanes.inFlight} store=${store} onOpen=${onOpen} rev=${revQueue} revCycles=${revCycles} />
     <div class="lanes">
       ${LANES.map((lane) => html`<${PureLane} key=${lane.id} lane=${lane} entries=${lanes[lane.id]} store=${store}
-        now=${lane.id === 'backoff' && lanes.backoff.length ? now : Math.floor(now / 5000) * 5000}
+        now=${lanes[lane.id].length && (lane.id === 'backoff' || lane.id === 'errorBackoff') ? now : Math.floor(now / 5000) * 5000}
         onOpen=${onOpen} selected=${selected} rev=${revQueue} />`)}
     </div>
   </div>`;

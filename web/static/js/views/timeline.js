@@ -56,6 +56,7 @@ function Legend() {
   return html`<ul class="legend" aria-label="legend">
     <li><span class="swatch q-active"></span> activeQ</li>
     <li><span class="swatch q-backoff"></span> backoffQ</li>
+    <li><span class="swatch q-errorBackoff"></span> error backoff</li>
     <li><span class="swatch q-unschedulable"></span> unschedulable</li>
     <li><span class="swatch q-inFlight"></span> in flight</li>
     <li><span class="swatch o-scheduled"></span> attempt: scheduled</li>
