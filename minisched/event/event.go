@@ -125,8 +125,13 @@ func (r *PodRef) Key() string { return r.Namespace + "/" + r.Name }
 type QueueName string
 
 const (
-	ActiveQ       QueueName = "active"
-	BackoffQ      QueueName = "backoff"
+	ActiveQ QueueName = "active"
+	// BackoffQ holds pods some plugin rejected while they wait out their
+	// backoff; when activeQ is empty, Pop takes its head early.
+	BackoffQ QueueName = "backoff"
+	// ErrorBackoffQ holds pods whose attempt failed with an error while they
+	// wait out their backoff; they are never popped early.
+	ErrorBackoffQ QueueName = "errorBackoff"
 	Unschedulable QueueName = "unschedulable"
 	// InFlight is where a pod is between Pop and the end of its cycle.
 	InFlight QueueName = "inFlight"
@@ -154,7 +159,7 @@ type QueueMove struct {
 	// Event is what caused the move: a cluster event label such as
 	// "NodeAdd" or "AssignedPodDelete", or one of "PodAdd", "BackoffComplete",
 	// "UnschedulableTimeout", "ForceActivate", "ScheduleAttemptFailure",
-	// "PodUpdate", "PodDelete".
+	// "PodUpdate", "PodDelete", and "PopFromBackoffQ" on a pop from backoffQ.
 	Event string `json:"event,omitempty"`
 	// Plugins are the plugins that rejected the pod (on a move to
 	// unschedulable or backoff after a failure) or whose QueueingHint said
@@ -163,7 +168,9 @@ type QueueMove struct {
 	// GatingPlugin is the PreEnqueue plugin that holds the pod back.
 	GatingPlugin string `json:"gatingPlugin,omitempty"`
 	Attempts     int    `json:"attempts"`
-	// BackoffUntil is when the pod's backoff ends, for moves into backoff.
+	// BackoffUntil is when the pod's backoff ends, for moves into backoff. It
+	// is aligned down to a whole second, the pod's ordering window; the
+	// backoff flush moves the pod once that window is over, one second later.
 	BackoffUntil *time.Time `json:"backoffUntil,omitempty"`
 	Message      string     `json:"message,omitempty"`
 }
@@ -217,6 +224,10 @@ type FilterResults struct {
 	Nodes   []NodeFilter `json:"nodes"`
 	// Nanos is the wall time of the whole Filter run (nodes run in parallel).
 	Nanos int64 `json:"nanos"`
+	// NominatedNode marks the pass over the pod's nominated node alone,
+	// which comes before the pass over all nodes; when the pod fits there,
+	// it goes there, and no other node is filtered or scored.
+	NominatedNode bool `json:"nominatedNode,omitempty"`
 }
 
 // NodeFilter holds the Filter calls for one node. Filter stops at the first

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"container/heap"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -48,6 +49,13 @@ func (h *podHeap) add(p *PodInfo) {
 	heap.Push(h, p)
 }
 
+// fix restores the order after the pod with this UID changed, if it is here.
+func (h *podHeap) fix(uid types.UID) {
+	if i, ok := h.index[uid]; ok {
+		heap.Fix(h, i)
+	}
+}
+
 func (h *podHeap) get(uid types.UID) *PodInfo {
 	if i, ok := h.index[uid]; ok {
 		return h.items[i]
@@ -75,4 +83,19 @@ func (h *podHeap) pop() *PodInfo {
 		return nil
 	}
 	return heap.Pop(h).(*PodInfo)
+}
+
+// sorted returns the pods in pop order.
+func (h *podHeap) sorted() []*PodInfo {
+	pods := slices.Clone(h.items)
+	slices.SortFunc(pods, func(a, b *PodInfo) int {
+		switch {
+		case h.less(a, b):
+			return -1
+		case h.less(b, a):
+			return 1
+		}
+		return 0
+	})
+	return pods
 }

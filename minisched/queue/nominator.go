@@ -4,49 +4,91 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
 // Nominator remembers which node preemption nominated for which pod, so that
-// Filter can keep the room free for it (fwk.PodNominator).
+// Filter keeps the room free for it (fwk.PodNominator), as upstream's
+// nominator does. The Queue keeps one and is itself the framework's
+// PodNominator: it records a pod's nomination when the pod is added, carries
+// it across updates and forgets it on delete, and answers with the pods as
+// it holds them. A Nominator of its own (NewNominator) answers with the pods
+// as they were last given to it.
 type Nominator struct {
-	mu     sync.RWMutex
+	mu sync.RWMutex
+	// lister, when set, is asked whether a pod still exists and is not
+	// bound before its nomination is recorded.
+	lister corelisters.PodLister
+	// byNode holds each node's nominated pods in the order they came.
 	byNode map[string][]fwk.PodInfo
 	node   map[types.UID]string
 }
 
 var _ fwk.PodNominator = &Nominator{}
 
-// NewNominator returns an empty nominator.
+// NewNominator returns an empty nominator of its own.
 func NewNominator() *Nominator {
 	return &Nominator{byNode: map[string][]fwk.PodInfo{}, node: map[types.UID]string{}}
 }
 
-// AddNominatedPod records that pi's pod may run on the nominated node: the
-// node in ni when its mode overrides, else the pod's status field.
-func (n *Nominator) AddNominatedPod(_ klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
+// AddNominatedPod records the pod's nominated node: ni's when its mode
+// overrides (an empty name clears the nomination), else the pod's
+// status.nominatedNodeName.
+func (n *Nominator) AddNominatedPod(logger klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.addLocked(pi, ni)
+	n.addLocked(logger, pi, ni)
 }
 
-func (n *Nominator) addLocked(pi fwk.PodInfo, ni *fwk.NominatingInfo) {
+func (n *Nominator) addLocked(logger klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
 	pod := pi.GetPod()
 	n.deleteLocked(pod)
 	node := pod.Status.NominatedNodeName
 	if ni.Mode() == fwk.ModeOverride {
 		node = ni.NominatedNodeName
 	}
-	if node == "" || pod.Spec.NodeName != "" {
+	if node == "" {
 		return
+	}
+	if n.lister != nil {
+		current, err := n.lister.Pods(pod.Namespace).Get(pod.Name)
+		if err != nil {
+			logger.V(4).Info("Pod is gone; not nominated", "pod", klog.KObj(pod))
+			return
+		}
+		if current.Spec.NodeName != "" {
+			logger.V(4).Info("Pod is bound; not nominated", "pod", klog.KObj(pod), "node", current.Spec.NodeName)
+			return
+		}
 	}
 	n.node[pod.UID] = node
 	n.byNode[node] = append(n.byNode[node], pi)
 }
 
-// DeleteNominatedPodIfExists forgets pod's nomination.
+// UpdateNominatedPod replaces the pod's object. A nomination the nominator
+// holds survives only an update in which neither the old nor the new object
+// names a node: the nominator may know of a nomination before the pod's
+// status says it, but once the status names a node, or stops naming one, the
+// status wins.
+func (n *Nominator) UpdateNominatedPod(logger klog.Logger, oldPod *v1.Pod, pi fwk.PodInfo) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var ni *fwk.NominatingInfo
+	if oldPod.Status.NominatedNodeName == "" && pi.GetPod().Status.NominatedNodeName == "" {
+		if node, ok := n.node[oldPod.UID]; ok {
+			ni = &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node}
+		}
+	}
+	n.deleteLocked(oldPod)
+	n.addLocked(logger, pi, ni)
+}
+
+// DeleteNominatedPodIfExists forgets the pod's nomination.
 func (n *Nominator) DeleteNominatedPodIfExists(pod *v1.Pod) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -71,25 +113,52 @@ func (n *Nominator) deleteLocked(pod *v1.Pod) {
 	}
 }
 
-// UpdateNominatedPod keeps a nomination across an update of the pod, unless
-// the update names another node.
-func (n *Nominator) UpdateNominatedPod(_ klog.Logger, oldPod *v1.Pod, pi fwk.PodInfo) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var ni *fwk.NominatingInfo
-	if node, ok := n.node[oldPod.UID]; ok && pi.GetPod().Status.NominatedNodeName == "" {
-		ni = &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node}
-	}
-	n.addLocked(pi, ni)
-}
-
-// NominatedPodsForNode returns the pods nominated to node.
+// NominatedPodsForNode returns the pods nominated to node, as last given.
 func (n *Nominator) NominatedPodsForNode(node string) []fwk.PodInfo {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	pods := n.byNode[node]
-	if len(pods) == 0 {
-		return nil
+	return append([]fwk.PodInfo{}, n.byNode[node]...)
+}
+
+// AddNominatedPod records a nomination (fwk.PodNominator); see Nominator.
+func (q *Queue) AddNominatedPod(logger klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
+	q.nominator.AddNominatedPod(logger, pi, ni)
+}
+
+// UpdateNominatedPod carries a nomination across an update; see Nominator.
+func (q *Queue) UpdateNominatedPod(logger klog.Logger, oldPod *v1.Pod, pi fwk.PodInfo) {
+	q.nominator.UpdateNominatedPod(logger, oldPod, pi)
+}
+
+// DeleteNominatedPodIfExists forgets a nomination; see Nominator.
+func (q *Queue) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	q.nominator.DeleteNominatedPodIfExists(pod)
+}
+
+// NominatedPodsForNode returns the pods nominated to node as the queue holds
+// them now, copied. A pod the queue does not hold, such as one in flight,
+// comes back as its name alone, with no spec, as upstream's does.
+func (q *Queue) NominatedPodsForNode(node string) []fwk.PodInfo {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	nominated := q.nominator.NominatedPodsForNode(node)
+	out := make([]fwk.PodInfo, 0, len(nominated))
+	for _, npi := range nominated {
+		pod := npi.GetPod()
+		if pi := q.podLocked(pod.UID); pi != nil {
+			out = append(out, podInfoOf(pi.Pod.DeepCopy()))
+			continue
+		}
+		out = append(out, &framework.PodInfo{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+		}}})
 	}
-	return append([]fwk.PodInfo(nil), pods...)
+	return out
+}
+
+// podInfoOf is the framework's view of a pod. Malformed affinity terms only
+// leave some terms out, as upstream tolerates.
+func podInfoOf(pod *v1.Pod) fwk.PodInfo {
+	pi, _ := framework.NewPodInfo(pod)
+	return pi
 }

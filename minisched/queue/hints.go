@@ -1,0 +1,193 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"minisched/minisched/event"
+)
+
+// queueingStrategy is what a cluster event means for a pod that waits.
+type queueingStrategy int
+
+const (
+	// queueSkip: the event does not help; the pod stays where it is.
+	queueSkip queueingStrategy = iota
+	// queueAfterBackoff: a plugin that rejected the pod answered Queue; the
+	// pod retries once its backoff is over.
+	queueAfterBackoff
+	// queueImmediately: a plugin that answered Pending answered Queue; the
+	// pod was not at fault and goes to activeQ at once.
+	queueImmediately
+)
+
+// requeueLocked sends pi where the strategy says, as upstream's
+// requeueEntityWithQueueingStrategy: it stays in the unschedulable set on
+// Skip; it goes to backoff while its backoff lasts, to activeQ after; a
+// PreEnqueue plugin may still hold it in the unschedulable set. It returns
+// where the pod went.
+func (q *Queue) requeueLocked(pi *PodInfo, s queueingStrategy, c cause) event.QueueName {
+	switch {
+	case s == queueSkip:
+		return q.parkLocked(pi, c)
+	case s == queueAfterBackoff && q.backoff.backingOff(pi):
+		return q.moveToBackoffQLocked(pi, c)
+	}
+	return q.moveToActiveQLocked(pi, c, false)
+}
+
+// worthRequeuing asks the QueueingHints of the plugins that rejected pi
+// whether ev may make it schedulable (upstream's isPodWorthRequeuing), and
+// names the plugin that answered Queue. Pending plugins are asked first: their
+// Queue outranks the others'.
+func (q *Queue) worthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) (queueingStrategy, string) {
+	if pi.rejectors().Len() == 0 {
+		return queueAfterBackoff, ""
+	}
+	if framework.ClusterEventIsWildCard(ev) {
+		// A wildcard event that carries a pod (ForceActivate) is for that
+		// pod alone.
+		if newObj != nil {
+			if pod, ok := newObj.(*v1.Pod); !ok || pod.UID != pi.uid() {
+				return queueSkip, ""
+			}
+		}
+		return queueAfterBackoff, ""
+	}
+	for _, name := range sets.List(pi.PendingPlugins) {
+		if q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj) {
+			return queueImmediately, name
+		}
+	}
+	for _, name := range sets.List(pi.UnschedulablePlugins) {
+		if !pi.PendingPlugins.Has(name) && q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj) {
+			return queueAfterBackoff, name
+		}
+	}
+	return queueSkip, ""
+}
+
+// hintSaysQueue runs the hints the plugin registered for events that ev
+// matches (UpdateNodeLabel matches a registered Update). No hint function
+// means Queue.
+func (q *Queue) hintSaysQueue(plugin string, pod *v1.Pod, ev fwk.ClusterEvent, oldObj, newObj any) bool {
+	for _, reg := range q.opts.Hints[plugin] {
+		if !framework.MatchClusterEvents(reg.Event, ev) {
+			continue
+		}
+		if reg.QueueingHintFn == nil || q.callHint(plugin, reg.QueueingHintFn, pod, oldObj, newObj) == fwk.Queue {
+			return true
+		}
+	}
+	return false
+}
+
+// callHint runs a QueueingHint. An error means Queue, as upstream: retrying
+// is always safe, parking a pod forever is not. A panic means Queue too,
+// where upstream would crash.
+func (q *Queue) callHint(plugin string, fn fwk.QueueingHintFn, pod *v1.Pod, oldObj, newObj any) (hint fwk.QueueingHint) {
+	defer func() {
+		if r := recover(); r != nil {
+			q.opts.Logger.Error(fmt.Errorf("%v", r), "QueueingHint panicked", "plugin", plugin, "pod", klog.KObj(pod))
+			hint = fwk.Queue
+		}
+	}()
+	hint, err := fn(q.opts.Logger, pod, oldObj, newObj)
+	if err != nil {
+		q.opts.Logger.Error(err, "QueueingHint failed", "plugin", plugin, "pod", klog.KObj(pod))
+		return fwk.Queue
+	}
+	return hint
+}
+
+// ofInterest says whether some plugin registered an event that ev matches.
+// Upstream ignores other events altogether, even for the pods in flight.
+func (q *Queue) ofInterest(ev fwk.ClusterEvent) bool {
+	if framework.ClusterEventIsWildCard(ev) {
+		return true
+	}
+	for _, regs := range q.opts.Hints {
+		for _, reg := range regs {
+			if framework.MatchClusterEvents(reg.Event, ev) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// registered returns the events a plugin registered.
+func (q *Queue) registered(plugin string) []fwk.ClusterEvent {
+	var events []fwk.ClusterEvent
+	for _, reg := range q.opts.Hints[plugin] {
+		events = append(events, reg.Event)
+	}
+	return events
+}
+
+// runPreEnqueueLocked runs the PreEnqueue plugins, the one that gated the pod
+// last first, and says whether the pod may go on. The first plugin that does
+// not answer Success gates the pod: it becomes its GatingPlugin and joins its
+// UnschedulablePlugins, so that its QueueingHints decide when the pod is
+// worth another look.
+func (q *Queue) runPreEnqueueLocked(pi *PodInfo) bool {
+	if len(q.opts.PreEnqueue) == 0 {
+		pi.GatingPlugin, pi.GatingPluginEvents = "", nil
+		return true
+	}
+	plugins := make([]fwk.PreEnqueuePlugin, 0, len(q.opts.PreEnqueue))
+	for _, pl := range q.opts.PreEnqueue {
+		if pl.Name() == pi.GatingPlugin {
+			plugins = append([]fwk.PreEnqueuePlugin{pl}, plugins...)
+		} else {
+			plugins = append(plugins, pl)
+		}
+	}
+	results := make([]event.PluginResult, 0, len(plugins))
+	defer func() {
+		q.opts.Observer.Observe(event.Event{
+			Time: q.opts.Clock.Now(), Kind: event.KindPoint, Pod: event.RefOf(pi.Pod),
+			Point: &event.PointResults{Point: "PreEnqueue", Results: results},
+		})
+	}()
+	for _, pl := range plugins {
+		start := time.Now()
+		status := runPreEnqueue(pl, pi.Pod)
+		results = append(results, event.PluginResult{
+			Plugin: pl.Name(), Code: int(status.Code()), Reason: status.Message(), Nanos: time.Since(start).Nanoseconds(),
+		})
+		if !status.IsSuccess() {
+			if pi.UnschedulablePlugins == nil {
+				pi.UnschedulablePlugins = sets.New[string]()
+			}
+			pi.UnschedulablePlugins.Insert(pl.Name())
+			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), q.registered(pl.Name())
+			return false
+		}
+	}
+	pi.GatingPlugin, pi.GatingPluginEvents = "", nil
+	return true
+}
+
+func runPreEnqueue(pl fwk.PreEnqueuePlugin, pod *v1.Pod) (status *fwk.Status) {
+	defer func() {
+		if r := recover(); r != nil {
+			status = fwk.NewStatus(fwk.Error, fmt.Sprintf("plugin panicked: %v", r))
+		}
+	}()
+	return pl.PreEnqueue(context.Background(), pod)
+}
+
+func pluginList(name string) []string {
+	if name == "" {
+		return nil
+	}
+	return []string{name}
+}
