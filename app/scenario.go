@@ -30,9 +30,10 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	reset := fset.Bool("reset", true, "empty the cluster before each scenario")
 	bundled := fset.Bool("bundled", false, "run every bundled scenario (the learning path)")
 	output := fset.String("output", "text", "report format: text or json")
+	repeat := fset.Int("repeat", 1, "run the scenarios this many times in a row, to prove them repeatable (text output then prints full reports of failed runs only)")
 	f := DefaultFlags()
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration to start from")
-	fset.Int64Var(&f.Seed, "seed", 1, "seed for breaking score ties; the same seed replays the same way")
+	fset.Int64Var(&f.Seed, "seed", 1, "non-zero: repeatable runs; Filter checks nodes one at a time, in order, as kube-scheduler with parallelism 1 (docs/FIDELITY.md)")
 	fset.IntVar(&f.Verbosity, "v", 0, "log verbosity")
 	fset.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minisched scenario run [flags] FILE...\n\nRuns scenarios headless on an embedded control plane and prints their reports.\n\nFlags:\n")
@@ -43,6 +44,9 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	if *output != "text" && *output != "json" {
 		return fmt.Errorf("--output %q: want text or json", *output)
+	}
+	if *repeat < 1 {
+		return fmt.Errorf("--repeat %d: want 1 or more", *repeat)
 	}
 	sources, err := scenarioSources(fset.Args(), *bundled)
 	if err != nil {
@@ -68,34 +72,48 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	defer inst.Close()
 	runner := scenario.NewRunner(inst.Server.ScenarioEnv())
-	failed := 0
+	passed := make([]int, len(scs))
 	var reports []*scenario.Report
-	for i, sc := range scs {
-		if *reset {
-			if err := inst.Server.Reset(ctx); err != nil {
-				return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
+	runs := 0
+run:
+	for round := 1; round <= *repeat; round++ {
+		for i, sc := range scs {
+			if ctx.Err() != nil {
+				break run
+			}
+			if *reset {
+				if err := inst.Server.Reset(ctx); err != nil {
+					return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
+				}
+			}
+			rep, err := runner.Run(ctx, fmt.Sprintf("run-%d", runs+1), sc)
+			var se *scenario.Error
+			if errors.As(err, &se) {
+				fmt.Fprintf(stderr, "%s: %v\n", sources[i].name, se)
+				return &ExitError{Code: 2}
+			}
+			if err != nil {
+				return err
+			}
+			runs++
+			ok := rep.State == scenario.StatePassed
+			if ok {
+				passed[i]++
+			}
+			reports = append(reports, rep)
+			switch {
+			case *output != "text":
+			case *repeat == 1 || !ok:
+				rep.WriteText(stdout)
+				fmt.Fprintln(stdout)
+			default:
+				fmt.Fprintf(stdout, "round %d: %s %s\n", round, sources[i].name, rep.State)
 			}
 		}
-		rep, err := runner.Run(ctx, fmt.Sprintf("run-%d", i+1), sc)
-		var se *scenario.Error
-		if errors.As(err, &se) {
-			fmt.Fprintf(stderr, "%s: %v\n", sources[i].name, se)
-			return &ExitError{Code: 2}
-		}
-		if err != nil {
-			return err
-		}
-		if rep.State != scenario.StatePassed {
-			failed++
-		}
-		reports = append(reports, rep)
-		if *output == "text" {
-			rep.WriteText(stdout)
-			fmt.Fprintln(stdout)
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	}
+	total := 0
+	for _, n := range passed {
+		total += n
 	}
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
@@ -104,9 +122,14 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "%d of %d scenario(s) passed\n", len(reports)-failed, len(scs))
+		if *repeat > 1 {
+			for i, n := range passed {
+				fmt.Fprintf(stdout, "%s: %d of %d runs passed\n", sources[i].name, n, *repeat)
+			}
+		}
+		fmt.Fprintf(stdout, "%d of %d scenario run(s) passed\n", total, len(scs)**repeat)
 	}
-	if failed > 0 || len(reports) < len(scs) {
+	if total < len(scs)**repeat {
 		return &ExitError{Code: 1}
 	}
 	return nil

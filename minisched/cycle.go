@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"minisched/minisched/event"
@@ -168,8 +169,11 @@ func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 			}
 			res = res.Merge(r)
 			if !res.AllNodes() && len(res.NodeNames) == 0 {
-				status = fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
-					fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sets.List(withNodes)))
+				msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sets.List(withNodes))
+				if withNodes.Len() == 1 {
+					msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", sets.List(withNodes)[0])
+				}
+				status = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg)
 				return
 			}
 		}
@@ -178,51 +182,67 @@ func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 	}
 	state.SetSkipFilterPlugins(skip)
 	c.point("PreFilter", "", results)
+	// The plugins that narrowed the nodes are blamed as well when the pod
+	// fits nowhere: an event they care about may widen their choice.
+	d.UnschedulablePlugins = withNodes
+	if status.Code() == fwk.UnschedulableAndUnresolvable && status.Plugin() != "" {
+		d.UnschedulablePlugins = sets.New[string]()
+	}
 	if status.IsRejected() {
 		d.NodeToStatus.SetAbsentNodesStatus(status)
 		d.PreFilterMsg = status.Message()
 		d.AddPluginStatus(status)
-		if status.Plugin() == "" {
-			d.UnschedulablePlugins = withNodes
-		}
 	}
 	return res, status
 }
 
+// filterRun is one pass of Filter over some nodes.
+type filterRun struct {
+	state fwk.CycleState
+	pod   *v1.Pod
+	nodes []fwk.NodeInfo
+	// diagnosis receives the status of every node that does not fit.
+	diagnosis *framework.Diagnosis
+	// start is where the pass begins (it wraps round); it stops once
+	// numToFind nodes fit.
+	start, numToFind int
+	// inOrder checks one node at a time, in order: the feasible nodes are
+	// then those kube-scheduler finds with parallelism 1.
+	inOrder bool
+	// nominatedNode marks the pass over the pod's nominated node alone.
+	nominatedNode bool
+}
+
 // filter runs every Filter plugin on the nodes, in parallel, starting at
-// start and stopping once numToFind nodes fit (unless exhaustive: then every
-// node is checked, so that which nodes count as feasible does not depend on
-// which goroutine ran first). Nodes that do not fit go into d. A node with
-// nominated pods is also checked with them in place.
-func (c *cycle) filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, start, numToFind int,
-	exhaustive bool, d *framework.Diagnosis, nominator fwk.PodNominator) ([]fwk.NodeInfo, *fwk.Status) {
-	skip := state.GetSkipFilterPlugins()
+// r.start, and stops once r.numToFind nodes fit, as upstream's
+// findNodesThatPassFilters does. Nodes that do not fit go into the
+// diagnosis. A node with nominated pods of equal or higher priority is
+// checked twice, as upstream's RunFilterPluginsWithNominatedPods does:
+// first with those pods in place, then without. It returns the feasible
+// nodes, in the order they were checked, and how many nodes it processed.
+func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *fwk.Status) {
+	skip := r.state.GetSkipFilterPlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.filter), func(pl fwk.FilterPlugin) bool { return skip.Has(pl.Name()) })
 	names := make([]string, len(plugins))
 	for i, pl := range plugins {
 		names[i] = pl.Name()
 	}
 	begun := time.Now()
-	rows := make([]event.NodeFilter, len(nodes))
-	statuses := make([]*fwk.Status, len(nodes))
-	passed := make([]bool, len(nodes))
+	n := len(r.nodes)
+	rows := make([]event.NodeFilter, n)
+	statuses := make([]*fwk.Status, n)
+	passed := make([]bool, n)
 	var found atomic.Int64
 	var failed atomic.Pointer[fwk.Status]
-	if len(nodes) == 0 {
-		c.emit(event.Event{Kind: event.KindFilter, Filter: &event.FilterResults{Plugins: names, Nodes: []event.NodeFilter{}}})
-		return nil, nil
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	check := func(i int) {
-		ni := nodes[(start+i)%len(nodes)]
-		row := &rows[i]
-		row.Node = ni.Node().Name
+
+	// run calls each plugin on one node until one does not pass.
+	run := func(state fwk.CycleState, ni fwk.NodeInfo, row *event.NodeFilter) *fwk.Status {
 		row.Codes = make([]int, 0, len(plugins))
 		row.Nanos = make([]int64, 0, len(plugins))
-		var status *fwk.Status
 		for _, pl := range plugins {
-			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Filter(ctx, state, pod, ni) })
+			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Filter(ctx, state, r.pod, ni) })
 			row.Codes = append(row.Codes, int(s.Code()))
 			row.Nanos = append(row.Nanos, nanos)
 			if !s.IsSuccess() {
@@ -230,58 +250,111 @@ func (c *cycle) filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 					s = fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 				}
 				row.Reason = s.Message()
-				status = s
-				break
+				return s
 			}
 		}
-		if status.IsSuccess() && len(nominator.NominatedPodsForNode(row.Node)) > 0 {
-			// Pods nominated here by preemption hold their room.
-			row.Nominated = true
-			status = c.p.fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-			if !status.IsSuccess() {
-				row.Reason = "with the pods nominated to this node: " + status.Message()
+		return nil
+	}
+	check := func(i int) {
+		ni := r.nodes[(r.start+i)%n]
+		row := event.NodeFilter{Node: ni.Node().Name}
+		// Pods nominated here by preemption hold their room: the first pass
+		// counts them, the second makes sure the pod does not rely on them.
+		withNominated, state, nodeInfo, err := c.addNominatedPods(ctx, r.state, r.pod, ni)
+		var status *fwk.Status
+		if err != nil {
+			status = fwk.AsStatus(err)
+		} else {
+			row.Nominated = withNominated
+			status = run(state, nodeInfo, &row)
+			if withNominated && status.IsRejected() {
+				row.Reason = "with the pods nominated to this node: " + row.Reason
+			}
+			if withNominated && status.IsSuccess() {
+				status = run(r.state, ni, &row)
 			}
 		}
+		if status.IsSuccess() && found.Add(1) > int64(r.numToFind) {
+			// Enough nodes fit already: this one is not counted.
+			found.Add(-1)
+			cancel()
+			return
+		}
+		rows[i] = row
 		switch {
 		case status.Code() == fwk.Error:
 			failed.CompareAndSwap(nil, status)
 			cancel()
 		case status.IsSuccess():
 			passed[i] = true
-			if found.Add(1) >= int64(numToFind) && !exhaustive {
-				cancel()
-			}
 		default:
 			statuses[i] = status
 		}
 	}
-	if timeout := c.bounded("Filter", func() { c.p.fw.Parallelizer().Until(ctx, len(nodes), check, "Filter") }); timeout != nil {
-		return nil, timeout
+	var timeout *fwk.Status
+	if len(plugins) == 0 {
+		// No Filter plugin: the first numToFind nodes fit, unchecked.
+		for i := range min(r.numToFind, n) {
+			rows[i], passed[i] = event.NodeFilter{Node: r.nodes[(r.start+i)%n].Node().Name}, true
+		}
+	} else if r.inOrder {
+		timeout = c.bounded("Filter", func() {
+			for i := 0; i < n && ctx.Err() == nil; i++ {
+				check(i)
+			}
+		})
+	} else {
+		timeout = c.bounded("Filter", func() { c.p.fw.Parallelizer().Until(ctx, n, check, "Filter") })
 	}
-	// Feasible nodes in the order they were to be checked, whatever order
-	// the goroutines finished in.
-	feasible := make([]fwk.NodeInfo, 0, numToFind)
-	evaluated := make([]event.NodeFilter, 0, len(rows))
+	if timeout != nil {
+		return nil, 0, timeout
+	}
+	feasible := make([]fwk.NodeInfo, 0, r.numToFind)
+	evaluated := make([]event.NodeFilter, 0, n)
 	for i, row := range rows {
 		if row.Node == "" {
 			continue // not reached: enough nodes fit already
 		}
 		evaluated = append(evaluated, row)
-		if passed[i] && len(feasible) < numToFind {
-			feasible = append(feasible, nodes[(start+i)%len(nodes)])
+		if passed[i] {
+			feasible = append(feasible, r.nodes[(r.start+i)%n])
 		}
 		if statuses[i] != nil {
-			d.NodeToStatus.Set(row.Node, statuses[i])
-			d.AddPluginStatus(statuses[i])
+			r.diagnosis.NodeToStatus.Set(row.Node, statuses[i])
+			r.diagnosis.AddPluginStatus(statuses[i])
 		}
 	}
 	c.emit(event.Event{Kind: event.KindFilter, Filter: &event.FilterResults{
-		Plugins: names, Nodes: evaluated, Nanos: time.Since(begun).Nanoseconds(),
+		Plugins: names, Nodes: evaluated, Nanos: time.Since(begun).Nanoseconds(), NominatedNode: r.nominatedNode,
 	}})
+	processed := len(feasible) + r.diagnosis.NodeToStatus.Len()
 	if s := failed.Load(); s != nil {
-		return nil, s
+		return nil, processed, s
 	}
-	return feasible, nil
+	return feasible, processed, nil
+}
+
+// addNominatedPods returns a copy of the cycle state and of the node with
+// the pods nominated to the node in place, those of equal or higher
+// priority than pod; with none, it returns false and the originals.
+func (c *cycle) addNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (bool, fwk.CycleState, fwk.NodeInfo, error) {
+	nominated := c.p.fw.NominatedPodsForNode(ni.Node().Name)
+	if len(nominated) == 0 {
+		return false, state, ni, nil
+	}
+	nodeOut, stateOut := ni.Snapshot(), state.Clone()
+	added := false
+	for _, npi := range nominated {
+		if corev1helpers.PodPriority(npi.GetPod()) < corev1helpers.PodPriority(pod) || npi.GetPod().UID == pod.UID {
+			continue
+		}
+		nodeOut.AddPodInfo(npi)
+		if s := c.p.fw.RunPreFilterExtensionAddPod(ctx, stateOut, pod, npi, nodeOut); !s.IsSuccess() {
+			return false, state, ni, s.AsError()
+		}
+		added = true
+	}
+	return added, stateOut, nodeOut, nil
 }
 
 // postFilter runs PostFilter (preemption) until one plugin succeeds, errs or
@@ -347,14 +420,9 @@ func (c *cycle) preScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	return status
 }
 
-type nodeTotal struct {
-	node  string
-	total int64
-}
-
 // score runs Score on every node (in parallel), then NormalizeScore and the
 // weights, and returns each node's total.
-func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]nodeTotal, *fwk.Status) {
+func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
 	skip := state.GetSkipScorePlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.score), func(pl fwk.ScorePlugin) bool { return skip.Has(pl.Name()) })
 	begun := time.Now()
@@ -413,9 +481,9 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		c.emit(event.Event{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: described, Nodes: rows, Nanos: time.Since(begun).Nanoseconds()}})
 		return nil, status
 	}
-	totals := make([]nodeTotal, len(rows))
+	totals := make([]fwk.NodePluginScores, len(rows))
 	for i := range rows {
-		totals[i] = nodeTotal{node: rows[i].Node, total: rows[i].Total}
+		totals[i] = fwk.NodePluginScores{Name: rows[i].Node, TotalScore: rows[i].Total}
 	}
 	c.emit(event.Event{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: described, Nodes: rows, Nanos: time.Since(begun).Nanoseconds()}})
 	return totals, nil
@@ -506,9 +574,42 @@ func (c *cycle) permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 	return status, waits
 }
 
-// preBind runs PreBind in order until one fails.
+// preBindPreFlight asks each PreBind plugin whether it has work to do for
+// the pod: Success if one has, Skip if none has. Plugins that Skip are not
+// called at PreBind.
+func (c *cycle) preBindPreFlight(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	skip, parallel := sets.New[string](), sets.New[string]()
+	result := fwk.NewStatus(fwk.Skip)
+	status := inOrder(c, "PreBindPreFlight", node, slices.All(c.p.preBind), func(s *fwk.Status) bool { return s.IsSuccess() || s.IsSkip() },
+		func(pl fwk.PreBindPlugin) *fwk.Status {
+			r, s := pl.PreBindPreFlight(ctx, state, pod, node)
+			if r != nil && r.AllowParallel {
+				parallel.Insert(pl.Name())
+			}
+			switch {
+			case s.IsSuccess():
+				result = nil
+			case s.IsSkip():
+				skip.Insert(pl.Name())
+			case s.Code() != fwk.Error:
+				return fwk.AsStatus(fmt.Errorf("PreBindPreFlight %s returned %q, which is unsupported. It is supposed to return Success, Skip, or Error status", pl.Name(), s.Code()))
+			}
+			return s
+		})
+	if status != nil {
+		return status
+	}
+	state.SetSkipPreBindPlugins(skip)
+	state.SetParallelPreBindPlugins(parallel)
+	return result
+}
+
+// preBind runs PreBind in order until one fails, leaving out the plugins
+// that skipped at PreBindPreFlight.
 func (c *cycle) preBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	return inOrder(c, "PreBind", node, slices.All(c.p.preBind), successOrSkip,
+	skip := state.GetSkipPreBindPlugins()
+	plugins := slices.DeleteFunc(slices.Clone(c.p.preBind), func(pl fwk.PreBindPlugin) bool { return skip.Has(pl.Name()) })
+	return inOrder(c, "PreBind", node, slices.All(plugins), (*fwk.Status).IsSuccess,
 		func(pl fwk.PreBindPlugin) *fwk.Status { return pl.PreBind(ctx, state, pod, node) })
 }
 
@@ -546,8 +647,6 @@ func (c *cycle) postBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 }
 
 func always(*fwk.Status) bool { return true }
-
-func successOrSkip(s *fwk.Status) bool { return s.IsSuccess() || s.IsSkip() }
 
 // inOrder calls the plugins of a pod-level extension point one after
 // another, reports every call, and stops at the first whose status does not

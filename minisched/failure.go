@@ -5,7 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/kubernetes/pkg/apis/core/validation"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
@@ -16,68 +16,84 @@ import (
 	"minisched/minisched/queue"
 )
 
+// clearNomination is what every failure but a PostFilter run says of the
+// pod's nominated node: forget it.
+var clearNomination = &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: ""}
+
 // failure is what a failed attempt knows beyond its status.
 type failure struct {
-	// diagnosis names the plugins that rejected the pod on each node.
+	// diagnosis names the plugins that rejected the pod on each node; only
+	// a fit error (a rejection by plugins) has one.
 	diagnosis *framework.Diagnosis
-	// nominating is preemption's nomination, if it made one.
+	// nominating is what becomes of the pod's nominated node: cleared,
+	// unless PostFilter ran, which may set one (preemption) or say nothing
+	// (nil: the pod keeps what its status says).
 	nominating *fwk.NominatingInfo
 }
 
 // fail ends a scheduling cycle that chose no node and requeues the pod.
+// A failure without a diagnosis is an error to the queue, whatever its
+// status code: no plugin's event can cure it, so it retries after an
+// error backoff.
 func (s *Scheduler) fail(ctx context.Context, c *cycle, pi *queue.PodInfo, status *fwk.Status, f *failure) {
+	if f == nil {
+		f = &failure{nominating: clearNomination}
+	}
 	result := event.ResultError
-	if status.IsRejected() {
-		result = event.ResultUnschedulable
-	}
 	var plugins []string
-	if f != nil {
+	if f.diagnosis != nil {
+		result = event.ResultUnschedulable
 		plugins = rejectors(f.diagnosis)
-	}
-	if len(plugins) == 0 && status.Plugin() != "" {
-		plugins = []string{status.Plugin()}
 	}
 	c.end(result, "", status.Message(), plugins, 0, nil)
 	s.requeue(ctx, pi, status, f)
 }
 
-// requeue hands a pod whose attempt failed back to the queue (unless it was
-// deleted or bound meanwhile), records a nomination, and writes the
-// PodScheduled=False condition that `kubectl describe pod` shows.
+// requeue does what kube-scheduler's handleSchedulingFailure does: hands
+// the pod back to the queue (unless it was deleted, bound or recreated
+// meanwhile), records or clears its nomination, writes a FailedScheduling
+// Event and the PodScheduled=False condition that `kubectl describe pod`
+// shows.
 func (s *Scheduler) requeue(ctx context.Context, pi *queue.PodInfo, status *fwk.Status, f *failure) {
+	logger := klog.FromContext(ctx)
 	pod := pi.Pod
-	current, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
-	if err != nil || current.UID != pod.UID || current.Spec.NodeName != "" {
-		s.queue.Done(pod.UID)
-		return
+	reason := v1.PodReasonSchedulerError
+	if status.IsRejected() {
+		reason = v1.PodReasonUnschedulable
 	}
-	pi.Pod = current
-	qf := queue.Failure{Error: !status.IsRejected(), Message: status.Message()}
-	if f != nil && f.diagnosis != nil {
+	qf := queue.Failure{Message: status.Message()}
+	if f.diagnosis != nil {
 		qf.Plugins, qf.Pending = f.diagnosis.UnschedulablePlugins, f.diagnosis.PendingPlugins
 	}
-	if status.IsRejected() && qf.Plugins.Len() == 0 && status.Plugin() != "" {
-		qf.Plugins = sets.New(status.Plugin())
+	current, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
+	switch {
+	case err != nil:
+		logger.V(2).Info("The pod is gone from the informer's cache", "err", err)
+		s.queue.Done(pod.UID)
+	case current.Spec.NodeName != "":
+		logger.V(2).Info("The pod was assigned meanwhile; not requeued", "node", current.Spec.NodeName)
+		s.queue.Done(pod.UID)
+	case current.UID != pod.UID:
+		logger.V(2).Info("The pod was recreated meanwhile; not requeued")
+		s.queue.Done(pod.UID)
+		return
+	default:
+		pod = current.DeepCopy()
+		pi.Pod = pod
+		s.queue.AddUnschedulableIfNotPresent(pi, qf)
 	}
-	s.queue.AddUnschedulableIfNotPresent(pi, qf)
+	s.queue.AddNominatedPod(logger, podInfo(pod), f.nominating)
 
-	var nominating *fwk.NominatingInfo
-	if f != nil {
-		nominating = f.nominating
-	}
-	if nominating.Mode() == fwk.ModeOverride {
-		s.nominator.AddNominatedPod(klog.FromContext(ctx), podInfo(current), nominating)
-	}
-	reason := v1.PodReasonUnschedulable
-	if !status.IsRejected() {
-		reason = v1.PodReasonSchedulerError
-	}
+	s.profile.fw.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", truncate(status.Message()))
 	condition := &v1.PodCondition{
-		Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason,
-		Message: truncate(status.Message()),
+		Type:               v1.PodScheduled,
+		ObservedGeneration: podutil.CalculatePodConditionObservedGeneration(&pod.Status, pod.Generation, v1.PodScheduled),
+		Status:             v1.ConditionFalse,
+		Reason:             reason,
+		Message:            status.Message(),
 	}
-	if err := s.updateStatus(ctx, current, condition, nominating); err != nil {
-		klog.FromContext(ctx).V(2).Info("Could not write the pod's scheduling condition", "pod", klog.KObj(current), "err", err)
+	if err := s.updateStatus(ctx, pod, condition, f.nominating); err != nil {
+		logger.V(2).Info("Could not write the pod's scheduling condition", "err", err)
 	}
 }
 
@@ -86,24 +102,25 @@ func (s *Scheduler) requeue(ctx context.Context, pi *queue.PodInfo, status *fwk.
 func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominating *fwk.NominatingInfo) error {
 	status := pod.Status.DeepCopy()
 	nominate := nominating.Mode() == fwk.ModeOverride && pod.Status.NominatedNodeName != nominating.NominatedNodeName
+	changed := condition != nil && podutil.UpdatePodCondition(status, condition)
+	if !changed && !nominate {
+		return nil
+	}
 	if nominate {
 		status.NominatedNodeName = nominating.NominatedNodeName
-	}
-	if !podutil.UpdatePodCondition(status, condition) && !nominate {
-		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return util.PatchPodStatus(ctx, s.client, pod.Name, pod.Namespace, &pod.Status, status)
 }
 
-// truncate keeps a condition message within what the apiserver accepts.
+// truncate keeps an Event's message within what the apiserver accepts.
 func truncate(msg string) string {
-	const max = 32 * 1024
-	if len(msg) <= max {
+	limit := validation.NoteLengthLimit
+	if len(msg) <= limit {
 		return msg
 	}
-	return msg[:max-len(" ...")] + " ..."
+	return msg[:limit-len(" ...")] + " ..."
 }
 
 func podInfo(pod *v1.Pod) fwk.PodInfo {

@@ -7,113 +7,85 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"minisched/minisched/queue"
 )
 
 // Cluster events minisched raises from what its informers see.
 var (
-	nodeAdd              = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}
-	nodeDelete           = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}
-	unscheduledPodDelete = fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.Delete}
+	nodeAdd    = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add}
+	nodeDelete = fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Delete}
 )
 
 // addEventHandlers wires the informers to the queue and the cache, the way
-// kube-scheduler does: pending pods of this profile go to the queue; assigned
-// pods and nodes go to the cache and raise cluster events that may move
-// waiting pods.
+// kube-scheduler's eventhandlers.go does: pending pods of this profile go to
+// the queue; assigned pods and nodes go to the cache and raise cluster events
+// that may move waiting pods.
 func (s *Scheduler) addEventHandlers() error {
-	logger := klog.Background()
 	pods := s.factory.Core().V1().Pods().Informer()
-	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj any) bool {
-			pod := podOf(obj)
-			return pod != nil && pod.Spec.NodeName == "" && pod.Spec.SchedulerName == s.profile.name
-		},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				pod := podOf(obj)
-				if pod.Status.NominatedNodeName != "" {
-					s.nominator.AddNominatedPod(logger, podInfo(pod), nil)
-				}
+	if _, err := pods.AddEventHandler(s.seen.track("Pod", cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			pod, ok := obj.(*v1.Pod)
+			if !ok {
+				return
+			}
+			if s.responsibleFor(pod) && pod.Spec.NodeName == "" {
+				// The queue records the pod's nomination too, even when gated.
 				s.queue.Add(pod)
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				oldPod, newPod := podOf(oldObj), podOf(newObj)
-				if oldPod.ResourceVersion == newPod.ResourceVersion {
-					return
-				}
-				if assumed, _ := s.cache.IsAssumedPod(newPod); assumed {
-					return
-				}
-				s.nominator.UpdateNominatedPod(logger, oldPod, podInfo(newPod))
-				s.queue.Update(oldPod, newPod, framework.PodSchedulingPropertiesChange(newPod, oldPod, true))
-			},
-			DeleteFunc: func(obj any) {
-				pod := podOf(obj)
-				if pod == nil {
-					return
-				}
-				s.nominator.DeleteNominatedPodIfExists(pod)
-				s.queue.Delete(pod)
-				// A pod held at Permit stops waiting; its binding cycle ends.
-				s.profile.fw.RejectWaitingPod(pod.UID)
-				s.queue.MoveAllToActiveOrBackoffQueue(unscheduledPodDelete, pod, nil)
-			},
+			}
+			if pod.Spec.NodeName != "" {
+				s.addAssignedPod(pod)
+			}
 		},
-	}); err != nil {
-		return fmt.Errorf("watching pending pods: %w", err)
+		UpdateFunc: func(oldObj, newObj any) {
+			oldPod, newPod := oldObj.(*v1.Pod), newObj.(*v1.Pod)
+			switch {
+			case oldPod.Spec.NodeName != "":
+				s.updateAssignedPod(oldPod, newPod)
+			case newPod.Spec.NodeName != "":
+				// A binding: the pod joins the cache. It should not be in the
+				// queue any more; if another component bound it, it leaves.
+				s.addAssignedPod(newPod)
+				if s.responsibleFor(oldPod) {
+					s.deletePendingPod(oldPod, true)
+				}
+			case s.responsibleFor(oldPod):
+				s.updatePendingPod(oldPod, newPod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			pod, stale := podOf(obj)
+			if pod == nil {
+				return
+			}
+			// A tombstone may carry a stale pod: clean up both ways.
+			if stale || pod.Spec.NodeName != "" {
+				s.deleteAssignedPod(pod)
+			}
+			if (stale || pod.Spec.NodeName == "") && s.responsibleFor(pod) {
+				s.deletePendingPod(pod, false)
+			}
+		},
+	})); err != nil {
+		return fmt.Errorf("watching pods: %w", err)
 	}
 
-	if _, err := pods.AddEventHandler(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj any) bool {
-			pod := podOf(obj)
-			return pod != nil && pod.Spec.NodeName != ""
-		},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) {
-				pod := podOf(obj)
-				s.nominator.DeleteNominatedPodIfExists(pod)
-				if err := s.cache.AddPod(logger, pod); err != nil {
-					logger.Error(err, "Adding an assigned pod to the cache", "pod", klog.KObj(pod))
-				}
-				s.queue.AssignedPodAdded(pod)
-			},
-			UpdateFunc: func(oldObj, newObj any) {
-				oldPod, newPod := podOf(oldObj), podOf(newObj)
-				if err := s.cache.UpdatePod(logger, oldPod, newPod); err != nil {
-					logger.Error(err, "Updating an assigned pod in the cache", "pod", klog.KObj(newPod))
-				}
-				s.queue.AssignedPodUpdated(oldPod, newPod, framework.PodSchedulingPropertiesChange(newPod, oldPod, false))
-			},
-			DeleteFunc: func(obj any) {
-				pod := podOf(obj)
-				if pod == nil {
-					return
-				}
-				if err := s.cache.RemovePod(logger, pod); err != nil {
-					logger.Error(err, "Removing an assigned pod from the cache", "pod", klog.KObj(pod))
-				}
-				s.queue.AssignedPodDeleted(pod)
-			},
-		},
-	}); err != nil {
-		return fmt.Errorf("watching assigned pods: %w", err)
-	}
-
-	if _, err := s.factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := s.factory.Core().V1().Nodes().Informer().AddEventHandler(s.seen.track("Node", cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			node := nodeOf(obj)
 			if node == nil {
 				return
 			}
-			s.cache.AddNode(logger, node)
-			s.queue.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node)
+			s.cache.AddNode(s.logger, node)
+			s.queue.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node, nil)
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			oldNode, newNode := oldObj.(*v1.Node), newObj.(*v1.Node)
-			s.cache.UpdateNode(logger, oldNode, newNode)
+			s.cache.UpdateNode(s.logger, oldNode, newNode)
 			for _, ev := range framework.NodeSchedulingPropertiesChange(newNode, oldNode) {
-				s.queue.MoveAllToActiveOrBackoffQueue(ev, oldNode, newNode)
+				s.queue.MoveAllToActiveOrBackoffQueue(ev, oldNode, newNode, nil)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -121,12 +93,12 @@ func (s *Scheduler) addEventHandlers() error {
 			if node == nil {
 				return
 			}
-			if err := s.cache.RemoveNode(logger, node); err != nil {
-				logger.Error(err, "Removing a node from the cache", "node", klog.KObj(node))
+			if err := s.cache.RemoveNode(s.logger, node); err != nil {
+				s.logger.Error(err, "Removing a node from the cache", "node", klog.KObj(node))
 			}
-			s.queue.MoveAllToActiveOrBackoffQueue(nodeDelete, node, nil)
+			s.queue.MoveAllToActiveOrBackoffQueue(nodeDelete, node, nil, nil)
 		},
-	}); err != nil {
+	})); err != nil {
 		return fmt.Errorf("watching nodes: %w", err)
 	}
 	return nil
@@ -160,17 +132,12 @@ func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEv
 			continue
 		}
 		raise := func(action fwk.ActionType, oldObj, newObj any) {
-			s.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: action}, oldObj, newObj)
+			s.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: action}, oldObj, newObj, nil)
 		}
 		if _, err := informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { raise(fwk.Add, nil, obj) },
 			UpdateFunc: func(oldObj, newObj any) { raise(fwk.Update, oldObj, newObj) },
-			DeleteFunc: func(obj any) {
-				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-					obj = t.Obj
-				}
-				raise(fwk.Delete, obj, nil)
-			},
+			DeleteFunc: func(obj any) { raise(fwk.Delete, unwrap(obj), nil) },
 		}); err != nil {
 			return fmt.Errorf("watching %s: %w", resource, err)
 		}
@@ -178,25 +145,106 @@ func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEv
 	return nil
 }
 
-// podOf unwraps a pod, also from the tombstone of a missed delete.
-func podOf(obj any) *v1.Pod {
-	switch t := obj.(type) {
-	case *v1.Pod:
-		return t
-	case cache.DeletedFinalStateUnknown:
-		pod, _ := t.Obj.(*v1.Pod)
-		return pod
+// podOf unwraps a pod, also from the tombstone of a missed delete; stale
+// says it came from a tombstone.
+func podOf(obj any) (pod *v1.Pod, stale bool) {
+	_, stale = obj.(cache.DeletedFinalStateUnknown)
+	pod, _ = unwrap(obj).(*v1.Pod)
+	return pod, stale
+}
+
+func (s *Scheduler) responsibleFor(pod *v1.Pod) bool { return pod.Spec.SchedulerName == s.profile.name }
+
+// updatePendingPod hands an update of a pending pod to the queue. A pod
+// whose nominated node changed counts as deleted from that node for the
+// pods of lower or equal priority, which treated it as placed there.
+func (s *Scheduler) updatePendingPod(oldPod, newPod *v1.Pod) {
+	if oldPod.ResourceVersion == newPod.ResourceVersion {
+		return
 	}
-	return nil
+	if assumed, _ := s.cache.IsAssumedPod(newPod); assumed {
+		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
+			s.assumedPodDeleted(newPod)
+		}
+		return
+	}
+	s.queue.Update(oldPod, newPod, framework.PodSchedulingPropertiesChange(newPod, oldPod, true))
+	if old := oldPod.Status.NominatedNodeName; old != "" && old != newPod.Status.NominatedNodeName {
+		s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, oldPod, nil, lowerOrEqualPriority(oldPod))
+	}
+}
+
+// deletePendingPod takes a pending pod out of the queue. inBinding says the
+// pod did not go away but was bound: the binding cycle raises what events
+// that needs.
+func (s *Scheduler) deletePendingPod(pod *v1.Pod, inBinding bool) {
+	s.queue.Delete(pod) // and its nomination
+	if inBinding {
+		return
+	}
+	if assumed, _ := s.cache.IsAssumedPod(pod); assumed {
+		s.assumedPodDeleted(pod)
+		return
+	}
+	if pod.Status.NominatedNodeName != "" {
+		s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, pod, nil, lowerOrEqualPriority(pod))
+	}
+}
+
+// assumedPodDeleted frees the room a deleted pod holds in its binding cycle:
+// a pod waiting at Permit is rejected (its binding cycle cleans up); one
+// further on leaves the cache at once.
+func (s *Scheduler) assumedPodDeleted(pod *v1.Pod) {
+	cached, err := s.cache.GetPod(pod)
+	if err != nil {
+		return // already forgotten
+	}
+	if !s.profile.fw.RejectWaitingPod(cached.UID) {
+		if err := s.cache.RemoveAssumedPod(s.logger, cached); err != nil {
+			s.logger.Error(err, "Removing an assumed pod from the cache", "pod", klog.KObj(cached))
+		}
+	}
+	s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, cached, nil, nil)
+}
+
+func (s *Scheduler) addAssignedPod(pod *v1.Pod) {
+	if err := s.cache.AddPod(s.logger, pod); err != nil {
+		s.logger.Error(err, "Adding an assigned pod to the cache", "pod", klog.KObj(pod))
+	}
+	s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodAdd, nil, pod, nil)
+}
+
+func (s *Scheduler) updateAssignedPod(oldPod, newPod *v1.Pod) {
+	if err := s.cache.UpdatePod(s.logger, oldPod, newPod); err != nil {
+		s.logger.Error(err, "Updating an assigned pod in the cache", "pod", klog.KObj(newPod))
+	}
+	for _, ev := range framework.PodSchedulingPropertiesChange(newPod, oldPod, false) {
+		s.queue.MoveAllToActiveOrBackoffQueue(ev, oldPod, newPod, nil)
+	}
+}
+
+func (s *Scheduler) deleteAssignedPod(pod *v1.Pod) {
+	if err := s.cache.RemovePod(s.logger, pod); err != nil {
+		s.logger.Error(err, "Removing an assigned pod from the cache", "pod", klog.KObj(pod))
+	}
+	s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, pod, nil, nil)
+}
+
+// lowerOrEqualPriority selects the pods a nominated pod held room against.
+func lowerOrEqualPriority(pod *v1.Pod) func(*v1.Pod) bool {
+	priority := corev1helpers.PodPriority(pod)
+	return func(p *v1.Pod) bool { return corev1helpers.PodPriority(p) <= priority }
 }
 
 func nodeOf(obj any) *v1.Node {
-	switch t := obj.(type) {
-	case *v1.Node:
-		return t
-	case cache.DeletedFinalStateUnknown:
-		node, _ := t.Obj.(*v1.Node)
-		return node
+	node, _ := unwrap(obj).(*v1.Node)
+	return node
+}
+
+// unwrap returns the object in the tombstone of a missed delete, or obj.
+func unwrap(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
 	}
-	return nil
+	return obj
 }

@@ -8,16 +8,17 @@
 package minisched
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math/rand"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
@@ -52,8 +53,11 @@ type Options struct {
 	Observer event.Observer
 	// Gate pauses and steps the loop. Nil runs freely.
 	Gate *Gate
-	// Seed makes tie-breaking between equally scored nodes repeatable.
-	// Zero picks a random seed.
+	// Seed, when not zero, makes runs repeatable: Filter checks the nodes
+	// one at a time in order, as kube-scheduler does with parallelism 1,
+	// so which nodes count as feasible, and so which equally scored node
+	// wins, never depends on which goroutine finished first. Its value
+	// does not matter.
 	Seed int64
 	// CycleTimeout bounds one plugin call; a plugin that hangs longer fails
 	// the pod's cycle with an error. Zero means 30s.
@@ -67,6 +71,9 @@ type Options struct {
 	UnschedulableFlushInterval time.Duration
 }
 
+// errNoNodesAvailable is upstream's ErrNoNodesAvailable, word for word.
+var errNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
 // Scheduler watches pods and nodes through informers and schedules the pods
 // of its profile one at a time.
 type Scheduler struct {
@@ -74,20 +81,22 @@ type Scheduler struct {
 	client    clientset.Interface
 	profile   *profile
 	queue     *queue.Queue
-	nominator *queue.Nominator
 	cache     internalcache.Cache
 	snapshot  *internalcache.Snapshot
 	factory   informers.SharedInformerFactory
 	podLister corelisters.PodLister
 	observer  event.Observer
+	logger    klog.Logger
 	gate      *Gate
 	events    events.EventBroadcaster
 
-	rand               *rand.Rand
 	cycles             *atomic.Int64
 	synced             atomic.Bool
 	nextStartNodeIndex int
 	bindings           sync.WaitGroup
+	seen               seenVersions
+	// nominateBeforeBinding is the NominatedNodeNameForExpectation gate.
+	nominateBeforeBinding bool
 }
 
 // New builds a scheduler; Run starts it.
@@ -109,18 +118,17 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	}
 	// The upstream cache and framework report to kube-scheduler's metrics.
 	metrics.Register()
-	seed := opts.Seed
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
 	s := &Scheduler{
 		opts:     opts,
 		client:   opts.Client,
 		observer: opts.Observer,
+		logger:   klog.FromContext(ctx),
+		seen:     seenVersions{rv: map[string]uint64{}},
 		gate:     opts.Gate,
-		rand:     rand.New(rand.NewSource(seed)),
 		cycles:   opts.Cycles,
 		snapshot: internalcache.NewEmptySnapshot(),
+
+		nominateBeforeBinding: utilfeature.DefaultFeatureGate.Enabled(features.NominatedNodeNameForExpectation),
 		// The upstream factory: its pod informer skips finished pods.
 		factory: kubescheduler.NewInformerFactory(opts.Client, 0, nil),
 	}
@@ -158,6 +166,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		Less:           s.profile.fw.QueueSortFunc(),
 		PreEnqueue:     s.profile.fw.PreEnqueuePlugins(),
 		Hints:          hints,
+		PodLister:      s.podLister,
 		InitialBackoff: time.Duration(opts.Config.PodInitialBackoffSeconds) * time.Second,
 		MaxBackoff:     time.Duration(opts.Config.PodMaxBackoffSeconds) * time.Second,
 		Observer:       opts.Observer,
@@ -166,8 +175,8 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		MaxInUnschedulable:         opts.MaxInUnschedulable,
 		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
 	})
-	s.nominator = queue.NewNominator()
-	s.profile.fw.SetPodNominator(s.nominator)
+	// The queue is the nominator too, as upstream's is.
+	s.profile.fw.SetPodNominator(s.queue)
 	s.profile.fw.SetPodActivator(s.queue)
 	if err := s.addEventHandlers(); err != nil {
 		return nil, err
@@ -211,9 +220,10 @@ func (s *Scheduler) Queue() *queue.Queue { return s.queue }
 func (s *Scheduler) Profile() string { return s.profile.name }
 
 // scheduleOne takes the next pod through one scheduling cycle and, when a
-// node is chosen, starts its binding cycle on a goroutine of its own.
+// node is chosen, starts its binding cycle on a goroutine of its own. It
+// follows kube-scheduler's scheduleOnePod (pkg/scheduler/schedule_one.go).
 func (s *Scheduler) scheduleOne(ctx context.Context) error {
-	// QueueSort ordered activeQ; wait for a pod, then for the gate (pause,
+	// QueueSort ordered the queue; wait for a pod, then for the gate (pause,
 	// step), then take the pod.
 	if err := s.queue.WaitForPod(); err != nil {
 		return err
@@ -226,25 +236,34 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		return err
 	}
 	pod := pi.Pod
-	if s.gone(pod) {
+	if s.skipPodSchedule(pod) {
 		s.queue.Done(pod.UID)
 		return nil
 	}
 	c := s.newCycle(ctx, pi)
 	state := framework.NewCycleState()
+	// Plugins may name pods that deserve another try at once (PodsToActivate).
+	podsToActivate := framework.NewPodsToActivate()
+	state.Write(framework.PodsToActivateKey, podsToActivate)
 
 	// Snapshot: the nodes as the cache sees them, assumed pods included.
 	if err := s.cache.UpdateSnapshot(c.logger, s.snapshot); err != nil {
+		c.start(0)
 		s.fail(ctx, c, pi, fwk.AsStatus(fmt.Errorf("updating the snapshot: %w", err)), nil)
 		return nil
 	}
 	nodes, err := s.snapshot.NodeInfos().List()
-	if err != nil || len(nodes) == 0 {
+	if err != nil {
 		c.start(0)
-		s.fail(ctx, c, pi, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "no nodes available to schedule pods"), nil)
+		s.fail(ctx, c, pi, fwk.AsStatus(fmt.Errorf("listing the snapshot's nodes: %w", err)), nil)
 		return nil
 	}
 	c.start(len(nodes))
+	if len(nodes) == 0 {
+		// No plugin rejected the pod: the queue treats it as an error.
+		s.fail(ctx, c, pi, fwk.NewStatus(fwk.UnschedulableAndUnresolvable).WithError(errNoNodesAvailable), nil)
+		return nil
+	}
 
 	// PreFilter: plugins prepare state, may reject the pod outright, may
 	// narrow the nodes to look at, may ask to be skipped at Filter.
@@ -258,52 +277,73 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		s.fail(ctx, c, pi, status, nil)
 		return nil
 	default:
-		// Filter: every plugin on every node, nodes in parallel.
-		candidates := s.narrow(nodes, preResult, &diagnosis)
-		feasible, status = c.filter(ctx, state, pod, candidates, s.startIndex(len(candidates)), s.numToFind(len(candidates)), s.opts.Seed != 0, &diagnosis, s.nominator)
-		s.advanceStart(len(candidates), len(feasible)+diagnosis.NodeToStatus.Len())
-		if !status.IsSuccess() {
-			s.fail(ctx, c, pi, status, nil)
-			return nil
+		// Filter, first on the node an earlier preemption nominated: if the
+		// pod fits there, it goes there, unscored.
+		feasible = s.filterNominatedNode(ctx, c, state, pod, diagnosis)
+		if len(feasible) == 0 {
+			// Filter: every plugin on the nodes, in parallel, from where the
+			// last cycle stopped, until enough nodes fit.
+			candidates := s.narrow(nodes, preResult, &diagnosis)
+			var processed int
+			feasible, processed, status = c.filter(ctx, filterRun{
+				state: state, pod: pod, nodes: candidates, diagnosis: &diagnosis,
+				start: s.nextStartNodeIndex, numToFind: s.numToFind(len(candidates)), inOrder: s.opts.Seed != 0,
+			})
+			s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
+			if !status.IsSuccess() {
+				s.fail(ctx, c, pi, status, nil)
+				return nil
+			}
 		}
 	}
 	if len(feasible) == 0 {
-		// PostFilter: no node fits; preemption may make room for next time.
 		fitErr := &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
-		result, pfStatus := c.postFilter(ctx, state, pod, diagnosis.NodeToStatus)
-		fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
-		f := &failure{diagnosis: &fitErr.Diagnosis}
-		if result != nil {
-			f.nominating = result.NominatingInfo
+		f := &failure{diagnosis: &fitErr.Diagnosis, nominating: clearNomination}
+		if len(c.p.postFilter) > 0 {
+			// PostFilter: no node fits; preemption may make room for next time.
+			result, pfStatus := c.postFilter(ctx, state, pod, diagnosis.NodeToStatus)
+			fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
+			f.nominating = nil
+			if result != nil {
+				f.nominating = result.NominatingInfo
+			}
 		}
 		s.fail(ctx, c, pi, fwk.NewStatus(fwk.Unschedulable).WithError(fitErr), f)
 		return nil
 	}
 
 	// PreScore, Score, NormalizeScore and the weights, when there is a
-	// choice to make; then the best node wins, ties broken by the seed.
+	// choice to make; then the best node wins.
 	host, ties := feasible[0].Node().Name, []string(nil)
 	if len(feasible) > 1 {
-		if status := c.preScore(ctx, state, pod, feasible); !status.IsSuccess() {
-			s.fail(ctx, c, pi, status, nil)
-			return nil
+		totals := make([]fwk.NodePluginScores, len(feasible))
+		for i, n := range feasible {
+			// With no Score plugin every node scores 1, as upstream.
+			totals[i] = fwk.NodePluginScores{Name: n.Node().Name, TotalScore: 1}
 		}
-		totals, status := c.score(ctx, state, pod, feasible)
-		if !status.IsSuccess() {
-			s.fail(ctx, c, pi, status, nil)
-			return nil
+		if len(c.p.score) > 0 {
+			if status := c.preScore(ctx, state, pod, feasible); !status.IsSuccess() {
+				s.fail(ctx, c, pi, status, nil)
+				return nil
+			}
+			if totals, status = c.score(ctx, state, pod, feasible); !status.IsSuccess() {
+				s.fail(ctx, c, pi, status, nil)
+				return nil
+			}
 		}
-		host, ties = s.selectHost(totals)
+		host, ties = selectHost(totals)
 	}
 
 	// Assume: from now on the cache counts the pod on its node, so the next
-	// cycle sees the room it takes before the binding is written.
+	// cycle sees the room it takes before the binding is written. An assumed
+	// pod holds no nomination any more.
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = host
 	if err := s.cache.AssumePod(c.logger, assumed); err != nil {
 		s.fail(ctx, c, pi, fwk.AsStatus(fmt.Errorf("assuming the pod: %w", err)), nil)
 		return nil
 	}
+	s.queue.DeleteNominatedPodIfExists(assumed)
 
 	// Reserve: plugins keep node-level state for the pod (volumes, DRA).
 	if status := c.reserve(ctx, state, assumed, host); !status.IsSuccess() {
@@ -319,56 +359,146 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		s.fail(ctx, c, pi, status, rejectedAt(host, status))
 		return nil
 	}
+	var waitingSince time.Time
 	if status.IsWait() {
+		waitingSince = time.Now()
 		s.profile.fw.AddWaitingPod(assumed, waits)
 		c.permitWait(host, waits)
 	}
+	s.activate(c.logger, podsToActivate)
 	c.end(event.ResultScheduled, host, "", nil, len(feasible), ties)
 
 	// The binding cycle: the next pod need not wait for the apiserver.
 	s.bindings.Add(1)
 	go func() {
 		defer s.bindings.Done()
-		start := time.Now()
-		// WaitOnPermit: hold here until every waiting plugin allows.
-		waitStart := time.Now()
-		status := s.profile.fw.WaitOnPermit(ctx, assumed)
-		permitNanos := time.Since(waitStart).Nanoseconds()
-		if !status.IsSuccess() {
-			s.bindingFailed(ctx, c, pi, state, assumed, host, status, start, permitNanos)
-			return
-		}
-		// PreBind: plugins get the node ready (attach volumes...).
-		if status := c.preBind(ctx, state, assumed, host); !status.IsSuccess() {
-			s.bindingFailed(ctx, c, pi, state, assumed, host, status, start, permitNanos)
-			return
-		}
-		// Bind: the first plugin that does not Skip writes the binding.
-		if status := c.bind(ctx, state, assumed, host); !status.IsSuccess() {
-			s.bindingFailed(ctx, c, pi, state, assumed, host, status, start, permitNanos)
-			return
-		}
-		s.queue.Done(pod.UID)
-		s.profile.fw.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
-			"Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, host)
-		// PostBind: plugins learn that the pod is bound.
-		c.postBind(ctx, state, assumed, host)
-		c.bindingEnd(event.BindingEnd{Node: host, Bound: true, PermitNanos: permitNanos, Nanos: time.Since(start).Nanoseconds()})
+		s.bindingCycle(ctx, c, pi, state, assumed, host, waitingSince, podsToActivate)
 	}()
 	return nil
 }
 
-// gone reports a pod that no longer needs scheduling: deleted, being
-// deleted, or bound by someone else while it waited.
-func (s *Scheduler) gone(pod *v1.Pod) bool {
-	if pod.DeletionTimestamp != nil {
-		return true
+// bindingCycle waits for Permit, then binds the pod: PreBindPreFlight,
+// WaitOnPermit, PreBind, Bind, PostBind. Any failure undoes the reservation
+// and sends the pod back to the queue.
+// waitingSince is when the pod began to wait at Permit, if it does.
+func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInfo, state fwk.CycleState, assumed *v1.Pod, host string, waitingSince time.Time, podsToActivate *framework.PodsToActivate) {
+	start := time.Now()
+	failed := func(status *fwk.Status, permitNanos int64) {
+		s.bindingFailed(ctx, c, pi, state, assumed, host, status, start, permitNanos)
 	}
-	current, err := s.podLister.Pods(pod.Namespace).Get(pod.Name)
-	return apierrors.IsNotFound(err) || err == nil && (current.UID != pod.UID || current.Spec.NodeName != "")
+	// PreBindPreFlight: PreBind plugins say whether they will have work to
+	// do. When they will, or when the pod waits at Permit, the pod's
+	// nominated node tells other components where it is about to go.
+	var preFlight *fwk.Status
+	if s.nominateBeforeBinding {
+		preFlight = c.preBindPreFlight(ctx, state, assumed, host)
+		if preFlight.Code() == fwk.Error || preFlight.IsRejected() {
+			failed(preFlight, 0)
+			return
+		}
+		if preFlight.IsSuccess() || s.profile.fw.WillWaitOnPermit(ctx, assumed) {
+			nominating := &fwk.NominatingInfo{NominatedNodeName: host, NominatingMode: fwk.ModeOverride}
+			if err := s.updateStatus(ctx, assumed, nil, nominating); err != nil {
+				c.logger.Error(err, "Setting the nominated node before binding", "node", host)
+			}
+		}
+	}
+
+	// WaitOnPermit: hold here until every waiting plugin allows.
+	status := s.profile.fw.WaitOnPermit(ctx, assumed)
+	var permitNanos int64
+	if !waitingSince.IsZero() {
+		permitNanos = time.Since(waitingSince).Nanoseconds()
+	}
+	if !status.IsSuccess() {
+		if status.IsRejected() {
+			status = rejectedByPlugin(host, status)
+		}
+		failed(status, permitNanos)
+		return
+	}
+	// From here on no plugin can call the pod unschedulable: a failure is an
+	// error, retried after a backoff. The queue forgets the pod's flight.
+	s.queue.Done(assumed.UID)
+
+	// PreBind: plugins get the node ready (attach volumes...). Preemption
+	// may cancel a pod whose PreBind has work to do, until it is bound.
+	if preFlight.IsSuccess() {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		s.profile.fw.AddPodInPreBind(assumed.UID, cancel)
+		defer s.profile.fw.RemovePodInPreBind(assumed.UID)
+	}
+	if status := c.preBind(ctx, state, assumed, host); !status.IsSuccess() {
+		failed(status, permitNanos)
+		return
+	}
+	if inPreBind := s.profile.fw.GetPodInPreBind(assumed.UID); inPreBind != nil && !inPreBind.MarkPrebound() {
+		failed(fwk.AsStatus(context.Cause(ctx)), permitNanos)
+		return
+	}
+	// Bind: the first plugin that does not Skip writes the binding.
+	if status := c.bind(ctx, state, assumed, host); !status.IsSuccess() {
+		failed(status, permitNanos)
+		return
+	}
+	s.profile.fw.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
+		"Successfully assigned %s/%s to %s", assumed.Namespace, assumed.Name, host)
+	// PostBind: plugins learn that the pod is bound.
+	c.postBind(ctx, state, assumed, host)
+	s.activate(c.logger, podsToActivate)
+	c.bindingEnd(event.BindingEnd{Node: host, Bound: true, PermitNanos: permitNanos, Nanos: time.Since(start).Nanoseconds()})
 }
 
-// narrow keeps the nodes PreFilter named, when it named any.
+// activate moves the pods plugins asked for to activeQ.
+func (s *Scheduler) activate(logger klog.Logger, pods *framework.PodsToActivate) {
+	pods.Lock()
+	defer pods.Unlock()
+	if len(pods.Map) == 0 {
+		return
+	}
+	s.queue.Activate(logger, pods.Map)
+	pods.Map = map[string]*v1.Pod{}
+}
+
+// skipPodSchedule reports a pod that must not be tried: being deleted, or
+// already assumed (an update may have queued it again during its cycle).
+func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
+	if pod.DeletionTimestamp != nil {
+		s.profile.fw.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling",
+			"skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
+		return true
+	}
+	assumed, _ := s.cache.IsAssumedPod(pod)
+	return assumed
+}
+
+// filterNominatedNode runs Filter on the pod's nominated node alone. The
+// diagnosis is passed by value, as upstream does: the statuses it records
+// are shared, plugins it blames as Pending are not.
+func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk.CycleState, pod *v1.Pod, d framework.Diagnosis) []fwk.NodeInfo {
+	name := pod.Status.NominatedNodeName
+	if name == "" {
+		return nil
+	}
+	ni, err := s.snapshot.Get(name)
+	if err != nil {
+		c.logger.V(2).Info("The nominated node is not in the snapshot", "node", name, "err", err)
+		return nil
+	}
+	feasible, _, status := c.filter(ctx, filterRun{
+		state: state, pod: pod, nodes: []fwk.NodeInfo{ni}, diagnosis: &d, numToFind: 1, nominatedNode: true,
+	})
+	if !status.IsSuccess() {
+		c.logger.Error(status.AsError(), "Evaluating the nominated node", "node", name)
+		return nil
+	}
+	return feasible
+}
+
+// narrow keeps the nodes PreFilter named, when it named any; the others
+// are unschedulable because of the plugins that narrowed them.
 func (s *Scheduler) narrow(nodes []fwk.NodeInfo, res *fwk.PreFilterResult, d *framework.Diagnosis) []fwk.NodeInfo {
 	if res.AllNodes() {
 		return nodes
@@ -379,14 +509,19 @@ func (s *Scheduler) narrow(nodes []fwk.NodeInfo, res *fwk.PreFilterResult, d *fr
 			kept = append(kept, n)
 		}
 	}
-	d.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) didn't satisfy PreFilter's node names"))
+	d.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+		fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins))))
 	return kept
 }
 
 // numToFind is how many feasible nodes are enough, as in kube-scheduler:
-// all of them below 100 nodes, then a share that shrinks as the cluster grows.
+// all of them below 100 nodes, then a share that shrinks as the cluster
+// grows; one, when there is no Score plugin to choose between them.
 func (s *Scheduler) numToFind(all int) int {
 	const minFeasible, minPercentage = 100, 5
+	if len(s.profile.score) == 0 {
+		return min(all, 1)
+	}
 	if all < minFeasible {
 		return all
 	}
@@ -397,70 +532,75 @@ func (s *Scheduler) numToFind(all int) int {
 	return max(all*percentage/100, minFeasible)
 }
 
-// startIndex and advanceStart rotate where Filter starts, so that when it
-// stops early every node still gets its turn.
-func (s *Scheduler) startIndex(n int) int {
-	if n == 0 {
-		return 0
-	}
-	return s.nextStartNodeIndex % n
-}
-
-func (s *Scheduler) advanceStart(n, processed int) {
-	if n > 0 {
-		s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % n
-	}
-}
-
-// selectHost picks the node with the highest total; equal totals are
-// broken by the seeded random source, and reported as ties.
-func (s *Scheduler) selectHost(totals []nodeTotal) (string, []string) {
-	best := totals[0]
-	var tied []string
-	count := 1
-	for _, t := range totals[1:] {
-		switch {
-		case t.total > best.total:
-			best, count, tied = t, 1, nil
-		case t.total == best.total:
-			count++
-			tied = append(tied, t.node)
-			// Reservoir sampling: each tied node wins with equal chance.
-			if s.rand.Intn(count) == 0 {
-				tied = append(tied[:len(tied)-1], best.node)
-				best = t
-			}
+// selectHost picks the node with the highest total the way kube-scheduler
+// does: the head of a max-heap built over the feasible nodes in the order
+// Filter found them. Equal totals carry no random tie-breaker (upstream
+// only adds one for extenders), so the heap's layout decides, and the same
+// inputs always give the same node. The other nodes with the best total are
+// reported as ties.
+func selectHost(totals []fwk.NodePluginScores) (string, []string) {
+	best := slices.MaxFunc(totals, func(a, b fwk.NodePluginScores) int { return cmp.Compare(a.TotalScore, b.TotalScore) }).TotalScore
+	winner := framework.NewSortedScoredNodes(slices.Clone(totals)).Pop().Name
+	var ties []string
+	for _, t := range totals {
+		if t.TotalScore == best && t.Name != winner {
+			ties = append(ties, t.Name)
 		}
 	}
-	return best.node, tied
+	return winner, ties
 }
 
 // rejectedAt describes a rejection by a plugin on the chosen node (Reserve,
 // Permit): the pod waits in the unschedulable set for that plugin's events.
 func rejectedAt(host string, status *fwk.Status) *failure {
-	if !status.IsRejected() {
-		return nil
+	f := &failure{nominating: clearNomination}
+	if status.IsRejected() {
+		d := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+		d.NodeToStatus.Set(host, status)
+		d.AddPluginStatus(status)
+		f.diagnosis = &d
 	}
-	d := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
-	d.NodeToStatus.Set(host, status)
-	d.AddPluginStatus(status)
-	return &failure{diagnosis: &d}
+	return f
+}
+
+// rejectedByPlugin turns a rejection at WaitOnPermit into a fit error that
+// blames the plugin, as upstream's binding cycle does.
+func rejectedByPlugin(host string, status *fwk.Status) *fwk.Status {
+	fitErr := &framework.FitError{NumAllNodes: 1, Diagnosis: framework.Diagnosis{
+		NodeToStatus:         framework.NewDefaultNodeToStatus(),
+		UnschedulablePlugins: sets.New(status.Plugin()),
+	}}
+	fitErr.Diagnosis.NodeToStatus.Set(host, status)
+	return fwk.NewStatus(status.Code()).WithError(fitErr).WithPlugin(status.Plugin())
 }
 
 // unreserveAndForget undoes Reserve and Assume.
-func (s *Scheduler) unreserveAndForget(ctx context.Context, c *cycle, state fwk.CycleState, assumed *v1.Pod, host string) {
+func (s *Scheduler) unreserveAndForget(ctx context.Context, c *cycle, state fwk.CycleState, assumed *v1.Pod, host string) error {
 	c.unreserve(ctx, state, assumed, host)
 	if err := s.cache.ForgetPod(c.logger, assumed); err != nil {
 		c.logger.Error(err, "Forgetting the assumed pod", "pod", klog.KObj(assumed))
+		return err
 	}
+	return nil
 }
 
 // bindingFailed undoes the cycle's reservation and sends the pod back to the
-// queue. The room it held is free again: pods waiting for room may retry.
+// queue. The room it held is free again, so pods waiting for room may retry;
+// after a rejection the pod itself is left out of that, and the move waits
+// until the pod is back in the queue with its own reasons.
 func (s *Scheduler) bindingFailed(ctx context.Context, c *cycle, pi *queue.PodInfo, state fwk.CycleState, assumed *v1.Pod, host string, status *fwk.Status, start time.Time, permitNanos int64) {
-	s.unreserveAndForget(ctx, c, state, assumed, host)
-	s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil)
+	if err := s.unreserveAndForget(ctx, c, state, assumed, host); err == nil {
+		if status.IsRejected() {
+			defer s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil, func(p *v1.Pod) bool { return p.UID != assumed.UID })
+		} else {
+			s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil, nil)
+		}
+	}
 	c.bindingEnd(event.BindingEnd{Node: host, Message: status.Message(), Plugin: status.Plugin(),
 		PermitNanos: permitNanos, Nanos: time.Since(start).Nanoseconds()})
-	s.requeue(ctx, pi, status, rejectedAt(host, status))
+	f := &failure{nominating: clearNomination}
+	if fitErr, ok := status.AsError().(*framework.FitError); ok {
+		f.diagnosis = &fitErr.Diagnosis
+	}
+	s.requeue(ctx, pi, status, f)
 }

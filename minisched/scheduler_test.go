@@ -234,9 +234,10 @@ profiles:
 		if end.Result != event.ResultError || !strings.Contains(end.Message, tt.want) {
 			t.Errorf("%s: cycle end %+v, want an error saying %q", name, end, tt.want)
 		}
-		waitFor(t, 10*time.Second, name+" requeued to backoff", func() bool {
+		// An error, not a rejection: the pod waits in the error backoff.
+		waitFor(t, 10*time.Second, name+" requeued to the error backoff", func() bool {
 			return len(h.log.find(name, func(e event.Event) bool {
-				return e.Kind == event.KindQueue && e.Queue.To == event.BackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
+				return e.Kind == event.KindQueue && e.Queue.To == event.ErrorBackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
 			})) > 0
 		})
 	}
@@ -303,12 +304,18 @@ profiles:
 	if got := waitBound(t, client, "contested"); got != "node-1" {
 		t.Fatalf("bound to %q", got)
 	}
-	ends := h.log.find("contested", func(e event.Event) bool { return e.Kind == event.KindBindingEnd })
-	if len(ends) != 2 || ends[0].BindingEnd.Bound || ends[0].BindingEnd.Plugin != "FlakyBinder" || !ends[1].BindingEnd.Bound {
+	// The pod is bound before its binding cycle reports its end.
+	var ends []event.Event
+	waitFor(t, 10*time.Second, "both binding cycles to end", func() bool {
+		ends = h.log.find("contested", func(e event.Event) bool { return e.Kind == event.KindBindingEnd })
+		return len(ends) == 2
+	})
+	if ends[0].BindingEnd.Bound || ends[0].BindingEnd.Plugin != "FlakyBinder" || !ends[1].BindingEnd.Bound {
 		t.Fatalf("binding ends %+v, want a refused binding then a bound one", ends)
 	}
+	// A Bind failure is an error, as upstream: the error backoff.
 	requeued := h.log.find("contested", func(e event.Event) bool {
-		return e.Kind == event.KindQueue && e.Queue.From == event.InFlight && e.Queue.To == event.BackoffQ
+		return e.Kind == event.KindQueue && e.Queue.To == event.ErrorBackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
 	})
 	if len(requeued) != 1 || !strings.Contains(requeued[0].Queue.Message, "modified") {
 		t.Errorf("requeue after the refusal: %+v", requeued)

@@ -155,9 +155,9 @@ func (r *Report) WriteText(w io.Writer) {
 
 func queueTimes(m map[string]float64) string {
 	var parts []string
-	for _, q := range []string{"active", "backoff", "unschedulable", "inFlight"} {
-		if m[q] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.1fs", q, m[q]))
+	for _, q := range []event.QueueName{event.ActiveQ, event.BackoffQ, event.ErrorBackoffQ, event.Unschedulable, event.InFlight} {
+		if m[string(q)] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1fs", q, m[string(q)]))
 		}
 	}
 	if len(parts) == 0 {
@@ -182,6 +182,7 @@ type podStory struct {
 	since     time.Time
 	seconds   map[string]float64
 	movedBy   []string
+	gatedBy   []string
 	lastEnd   *event.CycleEnd
 	lastScore *event.ScoreResults
 }
@@ -248,8 +249,12 @@ func (t *tracker) apply(e *event.Event) {
 			p.seconds[p.queue] += e.Time.Sub(p.since).Seconds()
 		}
 		p.queue, p.since = string(q.To), e.Time
-		if q.Action == event.ActionMove && q.Event != "" && !contains(p.movedBy, q.Event) {
+		// A pop from backoffQ is a move too: it names PopFromBackoffQ.
+		if (q.Action == event.ActionMove || q.Action == event.ActionPop) && q.Event != "" && !contains(p.movedBy, q.Event) {
 			p.movedBy = append(p.movedBy, q.Event)
+		}
+		if q.GatingPlugin != "" && !contains(p.gatedBy, q.GatingPlugin) {
+			p.gatedBy = append(p.gatedBy, q.GatingPlugin)
 		}
 	}
 }

@@ -211,8 +211,8 @@ func (u *run) step(ctx context.Context, i int) {
 
 func (u *run) create(ctx context.Context, i int, c *Create) error {
 	count := max(c.Count, 1)
-	var nodes []string
-	defer func() { u.awaitNodes(ctx, nodes) }()
+	var written []written
+	defer func() { u.awaitScheduler(ctx, written) }()
 	for j := 1; j <= count; j++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -223,10 +223,15 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 		}
 		switch o := obj.(type) {
 		case *v1.Node:
-			_, err = u.r.env.CreateNode(ctx, o)
-			nodes = append(nodes, o.Name)
+			var node *v1.Node
+			if node, err = u.r.env.CreateNode(ctx, o); err == nil {
+				written = append(written, wrote("Node", node))
+			}
 		case *v1.Pod:
-			_, err = u.createPod(ctx, o)
+			var pod *v1.Pod
+			if pod, err = u.createPod(ctx, o); err == nil {
+				written = append(written, wrote("Pod", pod))
+			}
 		case *schedulingv1.PriorityClass:
 			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, metav1.CreateOptions{})
 		}
@@ -254,14 +259,24 @@ func (u *run) createPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	}
 }
 
-// awaitNodes waits (up to 10s) until the scheduler has seen the nodes, so
-// that a pod created by the next step never races its informer: a lesson
-// replays the same way every time.
-func (u *run) awaitNodes(ctx context.Context, names []string) {
+// written names a node or pod a step wrote, and the resourceVersion the
+// write gave it ("" for a delete).
+type written struct {
+	kind, namespace, name, resourceVersion string
+}
+
+func wrote(kind string, obj metav1.Object) written {
+	return written{kind, obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion()}
+}
+
+// awaitScheduler waits (up to 10s) until the scheduler's informers have
+// handled every write of a step, so that the next step never races them: a
+// lesson replays the same way every time.
+func (u *run) awaitScheduler(ctx context.Context, writes []written) {
 	deadline := time.Now().Add(10 * time.Second)
-	for _, name := range names {
+	for _, w := range writes {
 		for ctx.Err() == nil && time.Now().Before(deadline) {
-			if s := u.r.env.Scheduler.Scheduler(); s != nil && s.HasNode(name) {
+			if s := u.r.env.Scheduler.Scheduler(); s != nil && s.Seen(w.kind, w.namespace, w.name, w.resourceVersion) {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -285,32 +300,34 @@ func (u *run) update(ctx context.Context, up *Update) error {
 	if up.Kind == "Pod" {
 		ns, name, _ = strings.Cut(podKey(up.Name), "/")
 	}
-	if len(patch) > 0 {
+	var last metav1.Object
+	patchOne := func(body []byte, subresources ...string) (err error) {
 		switch up.Kind {
 		case "Node":
-			_, err = c.Nodes().Patch(ctx, name, types.MergePatchType, rest, metav1.PatchOptions{})
+			last, err = c.Nodes().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, subresources...)
 		case "Pod":
-			_, err = c.Pods(ns).Patch(ctx, name, types.MergePatchType, rest, metav1.PatchOptions{})
+			last, err = c.Pods(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, subresources...)
 		case "PriorityClass":
-			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Patch(ctx, name, types.MergePatchType, rest, metav1.PatchOptions{})
+			if len(subresources) > 0 {
+				return errors.New("a PriorityClass has no status")
+			}
+			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
 		}
-		if err != nil {
+		return err
+	}
+	if len(patch) > 0 {
+		if err := patchOne(rest); err != nil {
 			return fmt.Errorf("patching %s %s: %w", up.Kind, up.Name, err)
 		}
 	}
 	if hasStatus {
 		body, _ := json.Marshal(map[string]json.RawMessage{"status": status})
-		switch up.Kind {
-		case "Node":
-			_, err = c.Nodes().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
-		case "Pod":
-			_, err = c.Pods(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status")
-		default:
-			err = errors.New("a PriorityClass has no status")
-		}
-		if err != nil {
+		if err := patchOne(body, "status"); err != nil {
 			return fmt.Errorf("patching the status of %s %s: %w", up.Kind, up.Name, err)
 		}
+	}
+	if last != nil {
+		u.awaitScheduler(ctx, []written{wrote(up.Kind, last)})
 	}
 	return nil
 }
@@ -318,6 +335,8 @@ func (u *run) update(ctx context.Context, up *Update) error {
 func (u *run) delete(ctx context.Context, d *Delete) error {
 	zero := int64(0)
 	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	var gone []written
+	defer func() { u.awaitScheduler(ctx, gone) }()
 	for j := 1; j <= max(d.Count, 1); j++ {
 		name := d.Name
 		if d.Count > 0 {
@@ -327,9 +346,11 @@ func (u *run) delete(ctx context.Context, d *Delete) error {
 		switch d.Kind {
 		case "Node":
 			err = u.r.env.Client.CoreV1().Nodes().Delete(ctx, name, opts)
+			gone = append(gone, written{kind: d.Kind, name: name})
 		case "Pod":
 			ns, n, _ := strings.Cut(podKey(name), "/")
 			err = u.r.env.Client.CoreV1().Pods(ns).Delete(ctx, n, opts)
+			gone = append(gone, written{kind: d.Kind, namespace: ns, name: n})
 		case "PriorityClass":
 			err = u.r.env.Client.SchedulingV1().PriorityClasses().Delete(ctx, name, opts)
 		}
@@ -362,7 +383,7 @@ func (u *run) wait(ctx context.Context, w *Wait) string {
 			return ""
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Sprintf("waited %v for %s; %s", timeout, describeWait(w), state)
+			return fmt.Sprintf("waited %v %s; %s", timeout, describeWait(w), state)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -381,6 +402,15 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 		}
 		u.tr.catchUp()
 		return false, u.tr.describePod(podKey(w.Pod))
+	case "deleted":
+		// Gone from the apiserver, and from the scheduler's informers.
+		ns, name, _ := strings.Cut(podKey(w.Pod), "/")
+		_, err := u.r.env.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		sched := u.r.env.Scheduler.Scheduler()
+		if apierrors.IsNotFound(err) && sched != nil && sched.Seen("Pod", ns, name, "") {
+			return true, ""
+		}
+		return false, "the pod still exists"
 	case "unschedulable":
 		// The attempt ended unschedulable and the pod is back in the
 		// queue, so that what the next step checks has settled.
@@ -397,12 +427,12 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 		return false, "the scheduler is not running"
 	}
 	counts := sched.Queue().Counts()
-	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.InFlight]
+	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight]
 	if w.For == "queueEmpty" {
 		busy += counts[event.Unschedulable]
 	}
-	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d unschedulable, %d in flight",
-		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.Unschedulable], counts[event.InFlight])
+	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d error backoff, %d unschedulable, %d in flight",
+		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.ErrorBackoffQ], counts[event.Unschedulable], counts[event.InFlight])
 }
 
 func (u *run) boundNode(ctx context.Context, pod string) (string, error) {
@@ -454,6 +484,13 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 			moved = p.movedBy
 		}
 		add(fmt.Sprintf("pod %s moved by %s", key, e.MovedBy), contains(moved, e.MovedBy), fmt.Sprintf("moved by %v", moved))
+	}
+	if e.GatedBy != "" {
+		var gated []string
+		if p != nil {
+			gated = p.gatedBy
+		}
+		add(fmt.Sprintf("pod %s gated by %s", key, e.GatedBy), contains(gated, e.GatedBy), fmt.Sprintf("gated by %v", gated))
 	}
 	if e.MinAttempts > 0 {
 		attempts := 0
@@ -558,7 +595,7 @@ func describeWait(w *Wait) string {
 	switch w.For {
 	case "":
 		return time.Duration(w.Duration).String()
-	case "scheduled", "unschedulable":
+	case "scheduled", "unschedulable", "deleted":
 		return fmt.Sprintf("for pod %s to be %s", podKey(w.Pod), w.For)
 	case "settled":
 		return "for the queue to settle"

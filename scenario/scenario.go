@@ -37,7 +37,8 @@ type Metadata struct {
 
 // Spec holds the steps and the scheduler settings they run under.
 type Spec struct {
-	// Seed breaks score ties the same way on every run.
+	// Seed, when not zero, makes the run repeatable: Filter checks nodes
+	// one at a time, in order (see minisched.Options.Seed).
 	Seed int64 `json:"seed,omitempty"`
 	// Queue tunes the periodic flush of the unschedulable set, so that a
 	// lesson need not wait five minutes for it.
@@ -92,7 +93,7 @@ type Delete struct {
 // Wait waits for a duration, or for a condition up to a timeout.
 type Wait struct {
 	Duration Duration `json:"duration,omitempty"`
-	// For is scheduled or unschedulable (of Pod), settled (nothing left to
+	// For is scheduled, unschedulable or deleted (of Pod), settled (nothing left to
 	// try: activeQ, backoffQ and in flight are empty) or queueEmpty (the
 	// unschedulable set too).
 	For     string   `json:"for,omitempty"`
@@ -105,14 +106,16 @@ type Expect struct {
 	Pod string `json:"pod,omitempty"`
 	// Node: the pod is bound to this node.
 	Node string `json:"node,omitempty"`
-	// Queue: the pod waits in active, backoff or unschedulable.
+	// Queue: the pod waits in active, backoff, errorBackoff or unschedulable.
 	Queue string `json:"queue,omitempty"`
 	// RejectedBy: the pod's last attempt was unschedulable because of this
 	// plugin.
 	RejectedBy string `json:"rejectedBy,omitempty"`
 	// MovedBy: the pod was moved in the queue by this event at least once
-	// (NodeAdd, BackoffComplete, UnschedulableTimeout...).
+	// (NodeAdd, BackoffComplete, UnschedulableTimeout, PopFromBackoffQ...).
 	MovedBy string `json:"movedBy,omitempty"`
+	// GatedBy: this PreEnqueue plugin held the pod back at least once.
+	GatedBy string `json:"gatedBy,omitempty"`
 	// MinAttempts: the pod was tried at least this many times.
 	MinAttempts int `json:"minAttempts,omitempty"`
 	// ScheduledPods and UnscheduledPods count every pod in the cluster.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"minisched/manifest"
+	"minisched/minisched/event"
 	"minisched/minisched/queue"
 	"minisched/minisched/schedconfig"
 )
@@ -49,14 +50,14 @@ func (l *Limits) setDefaults() {
 // Kinds a scenario may create, update or delete.
 var kinds = []string{"Node", "Pod", "PriorityClass"}
 
-var waitConditions = []string{"scheduled", "unschedulable", "settled", "queueEmpty"}
+var waitConditions = []string{"scheduled", "unschedulable", "deleted", "settled", "queueEmpty"}
 
-var queueNames = []string{"active", "backoff", "unschedulable"}
+var queueNames = []string{string(event.ActiveQ), string(event.BackoffQ), string(event.ErrorBackoffQ), string(event.Unschedulable)}
 
 // queueEvents are the causes a queue move names that are not cluster event
 // labels (which start with a resource: NodeAdd, AssignedPodDelete...).
 var queueEvents = []string{queue.EventPodAdd, queue.EventPodUpdate, queue.EventPodDelete, queue.EventBackoffComplete,
-	queue.EventScheduleAttemptFailure, queue.EventUnschedulableTimeout, queue.EventForceActivate}
+	queue.EventPopFromBackoffQ, queue.EventScheduleAttemptFailure, queue.EventUnschedulableTimeout, queue.EventForceActivate}
 
 var eventResources = []string{"Node", "AssignedPod", "UnscheduledPod", "TargetPod", "Pod", "PersistentVolume",
 	"storage.k8s.io/", "resource.k8s.io/"}
@@ -318,7 +319,7 @@ func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bo
 	case !slices.Contains(waitConditions, w.For):
 		return errorf(path+".for", "want one of %s, got %q", strings.Join(waitConditions, ", "), w.For)
 	}
-	needsPod := w.For == "scheduled" || w.For == "unschedulable"
+	needsPod := w.For == "scheduled" || w.For == "unschedulable" || w.For == "deleted"
 	if needsPod && w.Pod == "" {
 		return errorf(path+".pod", "waiting for %s needs the pod", w.For)
 	}
@@ -329,9 +330,9 @@ func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bo
 }
 
 func validateExpect(path string, e *Expect, known map[string]map[string]bool, plugins []string) error {
-	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.MinAttempts != 0
+	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.GatedBy != "" || e.MinAttempts != 0
 	if !podChecks && e.ScheduledPods == nil && e.UnscheduledPods == nil && e.NodePods == nil {
-		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, minAttempts, scheduledPods, unscheduledPods or nodePods")
+		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, gatedBy, minAttempts, scheduledPods, unscheduledPods or nodePods")
 	}
 	if np := e.NodePods; np != nil {
 		if !known["Node"][np.Node] {
@@ -355,6 +356,9 @@ func validateExpect(path string, e *Expect, known map[string]map[string]bool, pl
 	}
 	if e.RejectedBy != "" && !slices.Contains(plugins, e.RejectedBy) {
 		return errorf(path+".rejectedBy", "no plugin is called %q", e.RejectedBy)
+	}
+	if e.GatedBy != "" && !slices.Contains(plugins, e.GatedBy) {
+		return errorf(path+".gatedBy", "no plugin is called %q", e.GatedBy)
 	}
 	if e.MovedBy != "" && !slices.Contains(queueEvents, e.MovedBy) && !hasAnyPrefix(e.MovedBy, eventResources) {
 		return errorf(path+".movedBy", "%q is not a queue event: want a cluster event such as NodeAdd or one of %s", e.MovedBy, strings.Join(queueEvents, ", "))

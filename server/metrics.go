@@ -74,7 +74,12 @@ func NewMetrics(reg *prometheus.Registry, pending func() map[event.QueueName]int
 			if pending == nil {
 				return 0
 			}
-			return float64(pending()[q])
+			counts := pending()
+			if q == event.BackoffQ {
+				// Upstream counts both backoffs as "backoff".
+				return float64(counts[q] + counts[event.ErrorBackoffQ])
+			}
+			return float64(counts[q])
 		}))
 	}
 	reg.MustRegister(m.attempts, m.attemptDuration, m.pluginDuration, m.incoming, m.streamClients, m.streamDropped, m.streamClosed)

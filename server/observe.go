@@ -45,12 +45,13 @@ type QueuedPod struct {
 type QueueView struct {
 	Active        []QueuedPod `json:"active"`
 	Backoff       []QueuedPod `json:"backoff"`
+	ErrorBackoff  []QueuedPod `json:"errorBackoff"`
 	Unschedulable []QueuedPod `json:"unschedulable"`
 	InFlight      []QueuedPod `json:"inFlight"`
 }
 
 func (s *Server) queueView() QueueView {
-	v := QueueView{Active: []QueuedPod{}, Backoff: []QueuedPod{}, Unschedulable: []QueuedPod{}, InFlight: []QueuedPod{}}
+	v := QueueView{Active: []QueuedPod{}, Backoff: []QueuedPod{}, ErrorBackoff: []QueuedPod{}, Unschedulable: []QueuedPod{}, InFlight: []QueuedPod{}}
 	sched := s.scheduler()
 	if sched == nil {
 		return v
@@ -65,7 +66,7 @@ func (s *Server) queueView() QueueView {
 		if e.Pod.Spec.Priority != nil {
 			qp.Priority = *e.Pod.Spec.Priority
 		}
-		if e.Queue == event.BackoffQ {
+		if e.Queue == event.BackoffQ || e.Queue == event.ErrorBackoffQ {
 			until := e.BackoffUntil
 			qp.BackoffUntil = &until
 		}
@@ -74,6 +75,8 @@ func (s *Server) queueView() QueueView {
 			v.Active = append(v.Active, qp)
 		case event.BackoffQ:
 			v.Backoff = append(v.Backoff, qp)
+		case event.ErrorBackoffQ:
+			v.ErrorBackoff = append(v.ErrorBackoff, qp)
 		case event.Unschedulable:
 			v.Unschedulable = append(v.Unschedulable, qp)
 		case event.InFlight:

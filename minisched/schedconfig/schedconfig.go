@@ -59,6 +59,11 @@ func Load(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfig
 	if len(cfg.Profiles) != 1 {
 		return nil, &Error{Err: fmt.Errorf("minisched runs exactly one profile, the configuration has %d", len(cfg.Profiles))}
 	}
+	if len(cfg.Extenders) > 0 {
+		// Extenders are webhooks outside the framework; silently ignoring
+		// them would show placements kube-scheduler would not make.
+		return nil, &Error{Err: errors.New("minisched does not call scheduler extenders: remove extenders from the configuration")}
+	}
 	if !hasSchedulerName(data) && defaultSchedulerName != "" {
 		cfg.Profiles[0].SchedulerName = defaultSchedulerName
 	}

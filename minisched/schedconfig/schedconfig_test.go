@@ -37,6 +37,7 @@ func TestLoad(t *testing.T) {
 		{"named profile keeps its name", head + "profiles: [{schedulerName: mine}]\n", "", "mine"},
 		{"negative weight", head + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeNumber, weight: -2}]}}}]\n", "negative", ""},
 		{"two profiles", head + "profiles: [{schedulerName: a}, {schedulerName: b}]\n", "exactly one profile", ""},
+		{"extenders", head + "extenders: [{urlPrefix: 'http://127.0.0.1:1/', filterVerb: filter}]\n", "extenders", ""},
 		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeSchedulerConfiguration", ""},
 		{"empty", "", "empty", ""},
 	}
