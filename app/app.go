@@ -154,8 +154,8 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.SchedulerName, "scheduler-name", "", "schedule the pods with this spec.schedulerName (default: default-scheduler; minisched when attached)")
 	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
 	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
-	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins, besides the server's own, that may open the websocket stream")
-	fs.Int64Var(&f.Seed, "seed", 0, "seed for breaking ties between equally scored nodes; the same seed replays the same way (0: random)")
+	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins (scheme://host:port), besides the server's own, whose pages may use the API and the stream; their hosts are accepted in Host headers")
+	fs.Int64Var(&f.Seed, "seed", 0, "non-zero: repeatable runs; Filter checks nodes one at a time, in order, as kube-scheduler with parallelism 1, so that which of equally scored nodes wins never depends on goroutine timing (0: parallel, as kube-scheduler; docs/FIDELITY.md)")
 	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
 	fs.StringVar(&f.Token, "token", os.Getenv("MINISCHED_TOKEN"), "require this token on every request but health probes (default $MINISCHED_TOKEN); open the dashboard as /?token=...")
 	fs.Float64Var(&f.RateLimit, "rate-limit", 20, "changing requests (POST, PUT, DELETE) a second each client may make, bursts of ten times that")
@@ -293,7 +293,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
 		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
-		AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached,
+		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached,
 		Token: f.Token, RateLimit: f.RateLimit, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {

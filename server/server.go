@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -41,7 +42,12 @@ type Options struct {
 	StreamMetrics *Metrics
 	// BodyLimit bounds request bodies. Default 1 MiB.
 	BodyLimit int64
-	// AllowedOrigins widens the websocket's same-origin check.
+	// Addr is the address the server listens on: its host is allowed in
+	// Host headers (every local address when it is a wildcard).
+	Addr string
+	// AllowedOrigins are the origins, besides the server's own, that may use
+	// the API and the stream; their hosts are allowed in Host headers. "*"
+	// allows any.
 	AllowedOrigins []string
 	// StreamBuffer is how many events a stream client may lag behind before
 	// it is resynchronised. Default 50,000.
@@ -75,6 +81,7 @@ type Server struct {
 	cluster *clusterWatcher
 	http    *http.Server
 	limiter *rateLimiter
+	site    *sitePolicy
 	// scenarios runs POST /scenarios, one at a time.
 	scenarios *scenario.Manager
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
@@ -109,7 +116,8 @@ func New(opts Options) *Server {
 		opts.MaxPods = 50000
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst)}
+	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
+		site: newSitePolicy(opts.Addr, opts.AllowedOrigins)}
 	s.cluster = newClusterWatcher(opts.Client, opts.Observer)
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
@@ -120,6 +128,7 @@ func New(opts Options) *Server {
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		return fmt.Errorf("internal error: %w", err)
 	}}))
+	e.Use(securityHeaders, s.sameSite)
 	if opts.Token != "" {
 		e.Use(s.requireToken)
 	}
@@ -174,7 +183,15 @@ func (s *Server) routes() {
 		return apiError(http.StatusNotFound, "no such API route: %s %s", c.Request().Method, c.Request().URL.Path)
 	})
 	if s.opts.Web != nil {
-		e.GET("/*", echo.WrapHandler(http.FileServer(http.FS(s.opts.Web))))
+		files := http.FileServer(http.FS(s.opts.Web))
+		e.GET("/*", func(c echo.Context) error {
+			// No directory listings: only the root has an index.
+			if p := c.Request().URL.Path; p != "/" && strings.HasSuffix(p, "/") {
+				return echo.ErrNotFound
+			}
+			files.ServeHTTP(c.Response(), c.Request())
+			return nil
+		})
 	}
 }
 
