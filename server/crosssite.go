@@ -140,7 +140,7 @@ func checkContentType(header string) error {
 			return nil
 		}
 	}
-	return apiError(http.StatusUnsupportedMediaType, "Content-Type %q: send application/json or application/yaml", header)
+	return apiError(http.StatusUnsupportedMediaType, "unsupported content type %q: send application/json or application/yaml", header)
 }
 
 // securityHeaders keeps the dashboard out of other sites' frames and keeps

@@ -130,7 +130,7 @@ func TestStreamShowsEveryStep(t *testing.T) {
 		end = pick(end, e.CycleEnd)
 	}
 	want := []string{"queue:add:active", "queue:pop:inFlight", "cycleStart", "point:PreFilter", "filter",
-		"point:PreScore", "score", "point:Reserve", "cycleEnd", "point:PreBind", "point:Bind", "queue:done:", "bindingEnd"}
+		"point:PreScore", "score", "point:Reserve", "cycleEnd", "point:PreBindPreFlight", "queue:done:", "point:Bind", "bindingEnd"}
 	if got := strings.Join(kinds, " "); !containsInOrder(kinds, want) {
 		t.Errorf("events for web-1:\n got %s\nwant these in order: %s", got, strings.Join(want, " "))
 	}
