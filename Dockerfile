@@ -20,5 +20,7 @@ EXPOSE 8080
 VOLUME ["/data"]
 ENTRYPOINT ["/minisched"]
 # Inside the container it must listen on every interface for the port to be
-# published; docker-compose.yml publishes it on the host's loopback only.
+# published, so minisched wants a token (MINISCHED_TOKEN) unless told the port
+# is published on the host's loopback only (MINISCHED_PUBLISHED_ON=127.0.0.1,
+# which docker-compose.yml sets by default).
 CMD ["--addr", "0.0.0.0:8080", "--data-dir", "/data"]

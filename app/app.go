@@ -100,6 +100,17 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	if fs.NArg() > 0 {
 		return f, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
+	// Secrets come from the environment, so that they are in no process
+	// listing and --help never shows them.
+	if f.Token == "" {
+		f.Token = os.Getenv("MINISCHED_TOKEN")
+	}
+	if f.PublishedOn == "" {
+		f.PublishedOn = os.Getenv("MINISCHED_PUBLISHED_ON")
+	}
+	if (f.TLSCert == "") != (f.TLSKey == "") {
+		return f, errors.New("--tls-cert and --tls-key go together")
+	}
 	return f, nil
 }
 
@@ -129,10 +140,21 @@ type Flags struct {
 	Verbosity            int
 	WebDir               string
 	// Token, when set, is required on every request (env MINISCHED_TOKEN).
-	Token     string
-	RateLimit float64
-	MaxNodes  int
-	MaxPods   int
+	Token string
+	// InsecureNoToken lets minisched listen beyond loopback without a token.
+	InsecureNoToken bool
+	// PublishedOn is where a container's port is published on its host
+	// (env MINISCHED_PUBLISHED_ON): on loopback, listening on 0.0.0.0 inside
+	// the container exposes nothing.
+	PublishedOn string
+	// TLSCert and TLSKey serve HTTPS.
+	TLSCert, TLSKey string
+	// TrustedProxies are CIDRs of reverse proxies whose X-Forwarded-For the
+	// rate limit believes.
+	TrustedProxies string
+	RateLimit      float64
+	MaxNodes       int
+	MaxPods        int
 	// ScenariosDir adds its *.yaml files to the bundled scenarios.
 	ScenariosDir string
 	// StreamBuffer is how far a stream client may lag before it is
@@ -157,8 +179,13 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins (scheme://host:port), besides the server's own, whose pages may use the API and the stream; their hosts are accepted in Host headers")
 	fs.Int64Var(&f.Seed, "seed", 0, "non-zero: repeatable runs; Filter checks nodes one at a time, in order, as kube-scheduler with parallelism 1, so that which of equally scored nodes wins never depends on goroutine timing (0: parallel, as kube-scheduler; docs/FIDELITY.md)")
 	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
-	fs.StringVar(&f.Token, "token", os.Getenv("MINISCHED_TOKEN"), "require this token on every request but health probes (default $MINISCHED_TOKEN); open the dashboard as /?token=...")
-	fs.Float64Var(&f.RateLimit, "rate-limit", 20, "changing requests (POST, PUT, DELETE) a second each client may make, bursts of ten times that")
+	fs.StringVar(&f.Token, "token", "", "require this token on every request but health probes (default $MINISCHED_TOKEN, the better place for it); open the dashboard as /?token=...")
+	fs.BoolVar(&f.InsecureNoToken, "insecure-no-token", false, "listen beyond loopback without a token: anyone who reaches the address can change the cluster")
+	fs.StringVar(&f.PublishedOn, "published-on", "", "in a container: the host address its port is published on (default $MINISCHED_PUBLISHED_ON); loopback there makes 0.0.0.0 inside safe without a token")
+	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve HTTPS with this certificate (PEM); with --tls-key")
+	fs.StringVar(&f.TLSKey, "tls-key", "", "the private key (PEM) of --tls-cert")
+	fs.StringVar(&f.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the client the rate limit counts")
+	fs.Float64Var(&f.RateLimit, "rate-limit", 0, "changing requests (POST, PUT, DELETE) a second each client may make, bursts of ten times that (default: none on loopback, 20 beyond it)")
 	fs.IntVar(&f.MaxNodes, "max-nodes", 5000, "the most nodes the API and scenarios may create")
 	fs.IntVar(&f.MaxPods, "max-pods", 50000, "the most pods the API and scenarios may create")
 	fs.StringVar(&f.ScenariosDir, "scenarios-dir", "", "a folder of scenario files (*.yaml) to offer beside the bundled ones")
@@ -207,8 +234,17 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := checkAddr(f.Addr, f.Token != "", log); err != nil {
+	exposed, err := checkAddr(f, log)
+	if err != nil {
 		return nil, err
+	}
+	proxies, err := parseCIDRs(f.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	rateLimit := f.RateLimit
+	if rateLimit == 0 && exposed {
+		rateLimit = 20
 	}
 	attached := f.Kubeconfig != "" || f.InCluster
 	schedulerName := f.SchedulerName
@@ -294,7 +330,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
 		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
 		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached,
-		Token: f.Token, RateLimit: f.RateLimit, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
+		Token: f.Token, RateLimit: rateLimit, TrustedProxies: proxies, TLSCert: f.TLSCert, TLSKey: f.TLSKey, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return nil, fmt.Errorf("watching the cluster: %w", err)
@@ -306,7 +342,11 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	}
 	inst.served = make(chan error, 1)
 	go func() { inst.served <- inst.Server.Serve(l) }()
-	inst.URL = "http://" + l.Addr().String() + "/"
+	scheme := "http"
+	if f.TLSCert != "" {
+		scheme = "https"
+	}
+	inst.URL = scheme + "://" + l.Addr().String() + "/"
 	return inst, nil
 }
 
@@ -380,23 +420,51 @@ func schedulerConfig(path, schedulerName string) (*config.KubeSchedulerConfigura
 	return cfg, nil
 }
 
-// checkAddr warns when the dashboard would be reachable from other machines.
-func checkAddr(addr string, token bool, log *slog.Logger) error {
+// checkAddr refuses to listen beyond loopback without a token, unless told
+// so, and says whether the dashboard is exposed to other machines.
+func checkAddr(f Flags, log *slog.Logger) (exposed bool, err error) {
+	if _, _, err := net.SplitHostPort(f.Addr); err != nil {
+		return false, fmt.Errorf("--addr %q: %w", f.Addr, err)
+	}
+	if !loopback(f.Addr) && (f.PublishedOn == "" || !loopback(net.JoinHostPort(f.PublishedOn, "0"))) {
+		exposed = true
+	}
+	switch {
+	case !exposed:
+		return false, nil
+	case f.Token != "":
+		log.Warn("the dashboard listens beyond loopback on " + f.Addr + "; every request must carry the token")
+	case f.InsecureNoToken:
+		log.Warn("the dashboard listens beyond loopback without a token (--insecure-no-token): anyone who can reach " + f.Addr +
+			" can create and delete pods and nodes")
+	default:
+		return true, fmt.Errorf("--addr %s listens beyond loopback: give a token (MINISCHED_TOKEN or --token), "+
+			"or --insecure-no-token to let anyone who reaches it change the cluster "+
+			"(in a container published on the host's loopback, set MINISCHED_PUBLISHED_ON=127.0.0.1)", f.Addr)
+	}
+	return true, nil
+}
+
+// loopback says whether a host:port listens on loopback only.
+func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--addr %q: %w", addr, err)
+		return false
 	}
 	ip := net.ParseIP(host)
-	if host == "localhost" || ip != nil && ip.IsLoopback() {
-		return nil
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+func parseCIDRs(s string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, part := range splitList(s) {
+		_, n, err := net.ParseCIDR(part)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxies: %w", err)
+		}
+		out = append(out, n)
 	}
-	if token {
-		log.Warn("the dashboard listens beyond loopback on " + addr + "; every request must carry the token")
-		return nil
-	}
-	log.Warn("the dashboard listens beyond loopback without a token: anyone who can reach " + addr +
-		" can create and delete pods and nodes; give --token to require one")
-	return nil
+	return out, nil
 }
 
 func splitList(s string) []string {

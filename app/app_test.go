@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -167,6 +168,52 @@ func TestBadFlags(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "scheduler-config") {
 		t.Errorf("missing scheduler config: %v", err)
 	}
+}
+
+// Beyond loopback minisched wants a token, and never prints it.
+func TestExposureNeedsAToken(t *testing.T) {
+	refused := []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"every interface", []string{"--addr", "0.0.0.0:0"}, nil},
+		{"a LAN address", []string{"--addr", "192.0.2.10:8080"}, nil},
+		{"a container published beyond loopback", []string{"--addr", "0.0.0.0:0", "--published-on", "0.0.0.0"}, nil},
+		{"an empty token", []string{"--addr", "[::]:0"}, map[string]string{"MINISCHED_TOKEN": ""}},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			err := app.Run(context.Background(), tt.args, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), "token") || !strings.Contains(err.Error(), "--insecure-no-token") {
+				t.Errorf("%v: %v, want a refusal that names the token and --insecure-no-token", tt.args, err)
+			}
+		})
+	}
+	t.Run("help keeps the token secret", func(t *testing.T) {
+		t.Setenv("MINISCHED_TOKEN", "do-not-print-me")
+		var stderr bytes.Buffer
+		err := app.Run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &stderr)
+		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "-token") || strings.Contains(stderr.String(), "do-not-print-me") {
+			t.Errorf("--help: %v\n%s", err, stderr.String())
+		}
+	})
+	t.Run("the token comes from the environment", func(t *testing.T) {
+		t.Setenv("MINISCHED_TOKEN", "from-env")
+		t.Setenv("MINISCHED_PUBLISHED_ON", "127.0.0.1")
+		f, err := app.ParseFlags([]string{"--addr", "0.0.0.0:8080"})
+		if err != nil || f.Token != "from-env" || f.PublishedOn != "127.0.0.1" {
+			t.Errorf("flags %+v, %v", f, err)
+		}
+	})
+	t.Run("half a TLS pair", func(t *testing.T) {
+		if _, err := app.ParseFlags([]string{"--tls-cert", "cert.pem"}); err == nil || !strings.Contains(err.Error(), "--tls-key") {
+			t.Errorf("--tls-cert alone: %v", err)
+		}
+	})
 }
 
 // Every bundled scenario runs headless and its expectations hold, three

@@ -30,13 +30,14 @@ func TestComposeFile(t *testing.T) {
 	}
 	var compose struct {
 		Services map[string]struct {
-			Build     string   `json:"build"`
-			Image     string   `json:"image"`
-			Command   []string `json:"command"`
-			Restart   string   `json:"restart"`
-			StopGrace string   `json:"stop_grace_period"`
-			Ports     []string `json:"ports"`
-			Volumes   []string `json:"volumes"`
+			Build       string            `json:"build"`
+			Image       string            `json:"image"`
+			Command     []string          `json:"command"`
+			Environment map[string]string `json:"environment"`
+			Restart     string            `json:"restart"`
+			StopGrace   string            `json:"stop_grace_period"`
+			Ports       []string          `json:"ports"`
+			Volumes     []string          `json:"volumes"`
 		} `json:"services"`
 		Volumes map[string]any `json:"volumes"`
 	}
@@ -54,6 +55,12 @@ func TestComposeFile(t *testing.T) {
 	f, err := app.ParseFlags(args)
 	if err != nil {
 		t.Fatalf("the compose command %v: %v", args, err)
+	}
+	if f.Token != "" {
+		t.Errorf("the compose command carries the token: it belongs in the environment")
+	}
+	if got := substituteDefaults(svc.Environment["MINISCHED_PUBLISHED_ON"]); got != "127.0.0.1" || !strings.Contains(svc.Environment["MINISCHED_TOKEN"], "${MINISCHED_TOKEN") {
+		t.Errorf("environment %v: want the token passed through and the loopback publish stated", svc.Environment)
 	}
 	if f.DataDir != "/data" || f.ScenariosDir != "/scenarios" {
 		t.Errorf("compose runs with --data-dir %q --scenarios-dir %q, want the mounted /data and /scenarios", f.DataDir, f.ScenariosDir)

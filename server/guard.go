@@ -28,7 +28,17 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if q := c.QueryParam("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), want) == 1 {
-			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			r := c.Request()
+			c.SetCookie(&http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+			if r.Method == http.MethodGet && !strings.HasPrefix(path, "/api/") && path != "/metrics" {
+				// A page load: take the token out of the address bar, the
+				// history and any link copied from it; the cookie carries it.
+				u := *r.URL
+				query := u.Query()
+				query.Del("token")
+				u.RawQuery = query.Encode()
+				return c.Redirect(http.StatusSeeOther, u.RequestURI())
+			}
 			return next(c)
 		}
 		if h := c.Request().Header.Get(echo.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") &&
@@ -91,11 +101,7 @@ func (s *Server) limitRate(next echo.HandlerFunc) echo.HandlerFunc {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return next(c)
 		}
-		// The peer's address, not a forwarded-for header a client could forge.
-		host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-		if err != nil {
-			host = c.Request().RemoteAddr
-		}
+		host := s.clientAddr(c.Request())
 		if !s.limiter.allow(host) {
 			c.Response().Header().Set("Retry-After", "1")
 			return apiError(http.StatusTooManyRequests, "too many requests from %s: at most %g changes a second (burst %d); slow down",
@@ -103,4 +109,39 @@ func (s *Server) limitRate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// clientAddr is the address the rate limit counts: the peer's, or, behind a
+// trusted reverse proxy, the last address in X-Forwarded-For that is not a
+// trusted proxy's. A client cannot forge it past an untrusted hop.
+func (s *Server) clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if !s.trusted(host) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if hop == "" {
+			continue
+		}
+		if !s.trusted(hop) {
+			return hop
+		}
+		host = hop
+	}
+	return host
+}
+
+func (s *Server) trusted(addr string) bool {
+	ip := net.ParseIP(addr)
+	for _, n := range s.opts.TrustedProxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -64,10 +65,23 @@ func TestToken(t *testing.T) {
 			}
 		})
 	}
-	// The URL token leaves a cookie behind for the page's own requests.
-	resp := get("/?token=s3cret", "", "")
-	if c := resp.Header.Get("Set-Cookie"); !strings.Contains(c, "minisched_token=s3cret") || !strings.Contains(c, "HttpOnly") {
-		t.Errorf("Set-Cookie %q", c)
+	// The URL token leaves a cookie behind for the page's own requests, and
+	// a page load is sent back to its address without the token.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(ts.URL + "/?view=cycles&token=s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if c := resp.Header.Get("Set-Cookie"); !strings.Contains(c, "minisched_token=s3cret") || !strings.Contains(c, "HttpOnly") || strings.Contains(c, "Secure") {
+		t.Errorf("Set-Cookie %q: want the token, HttpOnly, not Secure without TLS", c)
+	}
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?view=cycles" {
+		t.Errorf("page load with the token: %d to %q, want 303 to the same address without it", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	// An API call with the token in the URL is answered, not redirected.
+	if resp := get("/api/v1/queue?token=s3cret", "", ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("API call with ?token=: %d", resp.StatusCode)
 	}
 	// The websocket too.
 	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/api/v1/stream"
@@ -93,5 +107,51 @@ func TestRateLimit(t *testing.T) {
 		if code := do(t, req).StatusCode; code != http.StatusOK {
 			t.Fatalf("read %d: %d", i, code)
 		}
+	}
+}
+
+// One person on loopback is not limited: a script may create as fast as it
+// likes, as kubectl may.
+func TestNoRateLimitByDefault(t *testing.T) {
+	ts := guarded(t, server.Options{})
+	for i := 0; i < 1000; i++ {
+		req, _ := http.NewRequest("POST", ts.URL+"/api/v1/scheduler/pause", nil)
+		if code := do(t, req).StatusCode; code == http.StatusTooManyRequests {
+			t.Fatalf("request %d was limited", i)
+		}
+	}
+}
+
+// Behind a trusted reverse proxy each client has a budget of its own; an
+// untrusted peer cannot claim another address.
+func TestRateLimitBehindProxy(t *testing.T) {
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	tests := []struct {
+		name    string
+		trusted []*net.IPNet
+		// codes of the second request of client A, then of the first of B
+		wantA2, wantB1 int
+	}{
+		{"trusted proxy: clients apart", []*net.IPNet{loopback}, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+		{"untrusted peer: one budget", nil, http.StatusTooManyRequests, http.StatusTooManyRequests},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := guarded(t, server.Options{RateLimit: 0.001, RateBurst: 1, TrustedProxies: tt.trusted})
+			post := func(client string) int {
+				req, _ := http.NewRequest("POST", ts.URL+"/api/v1/scheduler/pause", nil)
+				req.Header.Set("X-Forwarded-For", client)
+				return do(t, req).StatusCode
+			}
+			if code := post("198.51.100.1"); code != http.StatusServiceUnavailable {
+				t.Fatalf("first request: %d", code)
+			}
+			if code := post("198.51.100.1"); code != tt.wantA2 {
+				t.Errorf("client A again: %d, want %d", code, tt.wantA2)
+			}
+			if code := post("198.51.100.2"); code != tt.wantB1 {
+				t.Errorf("client B: %d, want %d", code, tt.wantB1)
+			}
+		})
 	}
 }

@@ -59,9 +59,13 @@ type Options struct {
 	// Token, when set, is required on every request but health probes.
 	Token string
 	// RateLimit is how many changing requests (POST, PUT, DELETE) a second a
-	// client may make, with RateBurst at once. Zero: 20 a second, burst 200.
+	// client may make, with RateBurst at once (default ten times the rate).
+	// Zero: no limit, for one person on loopback.
 	RateLimit float64
 	RateBurst int
+	// TrustedProxies are the networks of reverse proxies whose
+	// X-Forwarded-For names the client the rate limit counts.
+	TrustedProxies []*net.IPNet
 	// MaxNodes and MaxPods bound what the API and scenarios may create.
 	// Zero: 5,000 nodes and 50,000 pods.
 	MaxNodes int
@@ -72,6 +76,9 @@ type Options struct {
 	// StreamWriteTimeout is how long one write to a stream client may take
 	// before the client counts as stalled. Default 10s.
 	StreamWriteTimeout time.Duration
+	// TLSCert and TLSKey, when set, serve HTTPS; the token's cookie is then
+	// Secure.
+	TLSCert, TLSKey string
 }
 
 // Server serves the API and the dashboard.
@@ -103,11 +110,8 @@ func New(opts Options) *Server {
 	if opts.Observer == nil {
 		opts.Observer = event.Discard
 	}
-	if opts.RateLimit <= 0 {
-		opts.RateLimit, opts.RateBurst = 20, 200
-	}
-	if opts.RateBurst <= 0 {
-		opts.RateBurst = int(opts.RateLimit) * 10
+	if opts.RateLimit > 0 && opts.RateBurst <= 0 {
+		opts.RateBurst = max(int(opts.RateLimit)*10, 1)
 	}
 	if opts.MaxNodes <= 0 {
 		opts.MaxNodes = 5000
@@ -132,9 +136,23 @@ func New(opts Options) *Server {
 	if opts.Token != "" {
 		e.Use(s.requireToken)
 	}
-	e.Use(s.limitRate)
+	if opts.RateLimit > 0 {
+		e.Use(s.limitRate)
+	}
 	e.Use(limitBody(opts.BodyLimit))
 	s.routes()
+	s.http = &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		// A body is at most BodyLimit; the stream's connection is hijacked
+		// and clears this deadline. Writes are bounded per message by the
+		// stream itself, and long-polling requests need more than a fixed
+		// write timeout would allow.
+		ReadTimeout:    time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return s.ctx },
+	}
 	return s
 }
 
@@ -201,17 +219,14 @@ func (s *Server) Start(ctx context.Context) error {
 	return s.cluster.start(ctx)
 }
 
-// Serve serves on l until Shutdown.
+// Serve serves on l until Shutdown, over TLS when a certificate is set.
 func (s *Server) Serve(l net.Listener) error {
-	s.http = &http.Server{
-		Handler:           s.echo,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Writes are bounded per message by the stream itself; long-polling
-		// requests need more than a fixed write timeout would allow.
-		IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return s.ctx },
+	var err error
+	if s.opts.TLSCert != "" {
+		err = s.http.ServeTLS(l, s.opts.TLSCert, s.opts.TLSKey)
+	} else {
+		err = s.http.Serve(l)
 	}
-	err := s.http.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -223,9 +238,6 @@ func (s *Server) Serve(l net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancel()
 	s.cluster.stop()
-	if s.http == nil {
-		return nil
-	}
 	return s.http.Shutdown(ctx)
 }
 
