@@ -41,13 +41,19 @@ func nodeDefaults(node *v1.Node) {
 	if len(node.Status.Capacity) == 0 && len(node.Status.Allocatable) > 0 {
 		node.Status.Capacity = node.Status.Allocatable.DeepCopy()
 	}
+	// Either map may be given empty ({}) rather than left out.
+	if node.Status.Allocatable == nil {
+		node.Status.Allocatable = v1.ResourceList{}
+	}
+	if node.Status.Capacity == nil {
+		node.Status.Capacity = v1.ResourceList{}
+	}
 	for name, q := range DefaultNodeAllocatable {
 		if _, ok := node.Status.Allocatable[name]; !ok {
-			if node.Status.Allocatable == nil {
-				node.Status.Allocatable, node.Status.Capacity = v1.ResourceList{}, v1.ResourceList{}
-			}
 			node.Status.Allocatable[name] = q.DeepCopy()
-			node.Status.Capacity[name] = q.DeepCopy()
+		}
+		if _, ok := node.Status.Capacity[name]; !ok {
+			node.Status.Capacity[name] = node.Status.Allocatable[name].DeepCopy()
 		}
 	}
 	if len(node.Status.Conditions) == 0 {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -144,6 +145,33 @@ func TestBadInput(t *testing.T) {
 			}
 			if nodes, pods := counts(t); nodes != nodesBefore || pods != podsBefore {
 				t.Errorf("bad input changed the cluster: %d->%d nodes, %d->%d pods", nodesBefore, nodes, podsBefore, pods)
+			}
+		})
+	}
+}
+
+// A node may give its resources as empty maps; this once crashed the
+// process from a scenario and answered 500 over REST.
+func TestNodeWithEmptyResourceMaps(t *testing.T) {
+	reset(t)
+	tests := []struct{ name, status, wantCPU string }{
+		{"empty allocatable", `{"allocatable":{}}`, "4"},
+		{"empty capacity", `{"capacity":{},"allocatable":{"cpu":"2"}}`, "2"},
+		{"both empty", `{"capacity":{},"allocatable":{}}`, "4"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("empty-maps-%d", i)
+			var node v1.Node
+			body := fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":%q},"status":%s}`, name, tt.status)
+			if code := api(t, "POST", "/api/v1/nodes", "application/json", []byte(body), &node); code != http.StatusCreated {
+				t.Fatalf("status %d", code)
+			}
+			if cpu := node.Status.Allocatable.Cpu().String(); cpu != tt.wantCPU {
+				t.Errorf("allocatable cpu %s, want %s", cpu, tt.wantCPU)
+			}
+			if node.Status.Capacity.Cpu().Cmp(*node.Status.Allocatable.Cpu()) < 0 {
+				t.Errorf("capacity %v below allocatable %v", node.Status.Capacity, node.Status.Allocatable)
 			}
 		})
 	}
