@@ -59,6 +59,9 @@ var queueNames = []string{string(event.ActiveQ), string(event.BackoffQ), string(
 var queueEvents = []string{queue.EventPodAdd, queue.EventPodUpdate, queue.EventPodDelete, queue.EventBackoffComplete,
 	queue.EventPopFromBackoffQ, queue.EventScheduleAttemptFailure, queue.EventUnschedulableTimeout, queue.EventForceActivate}
 
+// minQueueTuning bounds the queue timings a scenario may set from below.
+const minQueueTuning = 100 * time.Millisecond
+
 var eventResources = []string{"Node", "AssignedPod", "UnscheduledPod", "TargetPod", "Pod", "PersistentVolume",
 	"storage.k8s.io/", "resource.k8s.io/"}
 
@@ -77,6 +80,14 @@ func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
 	}
 	if len(sc.Spec.Steps) > l.MaxSteps {
 		return errorf("spec.steps", "%d steps is more than the limit of %d", len(sc.Spec.Steps), l.MaxSteps)
+	}
+	if q := sc.Spec.Queue; q != nil {
+		// Shorter than this, the flush would spin the scheduler's CPU.
+		for name, d := range map[string]Duration{"maxInUnschedulable": q.MaxInUnschedulable, "unschedulableFlushInterval": q.UnschedulableFlushInterval} {
+			if d != 0 && time.Duration(d) < minQueueTuning {
+				return errorf("spec.queue."+name, "%v is shorter than the least of %v", time.Duration(d), minQueueTuning)
+			}
+		}
 	}
 	if len(sc.Spec.SchedulerConfig) > 0 {
 		if err := r.checkConfig(sc.Spec.SchedulerConfig); err != nil {

@@ -118,6 +118,9 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"unknown queue", head + pod + "  - expect: {pod: p, queue: limbo}\n", 422, "limbo"},
 		{"impossible count", head + pod + "  - expect: {scheduledPods: 5}\n", 422, "at most 1"},
 		{"unknown wait", head + "  - wait: {for: godot}\n", 422, "godot"},
+		{"a flush that would spin", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  queue: {unschedulableFlushInterval: 1ns}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.queue.unschedulableFlushInterval"},
+		{"unknown gating plugin", head + pod + "  - expect: {pod: p, gatedBy: NoSuchGate}\n", 422, "NoSuchGate"},
+		{"deleted of no pod", head + "  - wait: {for: deleted}\n", 422, "needs the pod"},
 		{"bad configuration", head + "  - schedulerConfig: {apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration, profiles: [{plugins: {multiPoint: {enabled: [{name: Nope}]}}}]}\n", 422, "Nope"},
 	}
 	for _, tt := range tests {
