@@ -134,6 +134,7 @@ type Flags struct {
 	SchedulerConfig      string
 	SchedulerName        string
 	History              int
+	HistoryBytes         int
 	AllowedOrigins       string
 	Seed                 int64
 	Paused               bool
@@ -176,6 +177,7 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.SchedulerName, "scheduler-name", "", "schedule the pods with this spec.schedulerName (default: default-scheduler; minisched when attached)")
 	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
 	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
+	fs.IntVar(&f.HistoryBytes, "history-bytes", 256<<20, "the most memory, in bytes, the history may hold (events and their encoding); the oldest go first")
 	fs.StringVar(&f.AllowedOrigins, "allowed-origins", "", "comma-separated origins (scheme://host:port), besides the server's own, whose pages may use the API and the stream; their hosts are accepted in Host headers")
 	fs.Int64Var(&f.Seed, "seed", 0, "non-zero: repeatable runs; Filter checks nodes one at a time, in order, as kube-scheduler with parallelism 1, so that which of equally scored nodes wins never depends on goroutine timing (0: parallel, as kube-scheduler; docs/FIDELITY.md)")
 	fs.BoolVar(&f.Paused, "paused", false, "start with the scheduler paused")
@@ -288,7 +290,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		return nil, fmt.Errorf("building a client: %w", err)
 	}
 
-	inst.Recorder = recorder.New(recorder.Options{MaxWeight: f.History})
+	inst.Recorder = recorder.New(recorder.Options{MaxWeight: f.History, MaxBytes: f.HistoryBytes})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	var pending func() map[event.QueueName]int

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"minisched/minisched/event"
@@ -47,7 +48,17 @@ func (r *Recorder) index(e *event.Event) {
 			Nodes: e.CycleStart.Nodes, FirstSeq: e.Seq}
 		r.cycles[e.Cycle] = c
 		r.cycleOrder = append(r.cycleOrder, e.Cycle)
+		key := e.Pod.Key()
+		r.podCycles[key] = append(r.podCycles[key], e.Cycle)
 		if len(r.cycleOrder) > r.opts.MaxCycles {
+			// The oldest cycle overall is the oldest of its pod too.
+			old := r.cycles[r.cycleOrder[0]]
+			oldKey := old.Pod.Key()
+			if ids := r.podCycles[oldKey][1:]; len(ids) > 0 {
+				r.podCycles[oldKey] = ids
+			} else {
+				delete(r.podCycles, oldKey)
+			}
 			delete(r.cycles, r.cycleOrder[0])
 			r.cycleOrder = r.cycleOrder[1:]
 		}
@@ -63,36 +74,45 @@ func (r *Recorder) index(e *event.Event) {
 
 // Cycles returns up to limit cycle summaries, newest first, of the pod
 // namespace/name (all pods when empty).
+// The scheduler records through the same lock, so this takes only what it
+// returns: the pod's own index, never a scan of every cycle.
 func (r *Recorder) Cycles(pod string, limit int) []CycleSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := []CycleSummary{}
-	for i := len(r.cycleOrder) - 1; i >= 0 && len(out) < limit; i-- {
-		c := r.cycles[r.cycleOrder[i]]
-		if pod == "" || c.Pod.Key() == pod {
-			out = append(out, *c)
-		}
+	ids := r.cycleOrder
+	if pod != "" {
+		ids = r.podCycles[pod]
+	}
+	out := make([]CycleSummary, 0, min(limit, len(ids)))
+	for i := len(ids) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, *r.cycles[ids[i]])
 	}
 	return out
 }
 
-// Cycle returns one cycle with its events.
+// Cycle returns one cycle with its events. Under the lock it only copies
+// the span of entries the cycle covers (entries never change once
+// recorded); it picks the cycle's own events after letting go.
 func (r *Recorder) Cycle(id int64) (*CycleRecord, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	c, ok := r.cycles[id]
 	if !ok {
+		r.mu.Unlock()
 		return nil, ErrNoCycle
 	}
 	rec := &CycleRecord{CycleSummary: *c, Events: []event.Event{}}
 	first := r.seq - uint64(len(r.entries)) + 1
-	if c.FirstSeq < first {
-		rec.Truncated = true
-	}
+	rec.Truncated = c.FirstSeq < first
 	from := max(c.FirstSeq, first)
-	for seq := from; seq <= c.LastSeq && seq <= r.seq; seq++ {
-		if e := &r.entries[seq-first].Event; e.Cycle == id {
-			rec.Events = append(rec.Events, *e)
+	last := min(c.LastSeq, r.seq)
+	var span []*Entry
+	if from <= last {
+		span = slices.Clone(r.entries[from-first : last-first+1])
+	}
+	r.mu.Unlock()
+	for _, e := range span {
+		if e.Event.Cycle == id {
+			rec.Events = append(rec.Events, e.Event)
 		}
 	}
 	return rec, nil

@@ -23,6 +23,10 @@ type Options struct {
 	// results (an event of Filter over 100 nodes with 8 plugins weighs 801).
 	// The oldest events go first. Default 500,000.
 	MaxWeight int
+	// MaxBytes caps the history's memory, as estimated by event.Bytes
+	// (structs, strings and the cached JSON). The oldest events go first.
+	// Default 256 MiB.
+	MaxBytes int
 	// MaxCycles caps the cycle index. Default 20,000.
 	MaxCycles int
 }
@@ -32,6 +36,7 @@ type Options struct {
 type Entry struct {
 	Event  event.Event
 	weight int
+	bytes  int
 	once   sync.Once
 	json   []byte
 }
@@ -57,6 +62,7 @@ type Recorder struct {
 	mu      sync.Mutex
 	entries []*Entry // oldest first; entries[0].Event.Seq == first
 	weight  int
+	bytes   int
 	seq     uint64
 	// dropped counts events evicted since the start (or the last reset).
 	dropped uint64
@@ -65,6 +71,8 @@ type Recorder struct {
 
 	cycles     map[int64]*CycleSummary
 	cycleOrder []int64
+	// podCycles lists each pod's cycles (namespace/name), oldest first.
+	podCycles map[string][]int64
 }
 
 // New returns an empty history.
@@ -72,10 +80,13 @@ func New(opts Options) *Recorder {
 	if opts.MaxWeight <= 0 {
 		opts.MaxWeight = 500_000
 	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 256 << 20
+	}
 	if opts.MaxCycles <= 0 {
 		opts.MaxCycles = 20_000
 	}
-	return &Recorder{opts: opts, wake: make(chan struct{}), cycles: map[int64]*CycleSummary{}}
+	return &Recorder{opts: opts, wake: make(chan struct{}), cycles: map[int64]*CycleSummary{}, podCycles: map[string][]int64{}}
 }
 
 // Observe numbers and keeps e. It takes a short lock and never waits for a
@@ -84,15 +95,17 @@ func (r *Recorder) Observe(e event.Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	entry := &Entry{Event: e, weight: e.Weight()}
+	entry := &Entry{Event: e, weight: e.Weight(), bytes: e.Bytes()}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	entry.Event.Seq = r.seq
 	r.entries = append(r.entries, entry)
 	r.weight += entry.weight
-	for r.weight > r.opts.MaxWeight && len(r.entries) > 1 {
+	r.bytes += entry.bytes
+	for (r.weight > r.opts.MaxWeight || r.bytes > r.opts.MaxBytes) && len(r.entries) > 1 {
 		r.weight -= r.entries[0].weight
+		r.bytes -= r.entries[0].bytes
 		r.entries[0] = nil
 		r.entries = r.entries[1:]
 		r.dropped++
@@ -145,6 +158,8 @@ type Stats struct {
 	Events    int    `json:"events"`
 	Weight    int    `json:"weight"`
 	MaxWeight int    `json:"maxWeight"`
+	Bytes     int    `json:"bytes"`
+	MaxBytes  int    `json:"maxBytes"`
 	FirstSeq  uint64 `json:"firstSeq"`
 	LastSeq   uint64 `json:"lastSeq"`
 	// Truncated is true once events have been dropped to stay within the cap.
@@ -158,7 +173,7 @@ func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Stats{
-		Events: len(r.entries), Weight: r.weight, MaxWeight: r.opts.MaxWeight,
+		Events: len(r.entries), Weight: r.weight, MaxWeight: r.opts.MaxWeight, Bytes: r.bytes, MaxBytes: r.opts.MaxBytes,
 		FirstSeq: r.seq - uint64(len(r.entries)) + 1, LastSeq: r.seq,
 		Truncated: r.dropped > 0, Dropped: r.dropped, Cycles: len(r.cycles),
 	}
@@ -169,6 +184,6 @@ func (r *Recorder) Stats() Stats {
 func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.entries, r.weight, r.dropped = nil, 0, 0
-	r.cycles, r.cycleOrder = map[int64]*CycleSummary{}, nil
+	r.entries, r.weight, r.bytes, r.dropped = nil, 0, 0, 0
+	r.cycles, r.cycleOrder, r.podCycles = map[int64]*CycleSummary{}, nil, map[string][]int64{}
 }

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -74,6 +75,33 @@ func TestWeightCapEvictsOldest(t *testing.T) {
 	}
 	if rec, err := r.Cycle(1); err == nil && !rec.Truncated {
 		t.Errorf("the oldest cycle should be truncated, got %+v", rec)
+	}
+}
+
+// The byte cap holds whatever the events carry: a few events with long
+// messages evict as surely as many small ones, and the estimate covers
+// what the events really take once encoded for readers.
+func TestByteCapEvictsOldest(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	r := New(Options{MaxBytes: 100_000})
+	encoded := 0
+	for i := 0; i < 50; i++ {
+		r.Observe(event.Event{Kind: event.KindCycleEnd, Pod: &event.PodRef{Name: "p"}, Cycle: int64(i + 1),
+			CycleEnd: &event.CycleEnd{Result: event.ResultUnschedulable, Message: long}})
+	}
+	st := r.Stats()
+	if st.Bytes > 100_000 || st.Dropped == 0 || st.Events == 0 {
+		t.Fatalf("stats %+v: want the bytes within 100,000 and the oldest events dropped", st)
+	}
+	entries, _, err := r.Since(st.FirstSeq-1, st.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		encoded += len(e.JSON())
+	}
+	if encoded > st.Bytes {
+		t.Errorf("the kept events encode to %d bytes, more than the %d estimated", encoded, st.Bytes)
 	}
 }
 
@@ -174,5 +202,33 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 		if n != writers*each {
 			t.Errorf("reader %d saw %d events, want %d", i, n, writers*each)
 		}
+	}
+}
+
+// Each pod's cycles are found through its own index, which follows the
+// cycle cap.
+func TestCyclesOfOnePodAfterEviction(t *testing.T) {
+	r := New(Options{MaxCycles: 4})
+	for id := int64(1); id <= 8; id++ {
+		pod := "a"
+		if id%2 == 0 {
+			pod = "b"
+		}
+		for _, e := range cycleEvents(id, pod, 1) {
+			r.Observe(e)
+		}
+	}
+	var ids []int64
+	for _, c := range r.Cycles("default/a", 10) {
+		ids = append(ids, c.ID)
+	}
+	if len(ids) != 2 || ids[0] != 7 || ids[1] != 5 {
+		t.Errorf("cycles of a: %v, want [7 5] (newest first, the evicted ones gone)", ids)
+	}
+	if got := len(r.Cycles("", 10)); got != 4 {
+		t.Errorf("%d cycles kept, want 4", got)
+	}
+	if got := r.Cycles("default/c", 10); len(got) != 0 {
+		t.Errorf("cycles of a pod never seen: %v", got)
 	}
 }

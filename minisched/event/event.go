@@ -91,6 +91,51 @@ func (e *Event) Weight() int {
 	return w
 }
 
+// Bytes estimates the memory an event holds in the history: its structs and
+// strings, and the JSON encoding the history caches for readers, which is
+// about as large again. It is an estimate, cheap enough for the hot path,
+// that errs on the high side.
+func (e *Event) Bytes() int {
+	const header, perString, perNumber = 512, 16, 8
+	strs := func(list []string) int {
+		n := 0
+		for _, s := range list {
+			n += perString + len(s)
+		}
+		return n
+	}
+	b := header
+	if e.Pod != nil {
+		b += len(e.Pod.Namespace) + len(e.Pod.Name) + len(e.Pod.UID)
+	}
+	switch {
+	case e.Queue != nil:
+		b += strs(e.Queue.Plugins) + len(e.Queue.Message) + len(e.Queue.Event)
+	case e.Point != nil:
+		for i := range e.Point.Results {
+			r := &e.Point.Results[i]
+			b += 96 + len(r.Plugin) + len(r.Reason) + len(r.Nominated) + strs(r.NodeNames)
+		}
+	case e.Filter != nil:
+		b += strs(e.Filter.Plugins)
+		for i := range e.Filter.Nodes {
+			n := &e.Filter.Nodes[i]
+			b += 96 + len(n.Node) + len(n.Reason) + 2*perNumber*len(n.Codes)
+		}
+	case e.Score != nil:
+		for i := range e.Score.Plugins {
+			b += 64 + len(e.Score.Plugins[i].Name) + len(e.Score.Plugins[i].Reason)
+		}
+		for i := range e.Score.Nodes {
+			n := &e.Score.Nodes[i]
+			b += 96 + len(n.Node) + 4*perNumber*len(n.Raw)
+		}
+	case e.CycleEnd != nil:
+		b += len(e.CycleEnd.Message) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
+	}
+	return 2 * b
+}
+
 // Observer receives events. Observe must return quickly and never block on a
 // reader: the scheduler calls it on its hot path.
 type Observer interface {
