@@ -52,7 +52,7 @@ import (
 
 var (
 	seedFlag      = flag.Int64("seed", 0, "replay the differential sequence with this seed")
-	sequencesFlag = flag.Int("sequences", 0, "how many differential sequences to run (default 2000, 200 with -short)")
+	sequencesFlag = flag.Int("sequences", 0, "how many differential sequences to run (default 2000, 200 with -short or -race)")
 )
 
 // Upstream runs its flushes from goroutines on real tickers; the test calls
@@ -527,7 +527,7 @@ func (h *harness) update(p *modelPod) string {
 	old, pod := p.pod, p.pod.DeepCopy()
 	pod.ResourceVersion = bump(pod.ResourceVersion)
 	var changes []string
-	for len(changes) == 0 || h.c.intn(3) == 0 {
+	for len(changes) == 0 || len(changes) < 4 && h.c.intn(3) == 0 {
 		switch h.c.intn(7) {
 		case 0:
 			delete(pod.Labels, "gate")
@@ -808,7 +808,7 @@ func TestDifferential(t *testing.T) {
 	sequences := *sequencesFlag
 	if sequences == 0 {
 		sequences = 2000
-		if testing.Short() {
+		if testing.Short() || raceEnabled {
 			sequences = 200
 		}
 	}
