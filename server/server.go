@@ -76,6 +76,9 @@ type Options struct {
 	// StreamWriteTimeout is how long one write to a stream client may take
 	// before the client counts as stalled. Default 10s.
 	StreamWriteTimeout time.Duration
+	// MaxStreams and MaxStreamsPerClient bound the stream's connections.
+	// Defaults: 512 and 64.
+	MaxStreams, MaxStreamsPerClient int
 	// TLSCert and TLSKey, when set, serve HTTPS; the token's cookie is then
 	// Secure.
 	TLSCert, TLSKey string
@@ -89,6 +92,7 @@ type Server struct {
 	http    *http.Server
 	limiter *rateLimiter
 	site    *sitePolicy
+	streams *streamSlots
 	// scenarios runs POST /scenarios, one at a time.
 	scenarios *scenario.Manager
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
@@ -113,6 +117,12 @@ func New(opts Options) *Server {
 	if opts.RateLimit > 0 && opts.RateBurst <= 0 {
 		opts.RateBurst = max(int(opts.RateLimit)*10, 1)
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 512
+	}
+	if opts.MaxStreamsPerClient <= 0 {
+		opts.MaxStreamsPerClient = 64
+	}
 	if opts.MaxNodes <= 0 {
 		opts.MaxNodes = 5000
 	}
@@ -121,7 +131,8 @@ func New(opts Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
-		site: newSitePolicy(opts.Addr, opts.AllowedOrigins)}
+		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
+		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
 	s.cluster = newClusterWatcher(opts.Client, opts.Observer)
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))

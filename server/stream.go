@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,6 +113,11 @@ func (s *Server) stream(c echo.Context) error {
 	if !s.checkOrigin(c.Request()) {
 		return apiError(http.StatusForbidden, "origin %q may not open the stream; start minisched with --allowed-origins to allow it", c.Request().Header.Get("Origin"))
 	}
+	client := s.clientAddr(c.Request())
+	if err := s.streams.open(client); err != nil {
+		return err
+	}
+	defer s.streams.close(client)
 	up := websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 64 << 10, CheckOrigin: func(*http.Request) bool { return true },
 		EnableCompression: false}
 	conn, err := up.Upgrade(c.Response(), c.Request(), nil)
@@ -309,4 +315,36 @@ var comma, closeBatch = []byte(","), []byte("]}")
 
 func (sc *streamClient) closeWith(code int, reason string) {
 	_ = sc.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+}
+
+// streamSlots bounds the stream's connections, overall and per client: each
+// holds a goroutine pair and up to a buffer of events.
+type streamSlots struct {
+	mu                sync.Mutex
+	total             int
+	perClient         map[string]int
+	maxTotal, maxEach int
+}
+
+func (l *streamSlots) open(client string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.total >= l.maxTotal:
+		return apiError(http.StatusServiceUnavailable, "the server holds %d streams, its limit: close a dashboard tab and retry", l.total)
+	case l.perClient[client] >= l.maxEach:
+		return apiError(http.StatusTooManyRequests, "%s holds %d streams, the limit per client: close a dashboard tab and retry", client, l.perClient[client])
+	}
+	l.total++
+	l.perClient[client]++
+	return nil
+}
+
+func (l *streamSlots) close(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total--
+	if l.perClient[client]--; l.perClient[client] <= 0 {
+		delete(l.perClient, client)
+	}
 }
