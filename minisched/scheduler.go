@@ -94,7 +94,10 @@ type Scheduler struct {
 	synced             atomic.Bool
 	nextStartNodeIndex int
 	bindings           sync.WaitGroup
-	seen               seenVersions
+	// binding counts the binding cycles under way: the queue forgets a pod
+	// after WaitOnPermit, before it is bound.
+	binding atomic.Int64
+	seen    seenVersions
 	// nominateBeforeBinding is the NominatedNodeNameForExpectation gate.
 	nominateBeforeBinding bool
 }
@@ -212,6 +215,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// BindingCycles is how many binding cycles are under way.
+func (s *Scheduler) BindingCycles() int { return int(s.binding.Load()) }
 
 // Queue gives read access to the scheduling queue.
 func (s *Scheduler) Queue() *queue.Queue { return s.queue }
@@ -370,8 +376,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 
 	// The binding cycle: the next pod need not wait for the apiserver.
 	s.bindings.Add(1)
+	s.binding.Add(1)
 	go func() {
 		defer s.bindings.Done()
+		defer s.binding.Add(-1)
 		s.bindingCycle(ctx, c, pi, state, assumed, host, waitingSince, podsToActivate)
 	}()
 	return nil

@@ -427,12 +427,15 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 		return false, "the scheduler is not running"
 	}
 	counts := sched.Queue().Counts()
-	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight]
+	// A pod leaves the queue after WaitOnPermit, before it is bound: the
+	// binding cycles under way count as busy too.
+	binding := sched.BindingCycles()
+	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight] + binding
 	if w.For == "queueEmpty" {
 		busy += counts[event.Unschedulable]
 	}
-	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d error backoff, %d unschedulable, %d in flight",
-		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.ErrorBackoffQ], counts[event.Unschedulable], counts[event.InFlight])
+	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d error backoff, %d unschedulable, %d in flight; %d binding cycle(s) under way",
+		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.ErrorBackoffQ], counts[event.Unschedulable], counts[event.InFlight], binding)
 }
 
 func (u *run) boundNode(ctx context.Context, pod string) (string, error) {

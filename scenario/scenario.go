@@ -93,9 +93,9 @@ type Delete struct {
 // Wait waits for a duration, or for a condition up to a timeout.
 type Wait struct {
 	Duration Duration `json:"duration,omitempty"`
-	// For is scheduled, unschedulable or deleted (of Pod), settled (nothing left to
-	// try: activeQ, backoffQ and in flight are empty) or queueEmpty (the
-	// unschedulable set too).
+	// For is scheduled, unschedulable or deleted (of Pod), settled (nothing
+	// left to try: activeQ, both backoffs and in flight are empty, and no
+	// binding cycle is under way) or queueEmpty (the unschedulable set too).
 	For     string   `json:"for,omitempty"`
 	Pod     string   `json:"pod,omitempty"`
 	Timeout Duration `json:"timeout,omitempty"`
