@@ -235,12 +235,14 @@ type harness struct {
 	pods    []*modelPod
 	log     []string
 	popFrom event.QueueName
-	ops     int
+	// moves counts the transitions, to show what the sequences covered.
+	moves map[string]int
+	ops   int
 }
 
 func newHarness(t testing.TB, c chooser) *harness {
 	setupUpstream()
-	h := &harness{t: t, c: c, stop: make(chan struct{})}
+	h := &harness{t: t, c: c, stop: make(chan struct{}), moves: map[string]int{}}
 	h.clk = testingclock.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(c.intn(1000)) * time.Millisecond))
 	h.indexer = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	lister := corelisters.NewPodLister(h.indexer)
@@ -248,8 +250,14 @@ func newHarness(t testing.TB, c chooser) *harness {
 	h.ours = New(Options{
 		Less: less, PreEnqueue: gates, Hints: registrations(), PodLister: lister, Clock: h.clk, Logger: quiet,
 		Observer: event.ObserverFunc(func(e event.Event) {
-			if e.Kind == event.KindQueue && e.Queue.Action == event.ActionPop {
+			if e.Kind != event.KindQueue {
+				return
+			}
+			if e.Queue.Action == event.ActionPop {
 				h.popFrom = e.Queue.From
+			}
+			if e.Queue.From != e.Queue.To {
+				h.moves[fmt.Sprintf("%s->%s", e.Queue.From, e.Queue.To)]++
 			}
 		}),
 	})
@@ -812,17 +820,23 @@ func TestDifferential(t *testing.T) {
 			sequences = 200
 		}
 	}
-	start, ops := time.Now(), 0
+	start, ops, moves := time.Now(), 0, map[string]int{}
 	for seed := int64(1); seed <= int64(sequences); seed++ {
 		h := newHarness(t, &seeded{r: rand.New(rand.NewSource(seed)), left: opsPerSequence})
 		ok := h.run()
 		h.close()
 		ops += h.ops
+		for k, n := range h.moves {
+			moves[k] += n
+		}
 		if !ok {
 			t.Fatalf("seed %d differs; replay: go test ./minisched/queue -run 'TestDifferential$' -seed=%d -v", seed, seed)
 		}
 	}
 	t.Logf("%d sequences, %d operations, agree with upstream in %v", sequences, ops, time.Since(start).Round(time.Millisecond))
+	for _, k := range slices.Sorted(maps.Keys(moves)) {
+		t.Logf("  %-28s %d", k, moves[k])
+	}
 }
 
 // FuzzDifferential lets the fuzzer choose the operations.

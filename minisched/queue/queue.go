@@ -25,6 +25,15 @@
 // PreEnqueue plugins run on every move into activeQ or backoff, except from
 // backoff to activeQ. Every transition is reported to an event.Observer with
 // its reason. Pod groups (GenericWorkload, off by default) are not modelled.
+//
+// differential_test.go runs upstream's queue beside this one and checks that
+// they agree after every operation. Where they differ on purpose: pods are
+// known by UID, and an Add of a pod the queue holds is ignored; a pod deleted
+// while in flight is not requeued when its attempt fails; a QueueingHint or
+// PreEnqueue plugin that panics means Queue or gated, where upstream would
+// crash; when several PreEnqueue plugins would gate a pod, the one that
+// gated it before runs first, as upstream, then the others in the profile's
+// order, where upstream's order is a map's.
 package queue
 
 import (
