@@ -1,8 +1,10 @@
 // Package k8sapiserver runs a real etcd and a real kube-apiserver inside the
-// current process, listening on loopback only.
+// current process. The apiserver listens on loopback only; etcd listens on a
+// unix socket in a 0700 directory, so that no other local user reaches it.
 //
-// Its shape follows etcd's embed package: fill a Config, call Start, wait on
-// Ready (Start already does), use RESTConfig, and Close when done.
+// Its shape follows etcd's embed package: fill a Config, call Start (it
+// returns once Ready is closed), use RESTConfig, watch Err for a component
+// that dies, ask Healthy, and Close when done.
 package k8sapiserver
 
 import (
@@ -12,6 +14,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -19,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,21 +51,67 @@ type Config struct {
 	// EtcdLogs shows etcd's own logs on stderr. Off by default: they are noise
 	// to a person who came to watch a scheduler.
 	EtcdLogs bool
+
+	// The bounds below keep a long workshop from growing without end.
+
+	// QuotaBackendBytes caps etcd's database file. Past it etcd raises its
+	// NOSPACE alarm and refuses writes (reads and deletes still work) and
+	// Healthy reports it. Zero means DefaultQuotaBackendBytes (2 GiB, etcd's
+	// own default, set explicitly so that it shows in the configuration);
+	// negative turns the quota off.
+	QuotaBackendBytes int64
+	// CompactionRetention is how much history etcd keeps: etcd's periodic
+	// auto-compaction drops revisions older than that, every
+	// CompactionRetention. Zero means DefaultCompactionRetention (5 minutes,
+	// the interval at which kube-apiserver compacts as well, so a watch that
+	// falls further behind relists either way).
+	CompactionRetention time.Duration
+	// EventTTL is how long the apiserver keeps Events (kube-apiserver's
+	// --event-ttl). Zero means DefaultEventTTL (10 minutes, not
+	// kube-apiserver's hour): every scheduling attempt writes an Event, and
+	// with an hour of them a day-long workshop's heap grew from 274 MB to
+	// 720 MB over 10,000 pods.
+	EventTTL time.Duration
 }
+
+// The defaults of Config's bounds.
+const (
+	DefaultQuotaBackendBytes   = 2 << 30
+	DefaultCompactionRetention = 5 * time.Minute
+	DefaultEventTTL            = 10 * time.Minute
+)
 
 // ControlPlane is a running etcd and kube-apiserver.
 type ControlPlane struct {
-	cfg        Config
-	dataDir    string
-	removeDir  bool
-	etcd       *embed.Etcd
-	restConfig *rest.Config
-	apiURL     string
-	ready      chan struct{}
-	cancel     context.CancelFunc
-	done       chan error
-	closeOnce  sync.Once
-	closeErr   error
+	cfg       Config
+	dataDir   string
+	removeDir bool
+	// runDir holds etcd's socket; removeRunDir says it is a temporary
+	// directory of its own (see makeRunDir).
+	runDir       string
+	removeRunDir bool
+	etcdURL      string
+	etcd         *embed.Etcd
+	etcdStop     sync.Once
+	restConfig   *rest.Config
+	apiURL       string
+	ready        chan struct{}
+	// cancel stops the apiserver; apiDone is closed when its Run returned,
+	// with apiErr set before.
+	cancel  context.CancelFunc
+	apiDone chan struct{}
+	apiErr  error
+	// stopping is closed when Close begins: a component that stops after
+	// that is no failure.
+	stopping chan struct{}
+	// failed is closed at the first failure, with failure set before; errc
+	// carries it to Err's first reader.
+	failed    chan struct{}
+	failure   error
+	failOnce  sync.Once
+	errc      chan error
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // DisabledAdmissionPlugins are switched off because no controller-manager
@@ -76,7 +126,23 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = time.Minute
 	}
-	cp := &ControlPlane{cfg: cfg, ready: make(chan struct{}), done: make(chan error, 1)}
+	if cfg.QuotaBackendBytes == 0 {
+		cfg.QuotaBackendBytes = DefaultQuotaBackendBytes
+	}
+	if cfg.CompactionRetention == 0 {
+		cfg.CompactionRetention = DefaultCompactionRetention
+	}
+	if cfg.EventTTL == 0 {
+		cfg.EventTTL = DefaultEventTTL
+	}
+	cp := &ControlPlane{
+		cfg:      cfg,
+		ready:    make(chan struct{}),
+		apiDone:  make(chan struct{}),
+		stopping: make(chan struct{}),
+		failed:   make(chan struct{}),
+		errc:     make(chan error, 1),
+	}
 	if cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "minisched-")
 		if err != nil {
@@ -98,11 +164,13 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	startCtx, cancelStart := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancelStart()
 
-	etcdURL, err := cp.startEtcd(startCtx)
-	if err != nil {
+	if err := cp.makeRunDir(); err != nil {
 		return nil, err
 	}
-	if err := cp.startAPIServer(startCtx, etcdURL); err != nil {
+	if err := cp.startEtcd(startCtx); err != nil {
+		return nil, err
+	}
+	if err := cp.startAPIServer(startCtx); err != nil {
 		return nil, err
 	}
 	path := cfg.KubeconfigPath
@@ -117,17 +185,90 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	return cp, nil
 }
 
-func (cp *ControlPlane) startEtcd(ctx context.Context) (string, error) {
+// maxSocketPath is the longest socket path used: sun_path holds 108 bytes
+// on Linux and 104 on macOS, the terminating NUL included.
+const maxSocketPath = 100
+
+// makeRunDir makes the directory for etcd's socket: DataDir/run, mode 0700,
+// so that only this user can connect (a unix socket is reached through its
+// directory's permissions, whatever its own mode). A data directory too deep
+// for a socket path, or whose path would need escaping in a URL, gets a
+// private temporary directory instead, which Close removes.
+func (cp *ControlPlane) makeRunDir() error {
+	dir := filepath.Join(cp.dataDir, "run")
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if !socketPathOK(filepath.Join(dir, "etcd.sock")) {
+		tmp, err := os.MkdirTemp("", "minisched-run-")
+		if err != nil {
+			return fmt.Errorf("creating a directory for etcd's socket: %w", err)
+		}
+		cp.runDir, cp.removeRunDir = tmp, true
+		if !socketPathOK(filepath.Join(tmp, "etcd.sock")) {
+			return fmt.Errorf("no short enough directory for etcd's socket: %s is too long", tmp)
+		}
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating the directory for etcd's socket: %w", err)
+	}
+	// A directory left by someone else, or a symlink to one, must not hold
+	// the socket: refuse it rather than trust its permissions.
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("checking the directory for etcd's socket: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory: it must hold etcd's socket", dir)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("restricting the directory for etcd's socket: %w", err)
+	}
+	cp.runDir = dir
+	return nil
+}
+
+// socketPathOK reports whether path fits in sun_path and reads the same in
+// a unix:// URL: etcd and its client take the URL's path unescaped, and the
+// client reads a colon in it as a port.
+func socketPathOK(path string) bool {
+	if len(path) > maxSocketPath || !filepath.IsAbs(path) {
+		return false
+	}
+	for _, r := range path {
+		ok := r == '/' || r == '.' || r == '-' || r == '_' || r == '+' ||
+			('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 	ec := embed.NewConfig()
 	ec.Name = "minisched"
 	ec.Dir = filepath.Join(cp.dataDir, "etcd")
-	loopback := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	ec.ListenClientUrls = []url.URL{loopback}
-	ec.AdvertiseClientUrls = []url.URL{loopback}
-	ec.ListenPeerUrls = []url.URL{loopback}
-	ec.AdvertisePeerUrls = []url.URL{loopback}
+	// Clients (the apiserver alone) reach etcd over a unix socket in the
+	// 0700 run directory: a TCP port on loopback would let every local user
+	// read and write the cluster, the apiserver's authentication bypassed.
+	client := url.URL{Scheme: "unix", Path: filepath.Join(cp.runDir, "etcd.sock")}
+	ec.ListenClientUrls = []url.URL{client}
+	ec.AdvertiseClientUrls = []url.URL{client}
+	// A single member has no peers to talk to, so it gets no peer listener
+	// at all. (A unix socket would not do: etcd's peer listener takes the
+	// URL's host alone as the socket's path, and an absolute path does not
+	// survive the URL round trip of the initial cluster.) The advertised
+	// peer URL only names the member; nothing listens there.
+	ec.ListenPeerUrls = nil
+	ec.AdvertisePeerUrls = []url.URL{{Scheme: "unix", Path: filepath.Join(cp.runDir, "etcd-peer.sock")}}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	ec.ListenMetricsUrls = nil
+	ec.ListenClientHttpUrls = nil
+	ec.QuotaBackendBytes = cp.cfg.QuotaBackendBytes
+	ec.AutoCompactionMode = embed.CompactorModePeriodic
+	ec.AutoCompactionRetention = cp.cfg.CompactionRetention.String()
 	// A temporary directory is gone on exit anyway: skip fsync, which makes
 	// the apiserver's hundreds of bootstrap writes slow on some disks.
 	ec.UnsafeNoFsync = cp.removeDir
@@ -139,20 +280,76 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) (string, error) {
 	}
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
-		return "", fmt.Errorf("starting etcd: %w", err)
+		return fmt.Errorf("starting etcd: %w", err)
 	}
 	cp.etcd = e
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		return "", fmt.Errorf("etcd failed while starting: %w", err)
+		return fmt.Errorf("etcd failed while starting: %w", err)
 	case <-ctx.Done():
-		return "", fmt.Errorf("waiting for etcd: %w", ctx.Err())
+		return fmt.Errorf("waiting for etcd: %w", ctx.Err())
 	}
-	return "http://" + e.Clients[0].Addr().String(), nil
+	cp.etcdURL = client.String()
+	go cp.watchEtcd(e)
+	return nil
 }
 
-func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) error {
+// watchEtcd reports etcd stopping, or one of its listeners failing, unless
+// Close asked for it.
+func (cp *ControlPlane) watchEtcd(e *embed.Etcd) {
+	select {
+	case <-e.Server.StopNotify():
+		cp.fail(errors.New("etcd stopped"))
+	case err, ok := <-e.Err():
+		if !ok || err == nil {
+			err = errors.New("its listeners closed")
+		}
+		cp.fail(fmt.Errorf("etcd failed: %w", err))
+	case <-cp.stopping:
+	}
+}
+
+// watchAPIServer reports the apiserver's Run returning, unless Close asked
+// for it.
+func (cp *ControlPlane) watchAPIServer() {
+	select {
+	case <-cp.apiDone:
+		err := cp.apiErr
+		if err == nil {
+			err = errors.New("Run returned")
+		}
+		cp.fail(fmt.Errorf("kube-apiserver stopped: %w", err))
+	case <-cp.stopping:
+	}
+}
+
+// fail records the first failure of a component, unless the control plane
+// is closing, and hands it to Err.
+func (cp *ControlPlane) fail(err error) {
+	select {
+	case <-cp.stopping:
+		return
+	default:
+	}
+	cp.failOnce.Do(func() {
+		cp.failure = err
+		close(cp.failed)
+		cp.errc <- err
+		close(cp.errc)
+	})
+}
+
+// stopEtcd closes etcd once: embed.Etcd.Close panics the second time.
+func (cp *ControlPlane) stopEtcd() {
+	cp.etcdStop.Do(func() {
+		if cp.etcd != nil {
+			cp.etcd.Close()
+		}
+	})
+}
+
+func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	pki := filepath.Join(cp.dataDir, "pki")
 	if err := os.MkdirAll(pki, 0o700); err != nil {
 		return fmt.Errorf("creating certificate directory: %w", err)
@@ -184,7 +381,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) erro
 	s.SecureServing.ServerCert.CertDirectory = pki
 	s.ServiceClusterIPRanges = "10.0.0.0/16"
 	s.EndpointReconcilerType = "none"
-	s.Etcd.StorageConfig.Transport.ServerList = []string{etcdURL}
+	s.Etcd.StorageConfig.Transport.ServerList = []string{cp.etcdURL}
+	s.EventTTL = cp.cfg.EventTTL
 	s.ServiceAccountSigningKeyFile = saKey
 	s.Authentication.ServiceAccounts.Issuers = []string{"https://minisched.invalid"}
 	s.Authentication.ServiceAccounts.KeyFiles = []string{saKey}
@@ -222,7 +420,11 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, etcdURL string) erro
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	cp.cancel = cancel
-	go func() { cp.done <- prepared.Run(runCtx) }()
+	go func() {
+		cp.apiErr = prepared.Run(runCtx)
+		close(cp.apiDone)
+	}()
+	go cp.watchAPIServer()
 
 	cp.restConfig = rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig)
 	cp.restConfig.QPS, cp.restConfig.Burst = 5000, 10000
@@ -239,9 +441,8 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	}
 	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-cp.done:
-			cp.done <- err
-			return false, fmt.Errorf("apiserver stopped while starting: %w", err)
+		case <-cp.failed:
+			return false, fmt.Errorf("control plane failed while starting: %w", cp.failure)
 		default:
 		}
 		status := 0
@@ -277,8 +478,49 @@ func serviceAccountKey(path string) (string, error) {
 	return path, nil
 }
 
-// Ready is closed once the control plane serves requests.
+// Ready is closed once the control plane serves requests: the apiserver
+// answered /readyz and the default namespace exists. Start returns after
+// that, so it is closed on every ControlPlane Start returned; it stays
+// closed when a component fails later (see Err and Healthy).
 func (cp *ControlPlane) Ready() <-chan struct{} { return cp.ready }
+
+// Err reports a component dying after Start: etcd stopping or losing its
+// listener, or the apiserver's Run returning, while Close was not called.
+// The first receiver gets the error, then the channel is closed, so every
+// receiver wakes; Healthy gives the error to anyone. Close sends nothing.
+func (cp *ControlPlane) Err() <-chan error { return cp.errc }
+
+// Healthy returns nil while the control plane serves; otherwise why not:
+// not ready yet, closed, a component that died (as Err reported), or an etcd
+// alarm (NOSPACE: the database reached QuotaBackendBytes and writes are
+// refused; CORRUPT). It is cheap enough for every /healthz request.
+func (cp *ControlPlane) Healthy() error {
+	select {
+	case <-cp.ready:
+	default:
+		return errors.New("control plane not ready yet")
+	}
+	select {
+	case <-cp.failed:
+		return cp.failure
+	default:
+	}
+	select {
+	case <-cp.stopping:
+		return errors.New("control plane closed")
+	default:
+	}
+	for _, a := range cp.etcd.Server.Alarms() {
+		switch a.Alarm {
+		case pb.AlarmType_NOSPACE:
+			return fmt.Errorf("etcd raised its NOSPACE alarm: the database reached its quota of %d bytes, writes are refused", cp.cfg.QuotaBackendBytes)
+		case pb.AlarmType_NONE:
+		default:
+			return fmt.Errorf("etcd raised its %s alarm", a.Alarm)
+		}
+	}
+	return nil
+}
 
 // RESTConfig returns a copy of a privileged client configuration.
 func (cp *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(cp.restConfig) }
@@ -286,30 +528,50 @@ func (cp *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(cp.re
 // URL is the apiserver's address, https://127.0.0.1:<port>.
 func (cp *ControlPlane) URL() string { return cp.apiURL }
 
+// EtcdURL is etcd's client address, unix:///<run directory>/etcd.sock.
+func (cp *ControlPlane) EtcdURL() string { return cp.etcdURL }
+
 // KubeconfigPath is where the kubeconfig for kubectl was written.
 func (cp *ControlPlane) KubeconfigPath() string { return cp.cfg.KubeconfigPath }
 
 // DataDir is the directory that holds etcd's data.
 func (cp *ControlPlane) DataDir() string { return cp.dataDir }
 
+// Config returns the configuration the control plane runs with, defaults
+// filled in.
+func (cp *ControlPlane) Config() Config { return cp.cfg }
+
 // Close stops the apiserver, then etcd, and removes a temporary data
 // directory. It is safe to call more than once.
 func (cp *ControlPlane) Close() error {
 	cp.closeOnce.Do(func() {
+		close(cp.stopping)
 		var errs []error
 		if cp.cancel != nil {
 			cp.cancel()
+			// After a failure the apiserver cannot stop cleanly: its
+			// shutdown hooks wait up to 20 s each for etcd to drop their
+			// leases. Do not make the person at Ctrl-C wait for that.
+			grace := 20 * time.Second
 			select {
-			case err := <-cp.done:
-				if err != nil && !errors.Is(err, context.Canceled) {
+			case <-cp.failed:
+				grace = 3 * time.Second
+			default:
+			}
+			select {
+			case <-cp.apiDone:
+				if err := cp.apiErr; err != nil && !errors.Is(err, context.Canceled) {
 					errs = append(errs, fmt.Errorf("stopping apiserver: %w", err))
 				}
-			case <-time.After(20 * time.Second):
-				errs = append(errs, errors.New("apiserver did not stop within 20s"))
+			case <-time.After(grace):
+				errs = append(errs, fmt.Errorf("apiserver did not stop within %v", grace))
 			}
 		}
-		if cp.etcd != nil {
-			cp.etcd.Close()
+		cp.stopEtcd()
+		if cp.removeRunDir {
+			if err := os.RemoveAll(cp.runDir); err != nil {
+				errs = append(errs, fmt.Errorf("removing etcd's socket directory: %w", err))
+			}
 		}
 		if cp.removeDir {
 			if err := os.RemoveAll(cp.dataDir); err != nil {
