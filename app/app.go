@@ -127,8 +127,11 @@ type Flags struct {
 	DataDir       string
 	KubeconfigOut string
 	// Kubeconfig or InCluster attach minisched to an existing cluster.
-	Kubeconfig           string
-	InCluster            bool
+	Kubeconfig string
+	InCluster  bool
+	// AllowWrites lets the API and scenarios write to the cluster minisched
+	// is attached to (only objects it labels itself).
+	AllowWrites          bool
 	LeaderElect          bool
 	LeaderElectNamespace string
 	SchedulerConfig      string
@@ -171,6 +174,7 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of starting an embedded one, as a second scheduler")
 	fs.BoolVar(&f.InCluster, "in-cluster", false, "attach to the cluster minisched runs in (its pod's service account)")
+	fs.BoolVar(&f.AllowWrites, "allow-writes", false, "when attached, let the API and scenarios create objects (labelled "+server.OwnerLabel+") and delete those, and only those; without it minisched only reads the cluster")
 	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "when attached, schedule only while holding a lease, so that one of several replicas schedules")
 	fs.StringVar(&f.LeaderElectNamespace, "leader-elect-namespace", "", "namespace of the lease (default: $POD_NAMESPACE, else default)")
 	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
@@ -312,7 +316,12 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 			ns = cmp.Or(os.Getenv("POD_NAMESPACE"), "default")
 		}
 		start := func(ctx context.Context) {
-			if err := inst.Scheduler.Start(ctx, cfg); err != nil {
+			// A regained lease keeps the configuration last PUT.
+			current := cfg
+			if last := inst.Scheduler.Config(); last != nil {
+				current = last
+			}
+			if err := inst.Scheduler.Start(ctx, current); err != nil {
 				log.Error("starting the scheduler", "err", err)
 			}
 		}
@@ -331,7 +340,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
 		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
-		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached,
+		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached, Writes: writes(attached, f.AllowWrites),
 		Token: f.Token, RateLimit: rateLimit, TrustedProxies: proxies, TLSCert: f.TLSCert, TLSKey: f.TLSKey, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
@@ -445,6 +454,19 @@ func checkAddr(f Flags, log *slog.Logger) (exposed bool, err error) {
 			"(in a container published on the host's loopback, set MINISCHED_PUBLISHED_ON=127.0.0.1)", f.Addr)
 	}
 	return true, nil
+}
+
+// writes is what the API and scenarios may write: everything on the
+// embedded cluster; on a real one nothing, or with --allow-writes only what
+// minisched labels.
+func writes(attached, allow bool) server.Writes {
+	switch {
+	case !attached:
+		return server.WritesAll
+	case allow:
+		return server.WritesOwned
+	}
+	return server.WritesNone
 }
 
 // loopback says whether a host:port listens on loopback only.

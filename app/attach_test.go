@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,15 +89,65 @@ func TestAttachMode(t *testing.T) {
 			t.Errorf("the attached scheduler tried %s", c.Pod.Name)
 		}
 	}
-	// Reset would delete a real cluster's pods: refused when attached.
-	req, _ := http.NewRequest("POST", leader.URL+"api/v1/reset", nil)
+	// Attached, minisched only reads: reset, creates, deletes and
+	// scenarios are refused; lists come from its informer cache.
+	for _, tt := range []struct{ method, path, body string }{
+		{"POST", "api/v1/reset", ""},
+		{"POST", "api/v1/nodes", `{"metadata":{"name":"intruder"}}`},
+		{"DELETE", "api/v1/nodes/node-1", ""},
+		{"DELETE", "api/v1/pods/default/for-home", ""},
+		{"POST", "api/v1/scenarios?bundled=02-filter", ""},
+	} {
+		if code := call(t, tt.method, leader.URL+tt.path, tt.body); code != http.StatusForbidden {
+			t.Errorf("%s %s when attached: %d, want 403", tt.method, tt.path, code)
+		}
+	}
+	if _, err := home.Client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{}); err != nil {
+		t.Errorf("node-1 after the refused delete: %v", err)
+	}
+	if code := call(t, "GET", leader.URL+"api/v1/nodes", ""); code != http.StatusOK {
+		t.Errorf("list when attached: %d", code)
+	}
+
+	// With --allow-writes it writes, and deletes only what it labelled.
+	w := app.DefaultFlags()
+	w.Addr, w.Kubeconfig, w.AllowWrites, w.LeaderElect, w.SchedulerName = "127.0.0.1:0", home.ControlPlane.KubeconfigPath(), true, false, "nobody"
+	writer, err := app.Start(ctx, w, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if code := call(t, "POST", writer.URL+"api/v1/nodes", `{"metadata":{"name":"mine"}}`); code != http.StatusCreated {
+		t.Fatalf("create with --allow-writes: %d", code)
+	}
+	mine, err := home.Client.CoreV1().Nodes().Get(ctx, "mine", metav1.GetOptions{})
+	if err != nil || mine.Labels["minisched.dev/created-by"] != "minisched" {
+		t.Fatalf("the created node %v: %v, want the owner label", mine.GetLabels(), err)
+	}
+	if code := call(t, "DELETE", writer.URL+"api/v1/nodes/node-1", ""); code != http.StatusForbidden {
+		t.Errorf("delete of a node minisched did not create: %d, want 403", code)
+	}
+	if code := call(t, "DELETE", writer.URL+"api/v1/nodes/mine", ""); code != http.StatusNoContent {
+		t.Errorf("delete of its own node: %d, want 204", code)
+	}
+}
+
+// call sends a JSON request and returns the status code.
+func call(t *testing.T, method, url, body string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusForbidden {
-		t.Errorf("reset when attached: %v %v, want 403", err, resp)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if resp != nil {
-		resp.Body.Close()
-	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {

@@ -37,6 +37,10 @@ type Env struct {
 	// SchedulerName is the profile name a configuration without one gets.
 	SchedulerName string
 	Limits        Limits
+	// OwnedOnly is set on a real cluster minisched may write to: a scenario
+	// then updates and deletes only what it created itself, and labels what
+	// it creates (CreateNode and CreatePod label theirs).
+	OwnedOnly bool
 }
 
 // Runner runs scenarios in an Env.
@@ -233,6 +237,9 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 				written = append(written, wrote("Pod", pod))
 			}
 		case *schedulingv1.PriorityClass:
+			if u.r.env.OwnedOnly {
+				metav1.SetMetaDataLabel(&o.ObjectMeta, ownerLabel, "minisched")
+			}
 			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, metav1.CreateOptions{})
 		}
 		if err != nil {

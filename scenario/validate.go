@@ -167,19 +167,30 @@ func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
 }
 
 // existing lists the nodes and pods already in the cluster.
+// ownerLabel is the label minisched puts on what it creates on a cluster it
+// shares (server.OwnerLabel).
+const ownerLabel = "minisched.dev/created-by"
+
+// existing names the objects a scenario may update, delete and expect
+// things of without creating them: all of them on minisched's own cluster,
+// on a shared one only those minisched labelled.
 func (r *Runner) existing(ctx context.Context) map[string]map[string]bool {
 	known := map[string]map[string]bool{"Node": {}, "Pod": {}, "PriorityClass": {}}
-	if nodes, err := r.env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+	opts := metav1.ListOptions{}
+	if r.env.OwnedOnly {
+		opts.LabelSelector = ownerLabel
+	}
+	if nodes, err := r.env.Client.CoreV1().Nodes().List(ctx, opts); err == nil {
 		for _, n := range nodes.Items {
 			known["Node"][n.Name] = true
 		}
 	}
-	if pods, err := r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+	if pods, err := r.env.Client.CoreV1().Pods("").List(ctx, opts); err == nil {
 		for _, p := range pods.Items {
 			known["Pod"][p.Namespace+"/"+p.Name] = true
 		}
 	}
-	if classes, err := r.env.Client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); err == nil {
+	if classes, err := r.env.Client.SchedulingV1().PriorityClasses().List(ctx, opts); err == nil {
 		for _, pc := range classes.Items {
 			known["PriorityClass"][pc.Name] = true
 		}

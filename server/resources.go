@@ -11,6 +11,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // DefaultNodeAllocatable is what a node gets for each resource its manifest
@@ -36,15 +37,31 @@ type list[T any] struct {
 	Items []T `json:"items"`
 }
 
+// listNodes answers, on a real cluster, from the server's informer cache:
+// dashboards polling it never load the apiserver or starve the scheduler's
+// client. On minisched's own cluster it asks the apiserver, so that a list
+// right after a create shows what was created.
 func (s *Server) listNodes(c echo.Context) error {
-	ctx, cancel := s.apiContext(c)
-	defer cancel()
-	nodes, err := s.opts.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+	items := []v1.Node{} // [] when empty, never null
+	if s.opts.Writes == WritesAll {
+		ctx, cancel := s.apiContext(c)
+		defer cancel()
+		nodes, err := s.opts.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		items = append(items, nodes.Items...)
+	} else {
+		nodes, err := s.cluster.nodes.List(labels.Everything())
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			items = append(items, *n)
+		}
 	}
-	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
-	return c.JSON(http.StatusOK, list[v1.Node]{Items: nodes.Items})
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	return c.JSON(http.StatusOK, list[v1.Node]{Items: items})
 }
 
 func (s *Server) getNode(c echo.Context) error {
@@ -85,6 +102,7 @@ func (s *Server) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error
 		return nil, apiError(http.StatusUnprocessableEntity, "the cluster holds %d nodes, the limit (--max-nodes %d): delete some first", n, s.opts.MaxNodes)
 	}
 	nodeDefaults(node)
+	s.own(node)
 	status := node.Status
 	created, err := s.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
@@ -102,24 +120,43 @@ func (s *Server) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error
 func (s *Server) deleteNode(c echo.Context) error {
 	ctx, cancel := s.apiContext(c)
 	defer cancel()
-	if err := s.opts.Client.CoreV1().Nodes().Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
+	nodes := s.opts.Client.CoreV1().Nodes()
+	if err := s.mayDelete(ctx, "node", c.Param("name"), func(ctx context.Context) (metav1.Object, error) {
+		return nodes.Get(ctx, c.Param("name"), metav1.GetOptions{})
+	}); err != nil {
+		return err
+	}
+	if err := nodes.Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
+// listPods answers as listNodes does.
 func (s *Server) listPods(c echo.Context) error {
-	ctx, cancel := s.apiContext(c)
-	defer cancel()
-	pods, err := s.opts.Client.CoreV1().Pods(c.QueryParam("namespace")).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+	items := []v1.Pod{}
+	if s.opts.Writes == WritesAll {
+		ctx, cancel := s.apiContext(c)
+		defer cancel()
+		pods, err := s.opts.Client.CoreV1().Pods(c.QueryParam("namespace")).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		items = append(items, pods.Items...)
+	} else {
+		pods, err := s.cluster.pods.Pods(c.QueryParam("namespace")).List(labels.Everything())
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			items = append(items, *p)
+		}
 	}
-	sort.Slice(pods.Items, func(i, j int) bool {
-		a, b := pods.Items[i], pods.Items[j]
+	sort.Slice(items, func(i, j int) bool {
+		a, b := items[i], items[j]
 		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
 	})
-	return c.JSON(http.StatusOK, list[v1.Pod]{Items: pods.Items})
+	return c.JSON(http.StatusOK, list[v1.Pod]{Items: items})
 }
 
 func (s *Server) getPod(c echo.Context) error {
@@ -163,13 +200,20 @@ func (s *Server) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	if pod.Spec.TerminationGracePeriodSeconds == nil {
 		pod.Spec.TerminationGracePeriodSeconds = new(int64)
 	}
+	s.own(pod)
 	return s.opts.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 }
 
 func (s *Server) deletePod(c echo.Context) error {
 	ctx, cancel := s.apiContext(c)
 	defer cancel()
-	if err := s.opts.Client.CoreV1().Pods(c.Param("namespace")).Delete(ctx, c.Param("name"), deleteNow); err != nil {
+	pods := s.opts.Client.CoreV1().Pods(c.Param("namespace"))
+	if err := s.mayDelete(ctx, "pod", c.Param("namespace")+"/"+c.Param("name"), func(ctx context.Context) (metav1.Object, error) {
+		return pods.Get(ctx, c.Param("name"), metav1.GetOptions{})
+	}); err != nil {
+		return err
+	}
+	if err := pods.Delete(ctx, c.Param("name"), deleteNow); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -200,6 +244,7 @@ func (s *Server) createPriorityClass(c echo.Context) error {
 	}
 	ctx, cancel := s.apiContext(c)
 	defer cancel()
+	s.own(pc)
 	created, err := s.opts.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
 	if err != nil {
 		return err
@@ -210,7 +255,13 @@ func (s *Server) createPriorityClass(c echo.Context) error {
 func (s *Server) deletePriorityClass(c echo.Context) error {
 	ctx, cancel := s.apiContext(c)
 	defer cancel()
-	if err := s.opts.Client.SchedulingV1().PriorityClasses().Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
+	classes := s.opts.Client.SchedulingV1().PriorityClasses()
+	if err := s.mayDelete(ctx, "PriorityClass", c.Param("name"), func(ctx context.Context) (metav1.Object, error) {
+		return classes.Get(ctx, c.Param("name"), metav1.GetOptions{})
+	}); err != nil {
+		return err
+	}
+	if err := classes.Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -73,6 +73,8 @@ type Options struct {
 	// AllowReset permits POST /reset. Off when attached to a real cluster:
 	// deleting every pod there would be a disaster.
 	AllowReset bool
+	// Writes says what the API and scenarios may write to the cluster.
+	Writes Writes
 	// StreamWriteTimeout is how long one write to a stream client may take
 	// before the client counts as stalled. Default 10s.
 	StreamWriteTimeout time.Duration
@@ -150,6 +152,7 @@ func New(opts Options) *Server {
 	if opts.RateLimit > 0 {
 		e.Use(s.limitRate)
 	}
+	e.Use(s.guardWrites)
 	e.Use(limitBody(opts.BodyLimit))
 	s.routes()
 	s.http = &http.Server{
@@ -257,7 +260,7 @@ func (s *Server) ScenarioEnv() scenario.Env {
 	return scenario.Env{
 		Client: s.opts.Client, CreateNode: s.CreateNode, CreatePod: s.CreatePod, Reset: s.Reset,
 		Scheduler: s.opts.Scheduler, Recorder: s.opts.Recorder, Observer: s.opts.Observer,
-		SchedulerName: s.opts.SchedulerName, Limits: s.opts.ScenarioLimits,
+		SchedulerName: s.opts.SchedulerName, Limits: s.opts.ScenarioLimits, OwnedOnly: s.opts.Writes == WritesOwned,
 	}
 }
 

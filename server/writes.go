@@ -1,0 +1,79 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// On a real cluster minisched reads by default (Writes: WritesNone). With
+// --allow-writes it may create nodes, pods and PriorityClasses, and it marks
+// each with OwnerLabel; it deletes only what carries the label
+// (WritesOwned). The embedded cluster is minisched's own (WritesAll).
+type Writes int
+
+const (
+	WritesAll Writes = iota
+	WritesOwned
+	WritesNone
+)
+
+// OwnerLabel marks the objects minisched created on a cluster it shares.
+const OwnerLabel = "minisched.dev/created-by"
+
+// clusterRoutes are the API routes that write to the cluster; the others
+// change only minisched (pause, its configuration) or read.
+var clusterRoutes = []string{"/api/v1/nodes", "/api/v1/pods", "/api/v1/priorityclasses", "/api/v1/scenarios", "/api/v1/reset"}
+
+// guardWrites refuses cluster writes when minisched only reads.
+func (s *Server) guardWrites(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if s.opts.Writes != WritesNone || !changes(r.Method) {
+			return next(c)
+		}
+		// Cancelling a scenario run writes nothing.
+		if r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/api/v1/scenarios/") {
+			return next(c)
+		}
+		for _, route := range clusterRoutes {
+			if r.URL.Path == route || strings.HasPrefix(r.URL.Path, route+"/") {
+				return apiError(http.StatusForbidden, "minisched is attached to a real cluster and only reads it: "+
+					"start it with --allow-writes to create objects (it then deletes only those it labelled %s)", OwnerLabel)
+			}
+		}
+		return next(c)
+	}
+}
+
+// own marks an object minisched is about to create on a shared cluster.
+func (s *Server) own(obj metav1.Object) {
+	if s.opts.Writes != WritesOwned {
+		return
+	}
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[OwnerLabel] = "minisched"
+	obj.SetLabels(labels)
+}
+
+// mayDelete refuses to delete, on a shared cluster, what minisched did not
+// create; get reads the object.
+func (s *Server) mayDelete(ctx context.Context, kind, name string, get func(context.Context) (metav1.Object, error)) error {
+	if s.opts.Writes != WritesOwned {
+		return nil
+	}
+	obj, err := get(ctx)
+	if err != nil {
+		return err
+	}
+	if obj.GetLabels()[OwnerLabel] == "" {
+		return apiError(http.StatusForbidden, "%s %s was not created by minisched (no %s label): minisched deletes only its own objects on a real cluster", kind, name, OwnerLabel)
+	}
+	return nil
+}
