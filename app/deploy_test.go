@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -134,16 +135,22 @@ func TestDeployManifests(t *testing.T) {
 	}
 	var deployment *appsv1.Deployment
 	var role *rbacv1.ClusterRole
+	var leaseRole *rbacv1.Role
+	var policy *networkingv1.NetworkPolicy
 	for _, o := range objects {
 		switch o := o.(type) {
 		case *appsv1.Deployment:
 			deployment = o
 		case *rbacv1.ClusterRole:
 			role = o
+		case *rbacv1.Role:
+			leaseRole = o
+		case *networkingv1.NetworkPolicy:
+			policy = o
 		}
 	}
-	if deployment == nil || role == nil {
-		t.Fatalf("want a Deployment and a ClusterRole, got %d objects", len(objects))
+	if deployment == nil || role == nil || leaseRole == nil || policy == nil {
+		t.Fatalf("want a Deployment, a ClusterRole, a Role for the lease and a NetworkPolicy, got %d objects", len(objects))
 	}
 	c := deployment.Spec.Template.Spec.Containers[0]
 	f, err := app.ParseFlags(c.Args)
@@ -157,14 +164,39 @@ func TestDeployManifests(t *testing.T) {
 		t.Errorf("one replica: leader election is not exercised")
 	}
 	for _, need := range [][2]string{{"pods/binding", "create"}, {"pods/status", "patch"}, {"nodes", "watch"}, {"pods", "watch"}, {"events", "create"}} {
-		if !allows(role, need[0], need[1]) {
+		if !allows(role.Rules, need[0], need[1]) {
 			t.Errorf("the ClusterRole does not allow %s on %s", need[1], need[0])
 		}
 	}
+	// Least privilege: nothing minisched never calls, no writes to nodes.
+	for _, unused := range [][2]string{{"tokenreviews", "create"}, {"subjectaccessreviews", "create"}, {"pods/finalizers", "update"}, {"nodes", "create"}, {"nodes", "delete"}, {"pods", "create"}} {
+		if allows(role.Rules, unused[0], unused[1]) {
+			t.Errorf("the ClusterRole allows %s on %s, which minisched never does", unused[1], unused[0])
+		}
+	}
+	// The lease is the one leader election uses: named after the scheduler.
+	var leaseNamed bool
+	for _, r := range leaseRole.Rules {
+		leaseNamed = leaseNamed || contains(r.Resources, "leases") && contains(r.ResourceNames, f.SchedulerName) && contains(r.Verbs, "update")
+	}
+	if !leaseNamed {
+		t.Errorf("the lease Role %+v does not name the lease %q", leaseRole.Rules, f.SchedulerName)
+	}
+	// The token comes from a Secret; the dashboard is open to its namespace.
+	var fromSecret bool
+	for _, e := range c.Env {
+		fromSecret = fromSecret || e.Name == "MINISCHED_TOKEN" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
+	}
+	if !fromSecret || f.Token != "" || f.AllowWrites {
+		t.Errorf("the Deployment must take its token from a Secret and only read the cluster: env %v, flags %+v", c.Env, f)
+	}
+	if len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].From) != 1 || policy.Spec.Ingress[0].From[0].NamespaceSelector != nil {
+		t.Errorf("the NetworkPolicy lets in %+v, want the pods of its own namespace only", policy.Spec.Ingress)
+	}
 }
 
-func allows(role *rbacv1.ClusterRole, resource, verb string) bool {
-	for _, r := range role.Rules {
+func allows(rules []rbacv1.PolicyRule, resource, verb string) bool {
+	for _, r := range rules {
 		if contains(r.Resources, resource) && contains(r.Verbs, verb) {
 			return true
 		}
