@@ -333,6 +333,10 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	}
 	log.Debug("scheduler started", "after", time.Since(started))
 
+	var health func() error
+	if inst.ControlPlane != nil {
+		health = inst.ControlPlane.Healthy
+	}
 	webFS := web.FS()
 	if f.WebDir != "" {
 		webFS = os.DirFS(f.WebDir)
@@ -340,7 +344,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
 		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
-		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached, Writes: writes(attached, f.AllowWrites),
+		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached, Writes: writes(attached, f.AllowWrites), Health: health,
 		Token: f.Token, RateLimit: rateLimit, TrustedProxies: proxies, TLSCert: f.TLSCert, TLSKey: f.TLSKey, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {

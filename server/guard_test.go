@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -153,5 +155,29 @@ func TestRateLimitBehindProxy(t *testing.T) {
 				t.Errorf("client B: %d, want %d", code, tt.wantB1)
 			}
 		})
+	}
+}
+
+// A control plane that died makes /healthz fail, so that a supervisor
+// restarts the process.
+func TestHealthzReportsADeadControlPlane(t *testing.T) {
+	var dead atomic.Pointer[error]
+	ts := guarded(t, server.Options{Health: func() error {
+		if err := dead.Load(); err != nil {
+			return *err
+		}
+		return nil
+	}})
+	get := func() int {
+		req, _ := http.NewRequest("GET", ts.URL+"/healthz", nil)
+		return do(t, req).StatusCode
+	}
+	if code := get(); code != http.StatusOK {
+		t.Fatalf("healthy: %d", code)
+	}
+	stopped := errors.New("etcd stopped")
+	dead.Store(&stopped)
+	if code := get(); code != http.StatusServiceUnavailable {
+		t.Errorf("after etcd stopped: %d, want 503", code)
 	}
 }

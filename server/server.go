@@ -75,6 +75,9 @@ type Options struct {
 	AllowReset bool
 	// Writes says what the API and scenarios may write to the cluster.
 	Writes Writes
+	// Health, when set, says why the process cannot serve (the embedded
+	// control plane died): /healthz then answers 503.
+	Health func() error
 	// StreamWriteTimeout is how long one write to a stream client may take
 	// before the client counts as stalled. Default 10s.
 	StreamWriteTimeout time.Duration
@@ -172,7 +175,7 @@ func New(opts Options) *Server {
 
 func (s *Server) routes() {
 	e := s.echo
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metrics)
 
@@ -267,6 +270,15 @@ func (s *Server) ScenarioEnv() scenario.Env {
 // Handler exposes the server's routes, for tests that bring their own
 // listener.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+func (s *Server) healthz(c echo.Context) error {
+	if s.opts.Health != nil {
+		if err := s.opts.Health(); err != nil {
+			return apiError(http.StatusServiceUnavailable, "unhealthy: %v", err)
+		}
+	}
+	return c.String(http.StatusOK, "ok")
+}
 
 func (s *Server) readyz(c echo.Context) error {
 	if !s.cluster.synced() {
