@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of minisched: Go unit and integration tests (against a real
-# embedded kube-apiserver), the race detector on the pure packages, the
+# embedded kube-apiserver), the race detector on every package, the
 # dashboard's node tests and its end-to-end test in headless Chromium.
 # Installs what a fresh machine lacks (Debian's chromium, the npm test deps).
 set -euo pipefail
@@ -47,11 +47,13 @@ log "Go tests"
 # on a 2-core machine make the timing-sensitive tests flaky.
 go test -count=1 -p 1 -timeout 40m ./...
 
-log "race detector on the pure packages"
-CGO_ENABLED=1 go test -count=1 -race ./minisched/queue/ ./minisched/event/ ./recorder/
+log "race detector on every package"
+# A second build of Kubernetes, instrumented. -short runs fewer of the
+# queue's randomized differential sequences (the full set ran above).
+CGO_ENABLED=1 go test -count=1 -race -short -p 1 -timeout 60m ./...
 
 log "fuzzing each decoder briefly (the seed corpora are in testdata/fuzz)"
-for target in "./manifest FuzzDecode" "./minisched/schedconfig FuzzLoad" "./scenario FuzzParse"; do
+for target in "./manifest FuzzDecode" "./minisched/schedconfig FuzzLoad" "./scenario FuzzParse" "./minisched/queue FuzzDifferential"; do
   set -- $target
   go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-15s}" "$1"
 done
