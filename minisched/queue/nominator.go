@@ -12,41 +12,34 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
-// Nominator remembers which node preemption nominated for which pod, so that
-// Filter keeps the room free for it (fwk.PodNominator), as upstream's
-// nominator does. The Queue keeps one and is itself the framework's
-// PodNominator: it records a pod's nomination when the pod is added, carries
-// it across updates and forgets it on delete, and answers with the pods as
-// it holds them. A Nominator of its own (NewNominator) answers with the pods
-// as they were last given to it.
-type Nominator struct {
+// nominator remembers which node preemption nominated for which pod, so that
+// Filter keeps the room free for it, as upstream's nominator does. The Queue
+// keeps one and is itself the framework's PodNominator: it records a pod's
+// nomination when the pod is added, carries it across updates, forgets it on
+// delete, and answers with the pods as it holds them.
+type nominator struct {
 	mu sync.RWMutex
 	// lister, when set, is asked whether a pod still exists and is not
 	// bound before its nomination is recorded.
 	lister corelisters.PodLister
 	// byNode holds each node's nominated pods in the order they came.
-	byNode map[string][]fwk.PodInfo
+	byNode map[string][]*v1.Pod
 	node   map[types.UID]string
 }
 
-var _ fwk.PodNominator = &Nominator{}
-
-// NewNominator returns an empty nominator of its own.
-func NewNominator() *Nominator {
-	return &Nominator{byNode: map[string][]fwk.PodInfo{}, node: map[types.UID]string{}}
+func newNominator(lister corelisters.PodLister) *nominator {
+	return &nominator{lister: lister, byNode: map[string][]*v1.Pod{}, node: map[types.UID]string{}}
 }
 
-// AddNominatedPod records the pod's nominated node: ni's when its mode
-// overrides (an empty name clears the nomination), else the pod's
-// status.nominatedNodeName.
-func (n *Nominator) AddNominatedPod(logger klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
+// add records the pod's nominated node: ni's when its mode overrides (an
+// empty name clears the nomination), else the pod's status.nominatedNodeName.
+func (n *nominator) add(logger klog.Logger, pod *v1.Pod, ni *fwk.NominatingInfo) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.addLocked(logger, pi, ni)
+	n.addLocked(logger, pod, ni)
 }
 
-func (n *Nominator) addLocked(logger klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
-	pod := pi.GetPod()
+func (n *nominator) addLocked(logger klog.Logger, pod *v1.Pod, ni *fwk.NominatingInfo) {
 	n.deleteLocked(pod)
 	node := pod.Status.NominatedNodeName
 	if ni.Mode() == fwk.ModeOverride {
@@ -67,35 +60,35 @@ func (n *Nominator) addLocked(logger klog.Logger, pi fwk.PodInfo, ni *fwk.Nomina
 		}
 	}
 	n.node[pod.UID] = node
-	n.byNode[node] = append(n.byNode[node], pi)
+	n.byNode[node] = append(n.byNode[node], pod)
 }
 
-// UpdateNominatedPod replaces the pod's object. A nomination the nominator
-// holds survives only an update in which neither the old nor the new object
-// names a node: the nominator may know of a nomination before the pod's
-// status says it, but once the status names a node, or stops naming one, the
-// status wins.
-func (n *Nominator) UpdateNominatedPod(logger klog.Logger, oldPod *v1.Pod, pi fwk.PodInfo) {
+// update replaces the pod's object. A nomination the nominator holds
+// survives only an update in which neither the old nor the new object names
+// a node: the nominator may know of a nomination before the pod's status
+// says it, but once the status names a node, or stops naming one, the status
+// wins.
+func (n *nominator) update(logger klog.Logger, oldPod, newPod *v1.Pod) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var ni *fwk.NominatingInfo
-	if oldPod.Status.NominatedNodeName == "" && pi.GetPod().Status.NominatedNodeName == "" {
+	if oldPod.Status.NominatedNodeName == "" && newPod.Status.NominatedNodeName == "" {
 		if node, ok := n.node[oldPod.UID]; ok {
 			ni = &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node}
 		}
 	}
 	n.deleteLocked(oldPod)
-	n.addLocked(logger, pi, ni)
+	n.addLocked(logger, newPod, ni)
 }
 
-// DeleteNominatedPodIfExists forgets the pod's nomination.
-func (n *Nominator) DeleteNominatedPodIfExists(pod *v1.Pod) {
+// delete forgets the pod's nomination.
+func (n *nominator) delete(pod *v1.Pod) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.deleteLocked(pod)
 }
 
-func (n *Nominator) deleteLocked(pod *v1.Pod) {
+func (n *nominator) deleteLocked(pod *v1.Pod) {
 	node, ok := n.node[pod.UID]
 	if !ok {
 		return
@@ -103,7 +96,7 @@ func (n *Nominator) deleteLocked(pod *v1.Pod) {
 	delete(n.node, pod.UID)
 	pods := n.byNode[node]
 	for i, p := range pods {
-		if p.GetPod().UID == pod.UID {
+		if p.UID == pod.UID {
 			n.byNode[node] = append(pods[:i:i], pods[i+1:]...)
 			break
 		}
@@ -113,26 +106,29 @@ func (n *Nominator) deleteLocked(pod *v1.Pod) {
 	}
 }
 
-// NominatedPodsForNode returns the pods nominated to node, as last given.
-func (n *Nominator) NominatedPodsForNode(node string) []fwk.PodInfo {
+// podsFor returns the pods nominated to node, as last given.
+func (n *nominator) podsFor(node string) []*v1.Pod {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return append([]fwk.PodInfo{}, n.byNode[node]...)
+	return append([]*v1.Pod(nil), n.byNode[node]...)
 }
 
-// AddNominatedPod records a nomination (fwk.PodNominator); see Nominator.
+// AddNominatedPod records the pod's nominated node (fwk.PodNominator): ni's
+// when its mode overrides (an empty name clears the nomination), else the
+// pod's status.nominatedNodeName. A pod gone or bound is not nominated.
 func (q *Queue) AddNominatedPod(logger klog.Logger, pi fwk.PodInfo, ni *fwk.NominatingInfo) {
-	q.nominator.AddNominatedPod(logger, pi, ni)
+	q.nominator.add(logger, pi.GetPod(), ni)
 }
 
-// UpdateNominatedPod carries a nomination across an update; see Nominator.
+// UpdateNominatedPod carries a nomination across an update of the pod: a
+// nomination the queue holds survives only when neither object names a node.
 func (q *Queue) UpdateNominatedPod(logger klog.Logger, oldPod *v1.Pod, pi fwk.PodInfo) {
-	q.nominator.UpdateNominatedPod(logger, oldPod, pi)
+	q.nominator.update(logger, oldPod, pi.GetPod())
 }
 
-// DeleteNominatedPodIfExists forgets a nomination; see Nominator.
+// DeleteNominatedPodIfExists forgets the pod's nomination.
 func (q *Queue) DeleteNominatedPodIfExists(pod *v1.Pod) {
-	q.nominator.DeleteNominatedPodIfExists(pod)
+	q.nominator.delete(pod)
 }
 
 // NominatedPodsForNode returns the pods nominated to node as the queue holds
@@ -141,10 +137,9 @@ func (q *Queue) DeleteNominatedPodIfExists(pod *v1.Pod) {
 func (q *Queue) NominatedPodsForNode(node string) []fwk.PodInfo {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	nominated := q.nominator.NominatedPodsForNode(node)
+	nominated := q.nominator.podsFor(node)
 	out := make([]fwk.PodInfo, 0, len(nominated))
-	for _, npi := range nominated {
-		pod := npi.GetPod()
+	for _, pod := range nominated {
 		if pi := q.podLocked(pod.UID); pi != nil {
 			out = append(out, podInfoOf(pi.Pod.DeepCopy()))
 			continue

@@ -151,7 +151,7 @@ type Failure struct {
 // the activator plugins call (fwk.PodActivator).
 type Queue struct {
 	opts      Options
-	nominator *Nominator
+	nominator *nominator
 
 	mu            sync.RWMutex
 	cond          *sync.Cond
@@ -173,7 +173,7 @@ func New(opts Options) *Queue {
 	less := func(a, b *PodInfo) bool { return opts.Less(a, b) }
 	q := &Queue{
 		opts:          opts,
-		nominator:     &Nominator{lister: opts.PodLister, byNode: map[string][]fwk.PodInfo{}, node: map[types.UID]string{}},
+		nominator:     newNominator(opts.PodLister),
 		active:        newPodHeap(less),
 		backoff:       newBackoffQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff, less),
 		unschedulable: unschedulablePods{},
@@ -234,7 +234,7 @@ func (q *Queue) Add(pod *v1.Pod) {
 }
 
 func (q *Queue) addLocked(pod *v1.Pod) {
-	q.nominator.AddNominatedPod(q.opts.Logger, podInfoOf(pod), nil)
+	q.nominator.add(q.opts.Logger, pod, nil)
 	if q.whereLocked(pod.UID) != "" {
 		return
 	}
@@ -348,12 +348,12 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 		q.active.fix(uid)
 		q.backoff.rejected.fix(uid)
 		q.backoff.errored.fix(uid)
-		q.nominator.UpdateNominatedPod(q.opts.Logger, oldPod, podInfoOf(newPod))
+		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		q.report(pi, event.ActionUpdate, where, where, cause{label: EventPodUpdate})
 	case event.Unschedulable:
 		pi := q.unschedulable[uid]
 		pi.Pod = newPod
-		q.nominator.UpdateNominatedPod(q.opts.Logger, oldPod, podInfoOf(newPod))
+		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		for _, ev := range events {
 			s, plugin := q.worthRequeuing(pi, ev, oldPod, newPod)
 			if to := q.requeueLocked(pi, s, cause{label: ev.Label(), plugins: pluginList(plugin)}); to != event.Unschedulable {
@@ -370,7 +370,7 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 func (q *Queue) Delete(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.nominator.DeleteNominatedPodIfExists(pod)
+	q.nominator.delete(pod)
 	if pi := q.flight.get(pod.UID); pi != nil {
 		// The attempt goes on (the pod may even be getting bound, which
 		// also looks like a delete to the informer); it must not come back

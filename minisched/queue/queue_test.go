@@ -658,10 +658,10 @@ func TestNominator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := NewNominator()
-			n.AddNominatedPod(klog.Background(), podInfoOf(nominatedTo("p", tt.old)), stored)
-			n.UpdateNominatedPod(klog.Background(), nominatedTo("p", tt.old), podInfoOf(nominatedTo("p", tt.new)))
-			got := n.node[types.UID("uid-p")]
+			q := New(Options{})
+			q.AddNominatedPod(klog.Background(), podInfoOf(nominatedTo("p", tt.old)), stored)
+			q.UpdateNominatedPod(klog.Background(), nominatedTo("p", tt.old), podInfoOf(nominatedTo("p", tt.new)))
+			got := q.nominator.node[types.UID("uid-p")]
 			if got != tt.want {
 				t.Errorf("nominated to %q, want %q", got, tt.want)
 			}
