@@ -2,10 +2,12 @@ package minisched
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +34,9 @@ type cycle struct {
 	observer event.Observer
 	p        *profile
 	timeout  time.Duration
-	// plugin names the plugin being called at a pod-level point, so that a
-	// hang can be blamed on it.
+	// plugin names the plugin being called at a pod-level point (and at
+	// Filter when it checks nodes in order), so that a hang can be blamed
+	// on it.
 	plugin atomic.Value
 }
 
@@ -107,35 +110,164 @@ func result(plugin string, status *fwk.Status, nanos int64) event.PluginResult {
 
 // bounded runs one extension point and gives up on it after the cycle
 // timeout: a plugin that hangs fails this pod's cycle with an error, and the
-// scheduler moves on. The abandoned goroutine's results are never read.
-func (c *cycle) bounded(point string, f func()) *fwk.Status {
+// scheduler moves on. Go cannot stop the goroutine left behind, so bounded
+// cuts it off from the cycle instead:
+//   - f runs with a context that is cancelled at the timeout, so plugins
+//     that watch it return, and f's loops call no further plugin once
+//     abandoned says so (the snapshot's nodes are the next cycle's);
+//   - f runs with a cycle state of its own (see ownState): what its plugins
+//     do there reaches state only when f returns in time.
+//
+// The caller may read the variables f writes only when bounded returned nil:
+// after a timeout they belong to the abandoned goroutine.
+func (c *cycle) bounded(ctx context.Context, point string, state fwk.CycleState, f func(context.Context, fwk.CycleState)) *fwk.Status {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The last point's plugin must not take the blame for this one's hang.
+	c.plugin.Store("")
+	own := newOwnState(state)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f()
+		f(ctx, own)
 	}()
 	timer := time.NewTimer(c.timeout)
 	defer timer.Stop()
 	select {
 	case <-done:
+		own.commit(state)
 		return nil
 	case <-timer.C:
 		who := point
 		if p, _ := c.plugin.Load().(string); p != "" {
 			who = point + " plugin " + p
 		}
-		return fwk.AsStatus(fmt.Errorf("%s did not return within %v", who, c.timeout))
+		err := fmt.Errorf("%s did not return within %v", who, c.timeout)
+		cancel(fmt.Errorf("%w: %w", errAbandoned, err))
+		return fwk.AsStatus(err)
+	}
+}
+
+// errAbandoned is the cause of the context bounded cancels at the timeout.
+var errAbandoned = errors.New("abandoned by the scheduler")
+
+// abandoned returns an error once bounded gave up on the extension point
+// that ctx was made for, and nil before. The loops that call plugins ask it
+// before each call. A scheduler that stops cancels ctx too, but its loops go
+// on as upstream's do: only an abandoned point is cut short.
+func abandoned(ctx context.Context) *fwk.Status {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if err := context.Cause(ctx); errors.Is(err, errAbandoned) {
+		return fwk.AsStatus(err)
+	}
+	return nil
+}
+
+// ownState is the cycle state one extension point runs with: a clone of the
+// cycle's, so that a call abandoned at the timeout changes only a copy
+// nobody reads. How deep the copy goes is each StateData's Clone: upstream's
+// plugins copy what PreFilter's AddPod and RemovePod change and share the
+// rest (VolumeBinding, DynamicResources and PodsToActivate share it all,
+// behind their own locks).
+//
+// It remembers the keys the plugins read, wrote or deleted, and the skip sets
+// they set, so that commit carries their work back when the point returned
+// in time: PreFilter's and PreScore's writes reach Filter and Score that
+// way. Keys only read are carried as well, because plugins may change in
+// place what they read.
+type ownState struct {
+	fwk.CycleState
+	touched                                             sync.Map // fwk.StateKey -> struct{}
+	skipFilter, skipScore, skipPreBind, parallelPreBind atomic.Bool
+}
+
+func newOwnState(state fwk.CycleState) *ownState {
+	return &ownState{CycleState: state.Clone()}
+}
+
+func (s *ownState) touch(key fwk.StateKey) {
+	// Filter and Score read from many goroutines: Load keeps repeated
+	// reads of a key off sync.Map's lock.
+	if _, ok := s.touched.Load(key); !ok {
+		s.touched.Store(key, struct{}{})
+	}
+}
+
+func (s *ownState) Read(key fwk.StateKey) (fwk.StateData, error) {
+	s.touch(key)
+	return s.CycleState.Read(key)
+}
+
+func (s *ownState) Write(key fwk.StateKey, val fwk.StateData) {
+	s.touch(key)
+	s.CycleState.Write(key, val)
+}
+
+func (s *ownState) Delete(key fwk.StateKey) {
+	s.touch(key)
+	s.CycleState.Delete(key)
+}
+
+func (s *ownState) SetSkipFilterPlugins(plugins sets.Set[string]) {
+	s.skipFilter.Store(true)
+	s.CycleState.SetSkipFilterPlugins(plugins)
+}
+
+func (s *ownState) SetSkipScorePlugins(plugins sets.Set[string]) {
+	s.skipScore.Store(true)
+	s.CycleState.SetSkipScorePlugins(plugins)
+}
+
+func (s *ownState) SetSkipPreBindPlugins(plugins sets.Set[string]) {
+	s.skipPreBind.Store(true)
+	s.CycleState.SetSkipPreBindPlugins(plugins)
+}
+
+func (s *ownState) SetParallelPreBindPlugins(plugins sets.Set[string]) {
+	s.parallelPreBind.Store(true)
+	s.CycleState.SetParallelPreBindPlugins(plugins)
+}
+
+// commit carries what the plugins did into the cycle's state.
+func (s *ownState) commit(to fwk.CycleState) {
+	s.touched.Range(func(k, _ any) bool {
+		key := k.(fwk.StateKey)
+		if v, err := s.CycleState.Read(key); err == nil {
+			to.Write(key, v)
+		} else {
+			to.Delete(key)
+		}
+		return true
+	})
+	if s.skipFilter.Load() {
+		to.SetSkipFilterPlugins(s.CycleState.GetSkipFilterPlugins())
+	}
+	if s.skipScore.Load() {
+		to.SetSkipScorePlugins(s.CycleState.GetSkipScorePlugins())
+	}
+	if s.skipPreBind.Load() {
+		to.SetSkipPreBindPlugins(s.CycleState.GetSkipPreBindPlugins())
+	}
+	if s.parallelPreBind.Load() {
+		to.SetParallelPreBindPlugins(s.CycleState.GetParallelPreBindPlugins())
 	}
 }
 
 // preFilter runs PreFilter. A rejection fills d, as kube-scheduler does, so
 // that PostFilter and the message see it.
-func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, d *framework.Diagnosis) (res *fwk.PreFilterResult, status *fwk.Status) {
+func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, d *framework.Diagnosis) (*fwk.PreFilterResult, *fwk.Status) {
+	var res *fwk.PreFilterResult
+	var status *fwk.Status
 	var results []event.PluginResult
 	skip := sets.New[string]()
 	withNodes := sets.New[string]()
-	if timeout := c.bounded("PreFilter", func() {
+	if timeout := c.bounded(ctx, "PreFilter", state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range c.p.preFilter {
+			if status = abandoned(ctx); status != nil {
+				return
+			}
 			c.plugin.Store(pl.Name())
 			var r *fwk.PreFilterResult
 			s, nanos := call(pl.Name(), func() *fwk.Status {
@@ -234,62 +366,84 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	passed := make([]bool, n)
 	var found atomic.Int64
 	var failed atomic.Pointer[fwk.Status]
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 
-	// run calls each plugin on one node until one does not pass.
-	run := func(state fwk.CycleState, ni fwk.NodeInfo, row *event.NodeFilter) *fwk.Status {
-		row.Codes = make([]int, 0, len(plugins))
-		row.Nanos = make([]int64, 0, len(plugins))
-		for _, pl := range plugins {
-			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Filter(ctx, state, r.pod, ni) })
-			row.Codes = append(row.Codes, int(s.Code()))
-			row.Nanos = append(row.Nanos, nanos)
-			if !s.IsSuccess() {
-				if !s.IsRejected() {
-					s = fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+	// pass checks the nodes with the plugins, the state and the context
+	// that bounded hands it.
+	pass := func(ctx context.Context, state fwk.CycleState) {
+		// abandon is bounded's context; ctx ends the pass early as well,
+		// once enough nodes fit or one errs.
+		abandon := ctx
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+
+		// run calls each plugin on one node until one does not pass.
+		run := func(state fwk.CycleState, ni fwk.NodeInfo, row *event.NodeFilter) *fwk.Status {
+			row.Codes = make([]int, 0, len(plugins))
+			row.Nanos = make([]int64, 0, len(plugins))
+			for _, pl := range plugins {
+				if s := abandoned(abandon); s != nil {
+					return s
 				}
-				row.Reason = s.Message()
-				return s
+				if r.inOrder {
+					// One call at a time: a hang can be blamed on it.
+					c.plugin.Store(pl.Name())
+				}
+				s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Filter(ctx, state, r.pod, ni) })
+				row.Codes = append(row.Codes, int(s.Code()))
+				row.Nanos = append(row.Nanos, nanos)
+				if !s.IsSuccess() {
+					if !s.IsRejected() {
+						s = fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+					}
+					row.Reason = s.Message()
+					return s
+				}
+			}
+			return nil
+		}
+		check := func(i int) {
+			ni := r.nodes[(r.start+i)%n]
+			row := event.NodeFilter{Node: ni.Node().Name}
+			// Pods nominated here by preemption hold their room: the first pass
+			// counts them, the second makes sure the pod does not rely on them.
+			withNominated, nominatedState, nodeInfo, err := c.addNominatedPods(ctx, state, r.pod, ni)
+			var status *fwk.Status
+			if err != nil {
+				status = fwk.AsStatus(err)
+			} else {
+				row.Nominated = withNominated
+				status = run(nominatedState, nodeInfo, &row)
+				if withNominated && status.IsRejected() {
+					row.Reason = "with the pods nominated to this node: " + row.Reason
+				}
+				if withNominated && status.IsSuccess() {
+					status = run(state, ni, &row)
+				}
+			}
+			if status.IsSuccess() && found.Add(1) > int64(r.numToFind) {
+				// Enough nodes fit already: this one is not counted.
+				found.Add(-1)
+				cancel()
+				return
+			}
+			rows[i] = row
+			switch {
+			case status.Code() == fwk.Error:
+				failed.CompareAndSwap(nil, status)
+				cancel()
+			case status.IsSuccess():
+				passed[i] = true
+			default:
+				statuses[i] = status
 			}
 		}
-		return nil
-	}
-	check := func(i int) {
-		ni := r.nodes[(r.start+i)%n]
-		row := event.NodeFilter{Node: ni.Node().Name}
-		// Pods nominated here by preemption hold their room: the first pass
-		// counts them, the second makes sure the pod does not rely on them.
-		withNominated, state, nodeInfo, err := c.addNominatedPods(ctx, r.state, r.pod, ni)
-		var status *fwk.Status
-		if err != nil {
-			status = fwk.AsStatus(err)
-		} else {
-			row.Nominated = withNominated
-			status = run(state, nodeInfo, &row)
-			if withNominated && status.IsRejected() {
-				row.Reason = "with the pods nominated to this node: " + row.Reason
+		if r.inOrder {
+			for i := 0; i < n && ctx.Err() == nil; i++ {
+				check(i)
 			}
-			if withNominated && status.IsSuccess() {
-				status = run(r.state, ni, &row)
-			}
-		}
-		if status.IsSuccess() && found.Add(1) > int64(r.numToFind) {
-			// Enough nodes fit already: this one is not counted.
-			found.Add(-1)
-			cancel()
 			return
 		}
-		rows[i] = row
-		switch {
-		case status.Code() == fwk.Error:
-			failed.CompareAndSwap(nil, status)
-			cancel()
-		case status.IsSuccess():
-			passed[i] = true
-		default:
-			statuses[i] = status
-		}
+		c.p.fw.Parallelizer().Until(ctx, n, check, "Filter")
 	}
 	var timeout *fwk.Status
 	if len(plugins) == 0 {
@@ -297,14 +451,8 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		for i := range min(r.numToFind, n) {
 			rows[i], passed[i] = event.NodeFilter{Node: r.nodes[(r.start+i)%n].Node().Name}, true
 		}
-	} else if r.inOrder {
-		timeout = c.bounded("Filter", func() {
-			for i := 0; i < n && ctx.Err() == nil; i++ {
-				check(i)
-			}
-		})
 	} else {
-		timeout = c.bounded("Filter", func() { c.p.fw.Parallelizer().Until(ctx, n, check, "Filter") })
+		timeout = c.bounded(ctx, "Filter", r.state, pass)
 	}
 	if timeout != nil {
 		return nil, 0, timeout
@@ -359,14 +507,19 @@ func (c *cycle) addNominatedPods(ctx context.Context, state fwk.CycleState, pod 
 
 // postFilter runs PostFilter (preemption) until one plugin succeeds, errs or
 // says nothing can help.
-func (c *cycle) postFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, statuses fwk.NodeToStatusReader) (res *fwk.PostFilterResult, status *fwk.Status) {
+func (c *cycle) postFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	if len(c.p.postFilter) == 0 {
 		return nil, nil
 	}
+	var res *fwk.PostFilterResult
+	var status *fwk.Status
 	var results []event.PluginResult
 	var reasons []string
-	if timeout := c.bounded("PostFilter", func() {
+	if timeout := c.bounded(ctx, "PostFilter", state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range c.p.postFilter {
+			if status = abandoned(ctx); status != nil {
+				return
+			}
 			c.plugin.Store(pl.Name())
 			var r *fwk.PostFilterResult
 			s, nanos := call(pl.Name(), func() *fwk.Status {
@@ -395,11 +548,15 @@ func (c *cycle) postFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 }
 
 // preScore runs PreScore; plugins that Skip are not called at Score.
-func (c *cycle) preScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (status *fwk.Status) {
+func (c *cycle) preScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
+	var status *fwk.Status
 	var results []event.PluginResult
 	skip := sets.New[string]()
-	if timeout := c.bounded("PreScore", func() {
+	if timeout := c.bounded(ctx, "PreScore", state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range c.p.preScore {
+			if status = abandoned(ctx); status != nil {
+				return
+			}
 			c.plugin.Store(pl.Name())
 			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.PreScore(ctx, state, pod, nodes) })
 			results = append(results, result(pl.Name(), s, nanos))
@@ -432,34 +589,46 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		described[j] = event.ScorePlugin{Name: pl.Name(), Weight: c.p.weights[pl.Name()]}
 	}
 	var failed atomic.Pointer[fwk.Status]
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	scoreNode := func(i int) {
-		ni := nodes[i]
-		row := &rows[i]
-		row.Node = ni.Node().Name
-		row.Raw = make([]int64, len(plugins))
-		row.Nanos = make([]int64, len(plugins))
-		for j, pl := range plugins {
-			s, nanos := call(pl.Name(), func() *fwk.Status {
-				var s *fwk.Status
-				row.Raw[j], s = pl.Score(ctx, state, pod, ni)
-				return s
-			})
-			row.Nanos[j] = nanos
-			if !s.IsSuccess() {
-				failed.CompareAndSwap(nil, fwk.AsStatus(fmt.Errorf("running Score plugin %q on node %s: %w", pl.Name(), row.Node, s.AsError())).WithPlugin(pl.Name()))
-				cancel()
-				return
+	timeout := c.bounded(ctx, "Score", state, func(ctx context.Context, state fwk.CycleState) {
+		// abandon is bounded's context; ctx ends the pass early as well,
+		// once a plugin fails.
+		abandon := ctx
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		scoreNode := func(i int) {
+			ni := nodes[i]
+			row := &rows[i]
+			row.Node = ni.Node().Name
+			row.Raw = make([]int64, len(plugins))
+			row.Nanos = make([]int64, len(plugins))
+			for j, pl := range plugins {
+				if s := abandoned(abandon); s != nil {
+					failed.CompareAndSwap(nil, s)
+					cancel()
+					return
+				}
+				s, nanos := call(pl.Name(), func() *fwk.Status {
+					var s *fwk.Status
+					row.Raw[j], s = pl.Score(ctx, state, pod, ni)
+					return s
+				})
+				row.Nanos[j] = nanos
+				if !s.IsSuccess() {
+					failed.CompareAndSwap(nil, fwk.AsStatus(fmt.Errorf("running Score plugin %q on node %s: %w", pl.Name(), row.Node, s.AsError())).WithPlugin(pl.Name()))
+					cancel()
+					return
+				}
 			}
 		}
-	}
-	status := c.bounded("Score", func() {
 		c.p.fw.Parallelizer().Until(ctx, len(nodes), scoreNode, "Score")
 		if failed.Load() != nil {
 			return
 		}
 		for j, pl := range plugins {
+			if s := abandoned(abandon); s != nil {
+				failed.CompareAndSwap(nil, s)
+				return
+			}
 			c.plugin.Store(pl.Name())
 			if s := c.normalize(ctx, state, pod, pl, j, rows, &described[j]); s != nil {
 				failed.CompareAndSwap(nil, s)
@@ -467,10 +636,11 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 			}
 		}
 	})
-	if status == nil {
-		status = failed.Load()
+	if timeout != nil {
+		// The rows are the abandoned goroutine's: nothing to show.
+		return nil, timeout
 	}
-	if status != nil {
+	if status := failed.Load(); status != nil {
 		if status.Plugin() != "" {
 			for j := range described {
 				if described[j].Name == status.Plugin() {
@@ -522,25 +692,34 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 
 // reserve runs Reserve in order until one fails.
 func (c *cycle) reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	return inOrder(c, "Reserve", node, slices.All(c.p.reserve), (*fwk.Status).IsSuccess,
-		func(pl fwk.ReservePlugin) *fwk.Status { return pl.Reserve(ctx, state, pod, node) })
+	return inOrder(ctx, c, state, "Reserve", node, slices.All(c.p.reserve), (*fwk.Status).IsSuccess,
+		func(ctx context.Context, state fwk.CycleState, pl fwk.ReservePlugin) *fwk.Status {
+			return pl.Reserve(ctx, state, pod, node)
+		})
 }
 
 // unreserve runs Unreserve of every Reserve plugin, in reverse order.
 func (c *cycle) unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
-	inOrder(c, "Unreserve", node, slices.Backward(c.p.reserve), always,
-		func(pl fwk.ReservePlugin) *fwk.Status { pl.Unreserve(ctx, state, pod, node); return nil })
+	inOrder(ctx, c, state, "Unreserve", node, slices.Backward(c.p.reserve), always,
+		func(ctx context.Context, state fwk.CycleState, pl fwk.ReservePlugin) *fwk.Status {
+			pl.Unreserve(ctx, state, pod, node)
+			return nil
+		})
 }
 
 // maxPermitWait caps what a Permit plugin may ask for, as upstream does.
 const maxPermitWait = 15 * time.Minute
 
 // permit runs Permit; any rejection ends it, any Wait makes the pod wait.
-func (c *cycle) permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (status *fwk.Status, waits map[string]time.Duration) {
+func (c *cycle) permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (*fwk.Status, map[string]time.Duration) {
+	var status *fwk.Status
 	var results []event.PluginResult
-	waits = map[string]time.Duration{}
-	if timeout := c.bounded("Permit", func() {
+	waits := map[string]time.Duration{}
+	if timeout := c.bounded(ctx, "Permit", state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range c.p.permit {
+			if status = abandoned(ctx); status != nil {
+				return
+			}
 			c.plugin.Store(pl.Name())
 			var wait time.Duration
 			s, nanos := call(pl.Name(), func() *fwk.Status {
@@ -580,8 +759,8 @@ func (c *cycle) permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, n
 func (c *cycle) preBindPreFlight(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	skip, parallel := sets.New[string](), sets.New[string]()
 	result := fwk.NewStatus(fwk.Skip)
-	status := inOrder(c, "PreBindPreFlight", node, slices.All(c.p.preBind), func(s *fwk.Status) bool { return s.IsSuccess() || s.IsSkip() },
-		func(pl fwk.PreBindPlugin) *fwk.Status {
+	status := inOrder(ctx, c, state, "PreBindPreFlight", node, slices.All(c.p.preBind), func(s *fwk.Status) bool { return s.IsSuccess() || s.IsSkip() },
+		func(ctx context.Context, state fwk.CycleState, pl fwk.PreBindPlugin) *fwk.Status {
 			r, s := pl.PreBindPreFlight(ctx, state, pod, node)
 			if r != nil && r.AllowParallel {
 				parallel.Insert(pl.Name())
@@ -609,15 +788,21 @@ func (c *cycle) preBindPreFlight(ctx context.Context, state fwk.CycleState, pod 
 func (c *cycle) preBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	skip := state.GetSkipPreBindPlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.preBind), func(pl fwk.PreBindPlugin) bool { return skip.Has(pl.Name()) })
-	return inOrder(c, "PreBind", node, slices.All(plugins), (*fwk.Status).IsSuccess,
-		func(pl fwk.PreBindPlugin) *fwk.Status { return pl.PreBind(ctx, state, pod, node) })
+	return inOrder(ctx, c, state, "PreBind", node, slices.All(plugins), (*fwk.Status).IsSuccess,
+		func(ctx context.Context, state fwk.CycleState, pl fwk.PreBindPlugin) *fwk.Status {
+			return pl.PreBind(ctx, state, pod, node)
+		})
 }
 
 // bind runs Bind plugins until one does not Skip.
-func (c *cycle) bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (status *fwk.Status) {
+func (c *cycle) bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	var status *fwk.Status
 	var results []event.PluginResult
-	if timeout := c.bounded("Bind", func() {
+	if timeout := c.bounded(ctx, "Bind", state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range c.p.bind {
+			if status = abandoned(ctx); status != nil {
+				return
+			}
 			c.plugin.Store(pl.Name())
 			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Bind(ctx, state, pod, node) })
 			results = append(results, result(pl.Name(), s, nanos))
@@ -642,8 +827,11 @@ func (c *cycle) bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nod
 
 // postBind tells every PostBind plugin that the pod is bound.
 func (c *cycle) postBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) {
-	inOrder(c, "PostBind", node, slices.All(c.p.postBind), always,
-		func(pl fwk.PostBindPlugin) *fwk.Status { pl.PostBind(ctx, state, pod, node); return nil })
+	inOrder(ctx, c, state, "PostBind", node, slices.All(c.p.postBind), always,
+		func(ctx context.Context, state fwk.CycleState, pl fwk.PostBindPlugin) *fwk.Status {
+			pl.PostBind(ctx, state, pod, node)
+			return nil
+		})
 }
 
 func always(*fwk.Status) bool { return true }
@@ -652,12 +840,16 @@ func always(*fwk.Status) bool { return true }
 // another, reports every call, and stops at the first whose status does not
 // pass: a rejection stays a rejection, anything else becomes an error that
 // names the plugin.
-func inOrder[T fwk.Plugin](c *cycle, point, node string, plugins iter.Seq2[int, T], passes func(*fwk.Status) bool, run func(T) *fwk.Status) (status *fwk.Status) {
+func inOrder[T fwk.Plugin](ctx context.Context, c *cycle, state fwk.CycleState, point, node string, plugins iter.Seq2[int, T], passes func(*fwk.Status) bool, run func(context.Context, fwk.CycleState, T) *fwk.Status) *fwk.Status {
+	var status *fwk.Status
 	var results []event.PluginResult
-	if timeout := c.bounded(point, func() {
+	if timeout := c.bounded(ctx, point, state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range plugins {
+			if status = abandoned(ctx); status != nil {
+				return
+			}
 			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { return run(pl) })
+			s, nanos := call(pl.Name(), func() *fwk.Status { return run(ctx, state, pl) })
 			results = append(results, result(pl.Name(), s, nanos))
 			if !passes(s) {
 				status = s
