@@ -89,7 +89,7 @@ func newFixture(t *testing.T, hints map[string][]fwk.ClusterEventWithHint, preEn
 	t.Helper()
 	clk := testingclock.NewFakeClock(start)
 	rec := &recorder{}
-	q := New(Options{Less: prioritySort, Clock: clk, Hints: hints, PreEnqueue: preEnqueue, Observer: rec})
+	q := New(Options{Less: prioritySort, Clock: clk, Hints: hints, PreEnqueue: preEnqueue, Observer: rec, Logger: quiet})
 	return fixture{q, clk, rec}
 }
 
