@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // ErrBusy means a scenario runs already: one at a time.
@@ -14,7 +17,11 @@ var ErrBusy = errors.New("a scenario is already running")
 // ErrNoRun means no run has that id (runs are kept for the last 20).
 var ErrNoRun = errors.New("no such scenario run")
 
-// Run is a scenario run the manager started.
+// ErrClosed means the manager was closed: it starts no more runs.
+var ErrClosed = errors.New("scenarios are closed: minisched is shutting down")
+
+// Run is a scenario run the manager started. The manager hands out copies;
+// a Report, once set, is not changed any more.
 type Run struct {
 	ID      string    `json:"id"`
 	Name    string    `json:"name"`
@@ -32,25 +39,48 @@ type Run struct {
 // last few runs and their reports.
 type Manager struct {
 	runner *Runner
-	base   context.Context
+	// base is the runs' context; Close cancels it.
+	base      context.Context
+	cancelAll context.CancelFunc
+	// running counts the runs' goroutines, for Close to wait for.
+	running sync.WaitGroup
 
 	mu      sync.Mutex
 	runs    []*Run
 	current *Run
 	next    int
+	closed  bool
 }
 
 const keptRuns = 20
 
-// NewManager runs scenarios with runner until ctx ends.
+// NewManager runs scenarios with runner until ctx ends or Close.
 func NewManager(ctx context.Context, runner *Runner) *Manager {
-	return &Manager{runner: runner, base: ctx}
+	base, cancel := context.WithCancel(ctx)
+	return &Manager{runner: runner, base: base, cancelAll: cancel}
+}
+
+// Close cancels the run under way, if any, and waits until its goroutine
+// is over, the scheduler's configuration put back included: call it before
+// stopping the scheduler, or that deferred restart would start the
+// scheduler again after Stop. Start returns ErrClosed afterwards. It is safe
+// to call more than once.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancelAll()
+	m.running.Wait()
 }
 
 // Start validates sc and runs it in the background. An invalid scenario
 // returns its *Error and runs nothing; ErrBusy if one runs already.
 func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
 	if m.current != nil {
 		m.mu.Unlock()
 		return nil, ErrBusy
@@ -61,7 +91,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 	m.current = run
 	m.mu.Unlock()
 
-	if err := m.runner.Validate(ctx, sc); err != nil {
+	if err := m.validate(ctx, sc); err != nil {
 		m.mu.Lock()
 		m.current = nil
 		m.mu.Unlock()
@@ -70,25 +100,82 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 	runCtx, cancel := context.WithCancel(m.base)
 	run.cancel = cancel
 	m.mu.Lock()
+	if m.closed {
+		m.current = nil
+		m.mu.Unlock()
+		cancel()
+		return nil, ErrClosed
+	}
 	m.runs = append(m.runs, run)
 	if len(m.runs) > keptRuns {
 		m.runs = m.runs[1:]
 	}
+	m.running.Add(1)
 	m.mu.Unlock()
 	go func() {
+		defer m.running.Done()
 		defer close(run.done)
 		defer cancel()
-		rep := m.runner.execute(runCtx, run.ID, sc, func(step int) {
-			m.mu.Lock()
-			run.Step = step
-			m.mu.Unlock()
-		})
+		rep := m.execute(runCtx, run, sc)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.current = nil
 		run.State, run.Report = rep.State, rep
 	}()
 	return m.snapshot(run), nil
+}
+
+// validate checks sc; a panic on the way (a bug some input reaches) refuses
+// the scenario instead of failing the request.
+func (m *Manager) validate(ctx context.Context, sc *Scenario) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			klog.ErrorS(nil, "Checking a scenario panicked", "scenario", sc.Metadata.Name, "panic", p, "stack", string(debug.Stack()))
+			err = &Error{Msg: fmt.Sprintf("the scenario could not be checked: %v", p)}
+		}
+	}()
+	return m.runner.Validate(ctx, sc)
+}
+
+// execute runs sc. A panic in the run (a bug some input reaches: a
+// scenario runs what a user wrote) ends the run in error with the panic's
+// message, instead of taking the whole process down; the runner's deferred
+// work, the scheduler's configuration put back, has run by then.
+func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario) (rep *Report) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		m.mu.Lock()
+		step := run.Step
+		m.mu.Unlock()
+		klog.ErrorS(nil, "Scenario run panicked", "run", run.ID, "scenario", sc.Metadata.Name, "step", step, "panic", p, "stack", string(debug.Stack()))
+		rep = &Report{ID: run.ID, Name: sc.Metadata.Name, Title: sc.Metadata.Title, Started: run.Started,
+			Steps: []StepReport{}, Expectations: []ExpectationReport{}, Pods: []PodReport{}}
+		msg := fmt.Sprintf("the run crashed at step %d: %v", step, p)
+		if step == 0 {
+			msg = fmt.Sprintf("the run crashed before its first step: %v", p)
+		}
+		rep.finish(StateError, msg)
+		m.notify(run.ID, sc, step, rep)
+	}()
+	return m.runner.execute(ctx, run.ID, sc, func(step int) {
+		m.mu.Lock()
+		run.Step = step
+		m.mu.Unlock()
+	})
+}
+
+// notify tells the observers that a crashed run ended, as the runner does
+// for the others. It is best effort: the observer may be what panicked.
+func (m *Manager) notify(id string, sc *Scenario, step int, rep *Report) {
+	defer func() {
+		if p := recover(); p != nil {
+			klog.ErrorS(nil, "Reporting a crashed scenario run panicked", "run", id, "panic", p)
+		}
+	}()
+	m.runner.progress(id, sc, step, string(rep.State), rep.Message)
 }
 
 // Get returns a run by id.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -259,10 +261,21 @@ func (t *tracker) apply(e *event.Event) {
 	}
 }
 
+// pod returns a copy of the pod's story, or nil: the tracker's goroutine
+// goes on changing the original while a step reads it. (The events lastEnd
+// and lastScore point to are never changed, only replaced.)
 func (t *tracker) pod(key string) *podStory {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.pods[key]
+	p := t.pods[key]
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.seconds = maps.Clone(p.seconds)
+	c.movedBy = slices.Clone(p.movedBy)
+	c.gatedBy = slices.Clone(p.gatedBy)
+	return &c
 }
 
 func (t *tracker) describePod(key string) string {

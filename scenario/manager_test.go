@@ -1,0 +1,294 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"minisched/minisched"
+	"minisched/minisched/event"
+	"minisched/recorder"
+)
+
+// progress collects the scenario events a run reports. With hold set, a
+// step that starts waits in Observe until the test lets it go, so that the
+// test sees the run between its steps.
+type progress struct {
+	hold chan struct{}
+
+	mu      sync.Mutex
+	steps   []event.ScenarioStep
+	changed chan struct{}
+}
+
+func newProgress(hold bool) *progress {
+	p := &progress{changed: make(chan struct{})}
+	if hold {
+		p.hold = make(chan struct{})
+	}
+	return p
+}
+
+func (p *progress) Observe(e event.Event) {
+	if e.Scenario == nil {
+		return
+	}
+	p.mu.Lock()
+	p.steps = append(p.steps, *e.Scenario)
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+	if p.hold != nil && e.Scenario.Phase == "running" {
+		<-p.hold
+	}
+}
+
+// waitFor waits until a reported step matches.
+func (p *progress) waitFor(t *testing.T, what string, match func(event.ScenarioStep) bool) {
+	t.Helper()
+	guard := time.After(30 * time.Second) // a guard: the events come at once
+	for {
+		p.mu.Lock()
+		changed := p.changed
+		for _, s := range p.steps {
+			if match(s) {
+				p.mu.Unlock()
+				return
+			}
+		}
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-guard:
+			t.Fatalf("no scenario event for %s", what)
+		}
+	}
+}
+
+func (p *progress) saw(phase string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.steps {
+		if s.Phase == phase {
+			return true
+		}
+	}
+	return false
+}
+
+// testManager returns a manager over a fake cluster and a scheduler that is
+// not running: enough for steps that do not wait for scheduling.
+func testManager(t *testing.T, env Env) *Manager {
+	t.Helper()
+	if env.Client == nil {
+		env.Client = fake.NewClientset()
+	}
+	env.Scheduler = minisched.NewService(minisched.ServiceOptions{Client: env.Client})
+	env.Recorder = recorder.New(recorder.Options{})
+	m := NewManager(context.Background(), NewRunner(env))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func parse(t *testing.T, doc string) *Scenario {
+	t.Helper()
+	sc, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return sc
+}
+
+const (
+	createsANode = `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: creates-a-node}
+spec:
+  steps:
+  - scheduler: pause
+  - create: {manifest: {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {}}}}
+`
+	pausesAndResumes = `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: pauses-and-resumes}
+spec:
+  steps:
+  - scheduler: pause
+  - scheduler: resume
+  - scheduler: pause
+`
+	waitsLong = `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: waits-long}
+spec:
+  steps:
+  - scheduler: pause
+  - wait: {duration: 20m}
+`
+)
+
+func TestPanicInAScenarioFailsOnlyThatRun(t *testing.T) {
+	tests := []struct {
+		name string
+		env  func() Env
+		// refused says the panic comes while checking the scenario: Start
+		// refuses it as invalid. Otherwise the run ends in error.
+		refused bool
+		want    string
+	}{
+		{
+			name: "a step's CreateNode panics",
+			env: func() Env {
+				return Env{CreateNode: func(_ context.Context, n *v1.Node) (*v1.Node, error) {
+					// What a node with allocatable but no capacity did.
+					var capacity map[string]int
+					capacity["cpu"] = 1
+					return n, nil
+				}}
+			},
+			want: "the run crashed at step 2: assignment to entry in nil map",
+		},
+		{
+			name: "checking the scenario panics",
+			env: func() Env {
+				client := fake.NewClientset()
+				var once sync.Once
+				client.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+					once.Do(func() { panic("listing nodes went wrong") })
+					return false, nil, nil
+				})
+				return Env{Client: client}
+			},
+			refused: true,
+			want:    "the scenario could not be checked: listing nodes went wrong",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testManager(t, tt.env())
+			ctx := context.Background()
+			run, err := m.Start(ctx, parse(t, createsANode))
+			if tt.refused {
+				var se *Error
+				if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("Start: %v, want an *Error saying %q", err, tt.want)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("Start: %v", err)
+				}
+				if run, err = m.Wait(ctx, run.ID); err != nil {
+					t.Fatal(err)
+				}
+				if run.State != StateError || run.Report == nil || run.Report.State != StateError || !strings.Contains(run.Report.Message, tt.want) {
+					t.Errorf("run %+v (report %+v), want state error saying %q", run, run.Report, tt.want)
+				}
+			}
+
+			// The manager goes on: the next scenario runs and passes.
+			next, err := m.Start(ctx, parse(t, pausesAndResumes))
+			if err != nil {
+				t.Fatalf("Start after the panic: %v", err)
+			}
+			if next, err = m.Wait(ctx, next.ID); err != nil || next.State != StatePassed {
+				t.Errorf("the next run: %+v, %v; want passed", next, err)
+			}
+		})
+	}
+}
+
+func TestRunsReadBackAreCopies(t *testing.T) {
+	steps := newProgress(true)
+	m := testManager(t, Env{Observer: steps})
+	ctx := context.Background()
+	run, err := m.Start(ctx, parse(t, pausesAndResumes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps.waitFor(t, "step 1", func(s event.ScenarioStep) bool { return s.Step == 1 && s.Phase == "running" })
+	got, err := m.Get(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := m.List()
+	if got.Step != 1 || got.State != StateRunning || len(listed) != 1 || listed[0].Step != 1 {
+		t.Fatalf("at step 1: Get %+v, List %+v", got, listed)
+	}
+	want := *got
+
+	// The run goes on to its end; what was read before stays as it was.
+	for range 3 {
+		steps.hold <- struct{}{}
+	}
+	final, err := m.Wait(ctx, run.ID)
+	if err != nil || final.State != StatePassed || final.Report == nil {
+		t.Fatalf("the run: %+v, %v; want passed with a report", final, err)
+	}
+	if got.Step != want.Step || got.State != want.State || got.Report != want.Report || listed[0].Step != 1 || listed[0].State != StateRunning || listed[0].Report != nil || run.State != StateRunning {
+		t.Errorf("runs read earlier changed as the run went on: Get %+v, List %+v, Start %+v", got, listed[0], run)
+	}
+}
+
+// A pod's story that a step read does not change under it while the
+// tracker follows the history.
+func TestTrackerHandsOutCopies(t *testing.T) {
+	rec := recorder.New(recorder.Options{})
+	tr := newTracker(rec)
+	pod := &event.PodRef{Namespace: "default", Name: "p"}
+	at := time.Now()
+	observe := func(e event.Event) {
+		at = at.Add(time.Second)
+		e.Time, e.Pod = at, pod
+		rec.Observe(e)
+	}
+	observe(event.Event{Kind: event.KindQueue, Queue: &event.QueueMove{Action: event.ActionAdd, To: event.ActiveQ}})
+	observe(event.Event{Kind: event.KindCycleStart, CycleStart: &event.CycleStart{Attempt: 1}})
+	tr.catchUp()
+	got := tr.pod("default/p")
+	if got == nil || got.attempts != 1 {
+		t.Fatalf("story after one attempt: %+v", got)
+	}
+
+	observe(event.Event{Kind: event.KindQueue, Queue: &event.QueueMove{Action: event.ActionMove, From: event.Unschedulable, To: event.ActiveQ, Event: "NodeAdd"}})
+	observe(event.Event{Kind: event.KindCycleStart, CycleStart: &event.CycleStart{Attempt: 2}})
+	tr.catchUp()
+	if got.attempts != 1 || len(got.movedBy) != 0 || got.seconds[string(event.ActiveQ)] != 0 {
+		t.Errorf("a story read earlier changed: attempts %d, moved by %v, seconds %v", got.attempts, got.movedBy, got.seconds)
+	}
+	if now := tr.pod("default/p"); now.attempts != 2 || len(now.movedBy) != 1 {
+		t.Errorf("story now: attempts %d, moved by %v; want 2 and NodeAdd", now.attempts, now.movedBy)
+	}
+}
+
+func TestCloseWaitsForTheRun(t *testing.T) {
+	steps := newProgress(false)
+	m := testManager(t, Env{Observer: steps})
+	ctx := context.Background()
+	run, err := m.Start(ctx, parse(t, waitsLong))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps.waitFor(t, "the long wait", func(s event.ScenarioStep) bool { return s.Step == 2 && s.Phase == "running" })
+
+	m.Close()
+	// The run's goroutine is over: it reported its end before Close
+	// returned, and its report says cancelled.
+	if !steps.saw(string(StateCancelled)) {
+		t.Error("Close returned before the run reported its end")
+	}
+	if got, err := m.Get(run.ID); err != nil || got.State != StateCancelled || got.Report == nil {
+		t.Errorf("after Close: %+v, %v; want cancelled with a report", got, err)
+	}
+	if _, err := m.Start(ctx, parse(t, pausesAndResumes)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Start after Close: %v, want ErrClosed", err)
+	}
+	m.Close() // a second Close is fine
+}
