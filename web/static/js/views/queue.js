@@ -28,7 +28,9 @@ function PodCard({ entry, info, pod, now, onOpen, selected }) {
   const reason = reasonLine(entry, failure);
   const message = entry.message || (entry.queue !== 'active' ? failure?.message || pod?.message || '' : '');
   const move = describeMove(entry.event);
-  const countdown = (entry.queue === 'backoff' || entry.queue === 'errorBackoff') && entry.backoffUntil ? formatCountdown(entry.backoffUntil - now) : '';
+  // backoffUntil is aligned down to its one-second window; the flush takes
+  // the pod when that window is over, a second later.
+  const countdown = (entry.queue === 'backoff' || entry.queue === 'errorBackoff') && entry.backoffUntil ? formatCountdown(entry.backoffUntil + 1000 - now) : '';
   return html`<button type="button" class=${`card pod-card q-${entry.queue}${selected ? ' selected' : ''}`}
       data-pod=${entry.key} onClick=${() => onOpen(entry.key)}
       title=${message || reason || entry.key}>
