@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"io/fs"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -143,15 +148,47 @@ func checkContentType(header string) error {
 	return apiError(http.StatusUnsupportedMediaType, "unsupported content type %q: send application/json or application/yaml", header)
 }
 
-// securityHeaders keeps the dashboard out of other sites' frames and keeps
-// its addresses out of Referer headers.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Content-Type-Options", "nosniff")
-		return next(c)
+// securityHeaders keeps the dashboard out of other sites' frames, its
+// scripts to its own files (and the import map inline in index.html, by its
+// hash), and its addresses out of Referer headers.
+func securityHeaders(web fs.FS) echo.MiddlewareFunc {
+	scripts := "'self'"
+	for _, hash := range inlineScriptHashes(web) {
+		scripts += " '" + hash + "'"
 	}
+	csp := "default-src 'self'; script-src " + scripts + "; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+		"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Response().Header()
+			h.Set("Content-Security-Policy", csp)
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("X-Content-Type-Options", "nosniff")
+			return next(c)
+		}
+	}
+}
+
+// inlineScript matches the inline scripts of index.html (the import map).
+var inlineScript = regexp.MustCompile(`(?s)<script[^>]*>(.*?)</script>`)
+
+// inlineScriptHashes returns the CSP hashes of index.html's inline scripts.
+func inlineScriptHashes(web fs.FS) []string {
+	if web == nil {
+		return nil
+	}
+	page, err := fs.ReadFile(web, "index.html")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range inlineScript.FindAllSubmatch(page, -1) {
+		if len(bytes.TrimSpace(m[1])) == 0 {
+			continue // a script with src
+		}
+		sum := sha256.Sum256(m[1])
+		out = append(out, "sha256-"+base64.StdEncoding.EncodeToString(sum[:]))
+	}
+	return out
 }

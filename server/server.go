@@ -148,7 +148,7 @@ func New(opts Options) *Server {
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 		return fmt.Errorf("internal error: %w", err)
 	}}))
-	e.Use(securityHeaders, s.sameSite)
+	e.Use(securityHeaders(opts.Web), s.sameSite)
 	if opts.Token != "" {
 		e.Use(s.requireToken)
 	}
