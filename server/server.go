@@ -251,11 +251,17 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Shutdown stops accepting requests, ends the streams and waits for the
-// requests under way, up to ctx's deadline.
+// requests under way, up to ctx's deadline, then the scenario run under way.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancel()
 	s.cluster.stop()
-	return s.http.Shutdown(ctx)
+	err := s.http.Shutdown(ctx)
+	if s.scenarios != nil {
+		// The scenario's own restart of the scheduler must be over before
+		// the caller stops the scheduler.
+		s.scenarios.Close()
+	}
+	return err
 }
 
 // ScenarioEnv is what scenarios run against here.
