@@ -118,18 +118,7 @@ func (s *Server) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error
 }
 
 func (s *Server) deleteNode(c echo.Context) error {
-	ctx, cancel := s.apiContext(c)
-	defer cancel()
-	nodes := s.opts.Client.CoreV1().Nodes()
-	if err := s.mayDelete(ctx, "node", c.Param("name"), func(ctx context.Context) (metav1.Object, error) {
-		return nodes.Get(ctx, c.Param("name"), metav1.GetOptions{})
-	}); err != nil {
-		return err
-	}
-	if err := nodes.Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return deleteObject(s, c, "node", c.Param("name"), s.opts.Client.CoreV1().Nodes(), metav1.DeleteOptions{})
 }
 
 // listPods answers as listNodes does.
@@ -205,18 +194,7 @@ func (s *Server) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 }
 
 func (s *Server) deletePod(c echo.Context) error {
-	ctx, cancel := s.apiContext(c)
-	defer cancel()
-	pods := s.opts.Client.CoreV1().Pods(c.Param("namespace"))
-	if err := s.mayDelete(ctx, "pod", c.Param("namespace")+"/"+c.Param("name"), func(ctx context.Context) (metav1.Object, error) {
-		return pods.Get(ctx, c.Param("name"), metav1.GetOptions{})
-	}); err != nil {
-		return err
-	}
-	if err := pods.Delete(ctx, c.Param("name"), deleteNow); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return deleteObject(s, c, "pod", c.Param("name"), s.opts.Client.CoreV1().Pods(c.Param("namespace")), deleteNow)
 }
 
 func (s *Server) listPriorityClasses(c echo.Context) error {
@@ -253,16 +231,5 @@ func (s *Server) createPriorityClass(c echo.Context) error {
 }
 
 func (s *Server) deletePriorityClass(c echo.Context) error {
-	ctx, cancel := s.apiContext(c)
-	defer cancel()
-	classes := s.opts.Client.SchedulingV1().PriorityClasses()
-	if err := s.mayDelete(ctx, "PriorityClass", c.Param("name"), func(ctx context.Context) (metav1.Object, error) {
-		return classes.Get(ctx, c.Param("name"), metav1.GetOptions{})
-	}); err != nil {
-		return err
-	}
-	if err := classes.Delete(ctx, c.Param("name"), metav1.DeleteOptions{}); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return deleteObject(s, c, "PriorityClass", c.Param("name"), s.opts.Client.SchedulingV1().PriorityClasses(), metav1.DeleteOptions{})
 }

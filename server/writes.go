@@ -62,18 +62,28 @@ func (s *Server) own(obj metav1.Object) {
 	obj.SetLabels(labels)
 }
 
-// mayDelete refuses to delete, on a shared cluster, what minisched did not
-// create; get reads the object.
-func (s *Server) mayDelete(ctx context.Context, kind, name string, get func(context.Context) (metav1.Object, error)) error {
-	if s.opts.Writes != WritesOwned {
-		return nil
+// getDeleter is the part of a typed client deleteObject needs.
+type getDeleter[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// deleteObject deletes one object; on a shared cluster only one that
+// minisched labelled.
+func deleteObject[T metav1.Object](s *Server, c echo.Context, kind, name string, client getDeleter[T], opts metav1.DeleteOptions) error {
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	if s.opts.Writes == WritesOwned {
+		obj, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if obj.GetLabels()[OwnerLabel] == "" {
+			return apiError(http.StatusForbidden, "%s %s was not created by minisched (no %s label): minisched deletes only its own objects on a real cluster", kind, name, OwnerLabel)
+		}
 	}
-	obj, err := get(ctx)
-	if err != nil {
+	if err := client.Delete(ctx, name, opts); err != nil {
 		return err
 	}
-	if obj.GetLabels()[OwnerLabel] == "" {
-		return apiError(http.StatusForbidden, "%s %s was not created by minisched (no %s label): minisched deletes only its own objects on a real cluster", kind, name, OwnerLabel)
-	}
-	return nil
+	return c.NoContent(http.StatusNoContent)
 }
