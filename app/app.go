@@ -215,8 +215,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 		return err
 	}
 	fmt.Fprintf(stdout, "minisched dashboard: %s\n", inst.URL)
-	<-ctx.Done()
-	log.Info("shutting down")
+	var died <-chan error // nil, so never ready, when attached to a real cluster
+	if inst.ControlPlane != nil {
+		died = inst.ControlPlane.Err()
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-died:
+		// Exit, so that a supervisor (compose, a Deployment) restarts us.
+		log.Error("the embedded control plane died", "err", err)
+		_ = inst.Close()
+		return fmt.Errorf("the embedded control plane died: %w", err)
+	}
 	return inst.Close()
 }
 

@@ -86,7 +86,7 @@ run:
 					return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
 				}
 			}
-			rep, err := runner.Run(ctx, fmt.Sprintf("run-%d", runs+1), sc)
+			rep, err := runOne(ctx, runner, fmt.Sprintf("run-%d", runs+1), sc)
 			var se *scenario.Error
 			if errors.As(err, &se) {
 				fmt.Fprintf(stderr, "%s: %v\n", sources[i].name, se)
@@ -133,6 +133,17 @@ run:
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// runOne runs one scenario; a panic in it is reported as an error of that
+// run, never a crash with a stack.
+func runOne(ctx context.Context, runner *scenario.Runner, id string, sc *scenario.Scenario) (rep *scenario.Report, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("scenario %s crashed: %v", sc.Metadata.Name, r)
+		}
+	}()
+	return runner.Run(ctx, id, sc)
 }
 
 type source struct {
