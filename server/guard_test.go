@@ -181,3 +181,31 @@ func TestHealthzReportsADeadControlPlane(t *testing.T) {
 		t.Errorf("after etcd stopped: %d, want 503", code)
 	}
 }
+
+// A room reaches the server by names it cannot know (the host's address in
+// front of a container): with a token, the token is the check, not the Host.
+func TestTokenReplacesTheHostCheck(t *testing.T) {
+	tests := []struct {
+		name  string
+		token string
+		auth  string
+		want  int
+	}{
+		{"no token: a foreign host is refused", "", "", http.StatusForbidden},
+		{"token: a foreign host with the token is served", "s3cret", "Bearer s3cret", http.StatusOK},
+		{"token: a foreign host without it is refused", "s3cret", "", http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := guarded(t, server.Options{Token: tt.token, Addr: "0.0.0.0:8080"})
+			req, _ := http.NewRequest("GET", ts.URL+"/api/v1/queue", nil)
+			req.Host = "192.0.2.10:8080"
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			if code := do(t, req).StatusCode; code != tt.want {
+				t.Errorf("status %d, want %d", code, tt.want)
+			}
+		})
+	}
+}
