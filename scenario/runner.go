@@ -238,7 +238,7 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 			}
 		case *schedulingv1.PriorityClass:
 			if u.r.env.OwnedOnly {
-				metav1.SetMetaDataLabel(&o.ObjectMeta, ownerLabel, "minisched")
+				metav1.SetMetaDataLabel(&o.ObjectMeta, OwnerLabel, "minisched")
 			}
 			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, metav1.CreateOptions{})
 		}

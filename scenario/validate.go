@@ -167,9 +167,9 @@ func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
 }
 
 // existing lists the nodes and pods already in the cluster.
-// ownerLabel is the label minisched puts on what it creates on a cluster it
-// shares (server.OwnerLabel).
-const ownerLabel = "minisched.dev/created-by"
+// OwnerLabel marks the objects minisched created on a cluster it shares;
+// the server labels what its API creates with it too.
+const OwnerLabel = "minisched.dev/created-by"
 
 // existing names the objects a scenario may update, delete and expect
 // things of without creating them: all of them on minisched's own cluster,
@@ -178,7 +178,7 @@ func (r *Runner) existing(ctx context.Context) map[string]map[string]bool {
 	known := map[string]map[string]bool{"Node": {}, "Pod": {}, "PriorityClass": {}}
 	opts := metav1.ListOptions{}
 	if r.env.OwnedOnly {
-		opts.LabelSelector = ownerLabel
+		opts.LabelSelector = OwnerLabel
 	}
 	if nodes, err := r.env.Client.CoreV1().Nodes().List(ctx, opts); err == nil {
 		for _, n := range nodes.Items {

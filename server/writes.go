@@ -7,6 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/scenario"
 )
 
 // On a real cluster minisched reads by default (Writes: WritesNone). With
@@ -22,7 +24,7 @@ const (
 )
 
 // OwnerLabel marks the objects minisched created on a cluster it shares.
-const OwnerLabel = "minisched.dev/created-by"
+const OwnerLabel = scenario.OwnerLabel
 
 // clusterRoutes are the API routes that write to the cluster; the others
 // change only minisched (pause, its configuration) or read.
