@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -58,9 +59,15 @@ func WithPlugin(name string, factory frameworkruntime.PluginFactory) Option {
 
 // Main runs the command with os.Args and exits.
 func Main(opts ...Option) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(signals, func() {
+		fmt.Fprintln(os.Stderr, "minisched: interrupted again, quitting without waiting")
+		os.Exit(130)
+	})
 	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, opts...)
 	stop()
+	signal.Stop(signals)
 	var exit *ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -71,6 +78,29 @@ func Main(opts ...Option) {
 		fmt.Fprintln(os.Stderr, "minisched:", err)
 		os.Exit(1)
 	}
+}
+
+// interruptible returns a context that the first signal cancels, so that
+// minisched shuts down in order; a second signal calls quit, so that a
+// shutdown that hangs never holds the terminal.
+func interruptible(signals <-chan os.Signal, quit func()) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-signals:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-signals:
+			quit()
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() { once.Do(func() { close(done); cancel() }) }
 }
 
 // ExitError ends the command with a code of its own (a failed scenario
@@ -134,6 +164,9 @@ type Flags struct {
 	AllowWrites          bool
 	LeaderElect          bool
 	LeaderElectNamespace string
+	// Lease is the leader election's timing, as kube-scheduler's
+	// --leader-elect-lease-duration, -renew-deadline and -retry-period.
+	Lease LeaseTiming
 	SchedulerConfig      string
 	SchedulerName        string
 	History              int
@@ -177,6 +210,9 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.AllowWrites, "allow-writes", false, "when attached, let the API and scenarios create objects (labelled "+server.OwnerLabel+") and delete those, and only those; without it minisched only reads the cluster")
 	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "when attached, schedule only while holding a lease, so that one of several replicas schedules")
 	fs.StringVar(&f.LeaderElectNamespace, "leader-elect-namespace", "", "namespace of the lease (default: $POD_NAMESPACE, else default)")
+	fs.DurationVar(&f.Lease.Duration, "leader-elect-lease-duration", 15*time.Second, "how long a standby replica waits after the last renewal before it takes the lease")
+	fs.DurationVar(&f.Lease.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps trying to renew before it stops scheduling")
+	fs.DurationVar(&f.Lease.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the lease")
 	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
 	fs.StringVar(&f.SchedulerName, "scheduler-name", "", "schedule the pods with this spec.schedulerName (default: default-scheduler; minisched when attached)")
 	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
@@ -336,7 +372,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 				log.Error("starting the scheduler", "err", err)
 			}
 		}
-		if err := elect(ctx, inst.Client, ns, schedulerName, log, start, inst.Scheduler.Stop); err != nil {
+		if err := elect(ctx, inst.Client, f.Lease, ns, schedulerName, log, start, inst.Scheduler.Stop); err != nil {
 			return nil, err
 		}
 	} else if err := inst.Scheduler.Start(ctx, cfg); err != nil {

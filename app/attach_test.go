@@ -160,3 +160,77 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestRegainedLeaseKeepsConfig takes the lease away from an attached leader
+// that was given a configuration by PUT: while it stands by, a second PUT is
+// kept without starting a scheduler, and when it leads again it schedules
+// with the configuration last PUT, not the one it started with.
+func TestRegainedLeaseKeepsConfig(t *testing.T) {
+	app.QuietKlog(0)
+	ctx := context.Background()
+	f := app.DefaultFlags()
+	f.Addr = "127.0.0.1:0"
+	home, err := app.Start(ctx, f, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer home.Close()
+
+	g := app.DefaultFlags()
+	g.Addr, g.Kubeconfig = "127.0.0.1:0", home.ControlPlane.KubeconfigPath()
+	g.Lease = app.LeaseTiming{Duration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	r, err := app.Start(ctx, g, quiet())
+	if err != nil {
+		t.Fatalf("attaching: %v", err)
+	}
+	defer r.Close()
+	running := func() bool { return r.Scheduler.Scheduler() != nil }
+	waitUntil(t, 30*time.Second, "the replica to lead", running)
+
+	withScore := func(plugin string) string {
+		return "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: " + plugin + "\n        weight: 3\n"
+	}
+	put := func(body string) {
+		t.Helper()
+		req, _ := http.NewRequest("PUT", r.URL+"api/v1/scheduler/config", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/yaml")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("PUT configuration: %d", resp.StatusCode)
+		}
+	}
+	put(withScore("NodeNumber"))
+
+	// Another holder renews the lease: the replica cannot renew it and
+	// stops scheduling until that holder's lease runs out.
+	leases := home.Client.CoordinationV1().Leases("default")
+	lease, err := leases.Get(ctx, "minisched", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief, seconds, now := "another-replica", int32(4), metav1.NewMicroTime(time.Now())
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = &thief, &seconds
+	lease.Spec.AcquireTime, lease.Spec.RenewTime = &now, &now
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 60*time.Second, "the replica to stand by", func() bool { return !running() })
+
+	// Standing by, a PUT is kept and starts nothing.
+	put(withScore("NodeNumber") + "      disabled:\n      - name: NodeResourcesBalancedAllocation\n")
+	if running() {
+		t.Fatal("a PUT while standing by started a scheduler")
+	}
+	waitUntil(t, 60*time.Second, "the replica to lead again", running)
+	score := map[string]bool{}
+	for _, p := range r.Scheduler.Scheduler().Plugins().Score.Enabled {
+		score[p.Name] = true
+	}
+	if !score["NodeNumber"] || score["NodeResourcesBalancedAllocation"] {
+		t.Errorf("Score plugins after the lease came back: %v, want the configuration last PUT (NodeNumber, without NodeResourcesBalancedAllocation)", score)
+	}
+}

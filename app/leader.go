@@ -12,10 +12,15 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
+// LeaseTiming is how leader election waits, renews and retries.
+type LeaseTiming struct {
+	Duration, RenewDeadline, RetryPeriod time.Duration
+}
+
 // elect runs start while this process holds the lease and stop when it loses
 // it, and tries again until ctx ends: with several replicas attached to one
 // cluster, exactly one schedules.
-func elect(ctx context.Context, client kubernetes.Interface, namespace, name string, log *slog.Logger, start func(context.Context), stop func()) error {
+func elect(ctx context.Context, client kubernetes.Interface, timing LeaseTiming, namespace, name string, log *slog.Logger, start func(context.Context), stop func()) error {
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("%s_%d_%d", host, os.Getpid(), time.Now().UnixNano())
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, name,
@@ -25,9 +30,9 @@ func elect(ctx context.Context, client kubernetes.Interface, namespace, name str
 	}
 	cfg := leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
+		LeaseDuration:   timing.Duration,
+		RenewDeadline:   timing.RenewDeadline,
+		RetryPeriod:     timing.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            name,
 		Callbacks: leaderelection.LeaderCallbacks{

@@ -2,7 +2,6 @@ package minisched
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -80,20 +79,32 @@ func NewService(opts ServiceOptions) *Service {
 // of those Restart runs after it.
 func (s *Service) Start(ctx context.Context, cfg *config.KubeSchedulerConfiguration) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.base = ctx
-	s.mu.Unlock()
-	return s.Restart(cfg)
+	return s.restartLocked(cfg)
 }
 
 // Restart builds a scheduler with cfg and, only if that works, stops the
 // running one and runs the new one. A configuration the framework refuses
-// leaves the running scheduler untouched.
+// leaves the running scheduler untouched. While no scheduler runs (a replica
+// standing by for the lease, or one stopped) Restart only checks cfg and keeps
+// it for the next Start: a configuration change must never start a second
+// scheduler beside the leader.
 func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == nil {
-		return errors.New("the scheduler service was never started")
+	if s.sched == nil {
+		if err := s.CheckConfig(cfg); err != nil {
+			return err
+		}
+		s.cfg = cfg
+		s.report("configuration kept: it applies when this replica next schedules")
+		return nil
 	}
+	return s.restartLocked(cfg)
+}
+
+func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 	runCtx, cancel := context.WithCancel(s.base)
 	t := s.opts.Tuning
 	sched, err := New(runCtx, Options{
