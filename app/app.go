@@ -166,16 +166,16 @@ type Flags struct {
 	LeaderElectNamespace string
 	// Lease is the leader election's timing, as kube-scheduler's
 	// --leader-elect-lease-duration, -renew-deadline and -retry-period.
-	Lease LeaseTiming
-	SchedulerConfig      string
-	SchedulerName        string
-	History              int
-	HistoryBytes         int
-	AllowedOrigins       string
-	Seed                 int64
-	Paused               bool
-	Verbosity            int
-	WebDir               string
+	Lease           LeaseTiming
+	SchedulerConfig string
+	SchedulerName   string
+	History         int
+	HistoryBytes    int
+	AllowedOrigins  string
+	Seed            int64
+	Paused          bool
+	Verbosity       int
+	WebDir          string
 	// Token, when set, is required on every request (env MINISCHED_TOKEN).
 	Token string
 	// InsecureNoToken lets minisched listen beyond loopback without a token.
