@@ -33,6 +33,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
@@ -167,6 +168,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	}
 	s.queue = queue.New(queue.Options{
 		Less:           s.profile.fw.QueueSortFunc(),
+		SortKey:        sortKey(s.profile.fw),
 		PreEnqueue:     s.profile.fw.PreEnqueuePlugins(),
 		Hints:          hints,
 		PodLister:      s.podLister,
@@ -224,6 +226,28 @@ func (s *Scheduler) Queue() *queue.Queue { return s.queue }
 
 // Profile is the name of the profile's scheduler: the pods it takes.
 func (s *Scheduler) Profile() string { return s.profile.name }
+
+// QueueSort names the profile's QueueSort plugin and says whether the queue
+// sends a sort key for activeQ (it knows PrioritySort's).
+func (s *Scheduler) QueueSort() (plugin string, ordered bool) {
+	return queueSortPlugin(s.profile.fw), s.queue.Ordered()
+}
+
+func queueSortPlugin(f framework.Framework) string {
+	if qs := f.ListPlugins().QueueSort.Enabled; len(qs) > 0 {
+		return qs[0].Name
+	}
+	return ""
+}
+
+// sortKey is the key of the profile's QueueSort plugin, nil when minisched
+// does not know it: only PrioritySort, kube-scheduler's one, has a key.
+func sortKey(f framework.Framework) func(*queue.PodInfo) string {
+	if queueSortPlugin(f) == queuesort.Name {
+		return queue.PrioritySortKey
+	}
+	return nil
+}
 
 // scheduleOne takes the next pod through one scheduling cycle and, when a
 // node is chosen, starts its binding cycle on a goroutine of its own. It

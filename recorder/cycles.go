@@ -11,23 +11,9 @@ import (
 // ErrNoCycle means the cycle was never recorded or has left the history.
 var ErrNoCycle = errors.New("no such cycle in the history")
 
-// CycleSummary is what the cycle index keeps of one scheduling attempt.
-type CycleSummary struct {
-	ID      int64             `json:"id"`
-	Pod     event.PodRef      `json:"pod"`
-	Attempt int               `json:"attempt"`
-	Start   time.Time         `json:"start"`
-	Nodes   int               `json:"nodes"`
-	End     *event.CycleEnd   `json:"end,omitempty"`
-	Binding *event.BindingEnd `json:"binding,omitempty"`
-	// FirstSeq and LastSeq bound the cycle's events in the history.
-	FirstSeq uint64 `json:"firstSeq"`
-	LastSeq  uint64 `json:"lastSeq"`
-}
-
 // CycleRecord is a cycle with every event it emitted.
 type CycleRecord struct {
-	CycleSummary
+	event.CycleSummary
 	Events []event.Event `json:"events"`
 	// Truncated is true when some of the cycle's events have left the
 	// history.
@@ -44,8 +30,8 @@ func (r *Recorder) index(e *event.Event) {
 		if e.Kind != event.KindCycleStart {
 			return // the start has left the index already
 		}
-		c = &CycleSummary{ID: e.Cycle, Pod: *e.Pod, Attempt: e.CycleStart.Attempt, Start: e.Time,
-			Nodes: e.CycleStart.Nodes, FirstSeq: e.Seq}
+		c = &event.CycleSummary{ID: e.Cycle, Pod: *e.Pod, Attempt: e.CycleStart.Attempt, Start: e.Time,
+			Nodes: e.CycleStart.Nodes, Profile: e.CycleStart.Profile, FirstSeq: e.Seq}
 		r.cycles[e.Cycle] = c
 		r.cycleOrder = append(r.cycleOrder, e.Cycle)
 		key := e.Pod.Key()
@@ -66,24 +52,36 @@ func (r *Recorder) index(e *event.Event) {
 	c.LastSeq = e.Seq
 	switch {
 	case e.CycleEnd != nil:
-		c.End = e.CycleEnd
+		c.End, c.EndTime = e.CycleEnd, timePtr(e.Time)
+	case e.PermitWait != nil:
+		c.Waiting = true
 	case e.BindingEnd != nil:
-		c.Binding = e.BindingEnd
+		c.Binding, c.BindTime, c.Waiting = e.BindingEnd, timePtr(e.Time), false
+	default:
+		if e.CycleStart == nil {
+			return
+		}
 	}
+	// The events that change the summary carry it, so that viewers take
+	// it as it is rather than build their own.
+	summary := *c
+	e.Summary = &summary
 }
+
+func timePtr(t time.Time) *time.Time { return &t }
 
 // Cycles returns up to limit cycle summaries, newest first, of the pod
 // namespace/name (all pods when empty).
 // The scheduler records through the same lock, so this takes only what it
 // returns: the pod's own index, never a scan of every cycle.
-func (r *Recorder) Cycles(pod string, limit int) []CycleSummary {
+func (r *Recorder) Cycles(pod string, limit int) []event.CycleSummary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ids := r.cycleOrder
 	if pod != "" {
 		ids = r.podCycles[pod]
 	}
-	out := make([]CycleSummary, 0, min(limit, len(ids)))
+	out := make([]event.CycleSummary, 0, min(limit, len(ids)))
 	for i := len(ids) - 1; i >= 0 && len(out) < limit; i-- {
 		out = append(out, *r.cycles[ids[i]])
 	}

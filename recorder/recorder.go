@@ -69,7 +69,7 @@ type Recorder struct {
 	wake    chan struct{}
 	waiting bool
 
-	cycles     map[int64]*CycleSummary
+	cycles     map[int64]*event.CycleSummary
 	cycleOrder []int64
 	// podCycles lists each pod's cycles (namespace/name), oldest first.
 	podCycles map[string][]int64
@@ -86,7 +86,7 @@ func New(opts Options) *Recorder {
 	if opts.MaxCycles <= 0 {
 		opts.MaxCycles = 20_000
 	}
-	return &Recorder{opts: opts, wake: make(chan struct{}), cycles: map[int64]*CycleSummary{}, podCycles: map[string][]int64{}}
+	return &Recorder{opts: opts, wake: make(chan struct{}), cycles: map[int64]*event.CycleSummary{}, podCycles: map[string][]int64{}}
 }
 
 // Observe numbers and keeps e. It takes a short lock and never waits for a
@@ -95,11 +95,13 @@ func (r *Recorder) Observe(e event.Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	entry := &Entry{Event: e, weight: e.Weight(), bytes: e.Bytes()}
+	entry := &Entry{Event: e}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	entry.Event.Seq = r.seq
+	r.index(&entry.Event)
+	entry.weight, entry.bytes = entry.Event.Weight(), entry.Event.Bytes()
 	r.entries = append(r.entries, entry)
 	r.weight += entry.weight
 	r.bytes += entry.bytes
@@ -114,7 +116,6 @@ func (r *Recorder) Observe(e event.Event) {
 	if cap(r.entries) > 1024 && len(r.entries) < cap(r.entries)/4 {
 		r.entries = append(make([]*Entry, 0, len(r.entries)*2), r.entries...)
 	}
-	r.index(&entry.Event)
 	if r.waiting {
 		close(r.wake)
 		r.wake = make(chan struct{})
@@ -185,5 +186,5 @@ func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.entries, r.weight, r.bytes, r.dropped = nil, 0, 0, 0
-	r.cycles, r.cycleOrder, r.podCycles = map[int64]*CycleSummary{}, nil, map[string][]int64{}
+	r.cycles, r.cycleOrder, r.podCycles = map[int64]*event.CycleSummary{}, nil, map[string][]int64{}
 }

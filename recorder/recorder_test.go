@@ -232,3 +232,57 @@ func TestCyclesOfOnePodAfterEviction(t *testing.T) {
 		t.Errorf("cycles of a pod never seen: %v", got)
 	}
 }
+
+// TestEventsCarryTheSummary: the events that change a cycle carry its
+// summary as it stands after them, the same one Cycles lists.
+func TestEventsCarryTheSummary(t *testing.T) {
+	r := New(Options{})
+	ref := &event.PodRef{Namespace: "default", Name: "p", UID: "uid-p"}
+	for _, e := range []event.Event{
+		{Kind: event.KindCycleStart, Pod: ref, Cycle: 7, CycleStart: &event.CycleStart{Attempt: 2, Nodes: 3, Profile: "default-scheduler"}},
+		{Kind: event.KindPoint, Pod: ref, Cycle: 7, Point: &event.PointResults{Point: "PreFilter"}},
+		{Kind: event.KindCycleEnd, Pod: ref, Cycle: 7, CycleEnd: &event.CycleEnd{Result: event.ResultScheduled, Node: "n2"}},
+		{Kind: event.KindPermitWait, Pod: ref, Cycle: 7, PermitWait: &event.PermitWait{Node: "n2"}},
+		{Kind: event.KindBindingEnd, Pod: ref, Cycle: 7, BindingEnd: &event.BindingEnd{Node: "n2", Bound: true}},
+	} {
+		r.Observe(e)
+	}
+	entries, _, err := r.Since(0, 10)
+	if err != nil || len(entries) != 5 {
+		t.Fatalf("Since: %d entries, %v", len(entries), err)
+	}
+	tests := []struct {
+		name                  string
+		summary               *event.CycleSummary
+		ended, bound, waiting bool
+	}{
+		{"cycleStart", entries[0].Event.Summary, false, false, false},
+		{"point", entries[1].Event.Summary, false, false, false},
+		{"cycleEnd", entries[2].Event.Summary, true, false, false},
+		{"permitWait", entries[3].Event.Summary, true, false, true},
+		{"bindingEnd", entries[4].Event.Summary, true, true, false},
+	}
+	for _, tt := range tests {
+		s := tt.summary
+		if tt.name == "point" {
+			if s != nil {
+				t.Errorf("a point event carries a summary: %+v", s)
+			}
+			continue
+		}
+		if s == nil {
+			t.Errorf("%s: no summary", tt.name)
+			continue
+		}
+		if s.ID != 7 || s.Attempt != 2 || s.Nodes != 3 || s.Profile != "default-scheduler" || s.Pod != *ref {
+			t.Errorf("%s: summary %+v", tt.name, s)
+		}
+		if (s.End != nil) != tt.ended || (s.EndTime != nil) != tt.ended || (s.Binding != nil) != tt.bound || s.Waiting != tt.waiting {
+			t.Errorf("%s: ended %v, bound %v, waiting %v; want %v, %v, %v", tt.name, s.End != nil, s.Binding != nil, s.Waiting, tt.ended, tt.bound, tt.waiting)
+		}
+	}
+	listed := r.Cycles("default/p", 1)
+	if len(listed) != 1 || listed[0].LastSeq != entries[4].Event.Seq || listed[0].Binding == nil || *listed[0].BindTime != entries[4].Event.Time {
+		t.Errorf("Cycles lists %+v, want the bindingEnd's summary", listed)
+	}
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -90,9 +89,6 @@ func NewMetrics(reg *prometheus.Registry, pending func() map[event.QueueName]int
 func (m *Metrics) Observe(e event.Event) {
 	switch {
 	case e.CycleEnd != nil:
-		if e.CycleEnd.Result == event.ResultSkipped {
-			return
-		}
 		result := string(e.CycleEnd.Result)
 		m.attempts.WithLabelValues(result).Inc()
 		m.attemptDuration.WithLabelValues(result).Observe(time.Duration(e.CycleEnd.Nanos).Seconds())
@@ -120,14 +116,8 @@ func (m *Metrics) Observe(e event.Event) {
 	}
 }
 
-var codeNames = []string{"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending"}
-
 func (m *Metrics) observePlugin(plugin, point string, code int, nanos int64) {
-	status := strconv.Itoa(code)
-	if code >= 0 && code < len(codeNames) {
-		status = codeNames[code]
-	}
-	m.pluginDuration.WithLabelValues(plugin, point, status).Observe(time.Duration(nanos).Seconds())
+	m.pluginDuration.WithLabelValues(plugin, point, event.CodeName(code)).Observe(time.Duration(nanos).Seconds())
 }
 
 func (s *Server) metrics(c echo.Context) error {

@@ -39,6 +39,8 @@ type QueuedPod struct {
 	// failed.
 	LastEvent string `json:"lastEvent,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// Order sorts the pods of one queue as it pops them (QueueMove.Order).
+	Order string `json:"order,omitempty"`
 }
 
 // QueueView is the whole queue.
@@ -61,7 +63,7 @@ func (s *Server) queueView() QueueView {
 		qp := QueuedPod{
 			Pod: *event.RefOf(e.Pod), Queue: e.Queue, Attempts: e.Attempts, EnteredAt: e.EnteredAt,
 			SecondsInQueue: now.Sub(e.EnteredAt).Seconds(), Plugins: e.Plugins, GatingPlugin: e.GatingPlugin,
-			LastEvent: e.LastEvent, Message: e.LastMessage,
+			LastEvent: e.LastEvent, Message: e.LastMessage, Order: e.Order,
 		}
 		if e.Pod.Spec.Priority != nil {
 			qp.Priority = *e.Pod.Spec.Priority
@@ -181,9 +183,17 @@ func (s *Server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// lastSeq is the page's own last event, so that since=lastSeq reads
+	// the next page; the history's newest says whether there is one.
+	last := since
+	if len(entries) > 0 {
+		last = entries[len(entries)-1].Event.Seq
+	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"lastSeq":`)
-	buf.WriteString(strconv.FormatUint(s.opts.Recorder.LastSeq(), 10))
+	buf.WriteString(strconv.FormatUint(last, 10))
+	buf.WriteString(`,"more":`)
+	buf.WriteString(strconv.FormatBool(last < s.opts.Recorder.LastSeq()))
 	buf.WriteString(`,"events":[`)
 	for i, e := range entries {
 		if i > 0 {
@@ -211,6 +221,18 @@ type Snapshot struct {
 	Queue     QueueView            `json:"queue"`
 	Scheduler event.SchedulerState `json:"scheduler"`
 	History   recorder.Stats       `json:"history"`
+	// QueueSort says how activeQ is ordered.
+	QueueSort QueueSort `json:"queueSort"`
+	// Vocabulary names the codes, kinds, queues and extension points the
+	// events use.
+	Vocabulary event.Vocabulary `json:"vocabulary"`
+}
+
+// QueueSort names the QueueSort plugin, and says whether activeQ's pods
+// carry an order (QueueMove.Order); without one a viewer shows arrival order.
+type QueueSort struct {
+	Plugin  string `json:"plugin"`
+	Ordered bool   `json:"ordered"`
 }
 
 // snapshot takes the sequence number first: anything that happens while the
@@ -220,9 +242,12 @@ func (s *Server) snapshot(reason string) Snapshot {
 	seq := s.opts.Recorder.LastSeq()
 	nodes, pods := s.cluster.objects()
 	snap := Snapshot{Type: "snapshot", Schema: event.SchemaVersion, Seq: seq, Time: time.Now(), Reason: reason,
-		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats()}
+		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words()}
 	if s.opts.Scheduler != nil {
 		snap.Scheduler = s.opts.Scheduler.State()
+	}
+	if sched := s.scheduler(); sched != nil {
+		snap.QueueSort.Plugin, snap.QueueSort.Ordered = sched.QueueSort()
 	}
 	return snap
 }

@@ -54,14 +54,9 @@ func (f *streamFilter) pass(e *event.Event) bool {
 	return true
 }
 
-// knownKinds are the kinds a filter may name.
-var knownKinds = []event.Kind{event.KindQueue, event.KindCycleStart, event.KindPoint, event.KindFilter, event.KindScore,
-	event.KindCycleEnd, event.KindPermitWait, event.KindBindingEnd, event.KindNode, event.KindPod, event.KindScheduler,
-	event.KindScenario, event.KindReset}
-
 func (f *streamFilter) validate() error {
 	for _, k := range f.Kinds {
-		if !slices.Contains(knownKinds, k) {
+		if !slices.Contains(event.Words().Kinds, k) {
 			return fmt.Errorf("unknown event kind %q", k)
 		}
 	}

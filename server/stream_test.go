@@ -26,6 +26,9 @@ type message struct {
 	Nodes   []event.NodeSummary
 	Pods    []event.PodSummary
 	Queue   server.QueueView
+
+	QueueSort  server.QueueSort
+	Vocabulary event.Vocabulary
 }
 
 type wsClient struct {
@@ -101,6 +104,12 @@ func TestStreamShowsEveryStep(t *testing.T) {
 	if len(snap.Nodes) != 0 || len(snap.Pods) != 0 {
 		t.Errorf("snapshot after reset holds %d nodes and %d pods", len(snap.Nodes), len(snap.Pods))
 	}
+	if v := snap.Vocabulary; len(v.Codes) != 7 || v.Codes[3] != "UnschedulableAndUnresolvable" || !contains(v.ExtensionPoints, "PreBind") || len(v.Kinds) == 0 || len(v.Queues) != 5 {
+		t.Errorf("snapshot vocabulary %+v", v)
+	}
+	if snap.QueueSort != (server.QueueSort{Plugin: "PrioritySort", Ordered: true}) {
+		t.Errorf("snapshot queueSort %+v", snap.QueueSort)
+	}
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-2", "2"))
 	eventually(t, 10*time.Second, "the scheduler to see both nodes", func() bool {
@@ -113,10 +122,15 @@ func TestStreamShowsEveryStep(t *testing.T) {
 	var filter *event.FilterResults
 	var score *event.ScoreResults
 	var end *event.CycleEnd
+	var summary *event.CycleSummary
 	for _, e := range events {
 		if e.Pod == nil || e.Pod.Name != "web-1" || e.Kind == event.KindPod {
 			continue
 		}
+		if e.Queue != nil && e.Queue.To == event.ActiveQ && e.Queue.Order == "" {
+			t.Errorf("a move into activeQ without an order: %+v", e.Queue)
+		}
+		summary = pick(summary, e.Summary)
 		k := string(e.Kind)
 		switch {
 		case e.Queue != nil:
@@ -163,6 +177,9 @@ func TestStreamShowsEveryStep(t *testing.T) {
 	}
 	if end == nil || end.Result != event.ResultScheduled || end.Node != boundNode(t, "web-1") {
 		t.Errorf("cycle end %+v, pod bound to %q", end, boundNode(t, "web-1"))
+	}
+	if summary == nil || summary.Binding == nil || !summary.Binding.Bound || summary.End == nil || summary.End.Node != end.Node {
+		t.Errorf("the last summary on the stream %+v, want the bound cycle", summary)
 	}
 
 	// Reconnect with since: only the missed events come, no snapshot.
@@ -326,4 +343,56 @@ func containsInOrder(got, want []string) bool {
 		}
 	}
 	return i == len(want)
+}
+
+// TestEventsPaging reads GET /events a few events at a time, each page from
+// the last one's lastSeq: together the pages hold every event, once each.
+func TestEventsPaging(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
+	mustCreate(t, "/api/v1/pods", podJSON("paged", "100m"))
+	eventually(t, 20*time.Second, "the pod to be bound", func() bool { return boundNode(t, "paged") != "" })
+	var hist struct{ FirstSeq, LastSeq uint64 }
+	api(t, "GET", "/api/v1/history", "", nil, &hist)
+
+	since, pages := hist.FirstSeq-1, 0
+	var seqs []uint64
+	for {
+		var page struct {
+			LastSeq uint64        `json:"lastSeq"`
+			More    bool          `json:"more"`
+			Events  []event.Event `json:"events"`
+		}
+		if code := api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=3", since), "", nil, &page); code != http.StatusOK {
+			t.Fatalf("page after %d: %d", since, code)
+		}
+		pages++
+		if len(page.Events) > 3 {
+			t.Fatalf("a page of %d events with limit=3", len(page.Events))
+		}
+		if len(page.Events) > 0 && page.LastSeq != page.Events[len(page.Events)-1].Seq {
+			t.Fatalf("lastSeq %d, but the page ends at %d", page.LastSeq, page.Events[len(page.Events)-1].Seq)
+		}
+		for _, e := range page.Events {
+			seqs = append(seqs, e.Seq)
+		}
+		if !page.More && page.LastSeq >= hist.LastSeq {
+			break
+		}
+		if len(page.Events) == 0 {
+			t.Fatalf("an empty page after %d that says more=%v", since, page.More)
+		}
+		since = page.LastSeq
+	}
+	if pages < 2 {
+		t.Fatalf("only %d page(s): the test needs more events", pages)
+	}
+	for i, seq := range seqs {
+		if seq != hist.FirstSeq+uint64(i) {
+			t.Fatalf("paged events %v...: want every seq from %d, once", seqs[:i+1], hist.FirstSeq)
+		}
+	}
+	if last := seqs[len(seqs)-1]; last < hist.LastSeq {
+		t.Errorf("the pages ended at %d, before the history's %d", last, hist.LastSeq)
+	}
 }

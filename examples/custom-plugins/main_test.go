@@ -9,11 +9,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fwk "k8s.io/kube-scheduler/framework"
 
 	"minisched/app"
 	"minisched/examples/custom-plugins/labelscore"
 	"minisched/examples/custom-plugins/licenses"
-	"minisched/minisched/event"
 )
 
 func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
@@ -82,14 +82,14 @@ func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 		if ev.Filter != nil && ev.Pod.Name == "second" {
 			for _, row := range ev.Filter.Nodes {
 				last := len(row.Codes) - 1
-				if row.Node == "high" && ev.Filter.Plugins[last] == licenses.Name && row.Codes[last] == event.CodeUnschedulable {
+				if row.Node == "high" && ev.Filter.Plugins[last] == licenses.Name && row.Codes[last] == int(fwk.Unschedulable) {
 					sawFilter = row.Reason == "no licence left (1 of 1 in use)"
 				}
 			}
 		}
 		if ev.Point != nil && ev.Point.Point == "Reserve" && ev.Pod.Name == "second" {
 			for _, r := range ev.Point.Results {
-				sawReserve = sawReserve || r.Plugin == licenses.Name && r.Code == event.CodeSuccess
+				sawReserve = sawReserve || r.Plugin == licenses.Name && r.Code == int(fwk.Success)
 			}
 		}
 	}

@@ -24,6 +24,7 @@ func memory(args []string) error {
 	batch := fs.Int("batch", 1000, "pods per batch")
 	history := fs.Int("history", 500_000, "the history cap (--history)")
 	churn := fs.Bool("churn", true, "delete each batch once it is bound")
+	settle := fs.Duration("settle", 0, "then wait this long and report the heap again: past the embedded apiserver's Event TTL (10m) and etcd's compaction (5m), what is left is what a long workshop keeps")
 	_ = fs.Parse(args)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -65,6 +66,13 @@ func memory(args []string) error {
 			first = ms.HeapInuse
 		}
 		peak = max(peak, ms.HeapInuse)
+	}
+	if *settle > 0 {
+		time.Sleep(*settle)
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Printf("after %v idle: heap in use %d MB\n", *settle, ms.HeapInuse>>20)
 	}
 	if path := os.Getenv("BENCH_HEAPPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {

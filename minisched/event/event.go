@@ -70,6 +70,10 @@ type Event struct {
 	PodChange  *PodChange      `json:"podChange,omitempty"`
 	Scheduler  *SchedulerState `json:"scheduler,omitempty"`
 	Scenario   *ScenarioStep   `json:"scenario,omitempty"`
+
+	// Summary is the cycle's summary after this event, on the events that
+	// change it; the recorder sets it.
+	Summary *CycleSummary `json:"summary,omitempty"`
 }
 
 // Weight is how much of the history cap an event uses: one, plus one for
@@ -133,6 +137,12 @@ func (e *Event) Bytes() int {
 	case e.CycleEnd != nil:
 		b += len(e.CycleEnd.Message) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
 	}
+	if s := e.Summary; s != nil {
+		b += 512 + len(s.Pod.Namespace) + len(s.Pod.Name) + len(s.Pod.UID)
+		if s.End != nil {
+			b += len(s.End.Message) + strs(s.End.Plugins) + strs(s.End.Ties)
+		}
+	}
 	return 2 * b
 }
 
@@ -191,7 +201,7 @@ const (
 	ActionPop    QueueAction = "pop"
 	ActionUpdate QueueAction = "update"
 	ActionDelete QueueAction = "delete"
-	// QueueDone: the pod left the queue for good (bound, or deleted while
+	// ActionDone: the pod left the queue for good (bound, or deleted while
 	// being scheduled).
 	ActionDone QueueAction = "done"
 )
@@ -218,6 +228,11 @@ type QueueMove struct {
 	// backoff flush moves the pod once that window is over, one second later.
 	BackoffUntil *time.Time `json:"backoffUntil,omitempty"`
 	Message      string     `json:"message,omitempty"`
+	// Order sorts the pods of the queue the pod moved to, as that queue
+	// pops them, when compared as plain strings. It is empty for a pod in
+	// flight, and for activeQ when its QueueSort plugin gives no key
+	// (viewers then keep arrival order).
+	Order string `json:"order,omitempty"`
 }
 
 // CycleStart opens a scheduling cycle.
@@ -229,27 +244,17 @@ type CycleStart struct {
 	Profile string `json:"profile"`
 }
 
-// Status codes, as the framework numbers them.
-const (
-	CodeSuccess                      = 0
-	CodeError                        = 1
-	CodeUnschedulable                = 2
-	CodeUnschedulableAndUnresolvable = 3
-	CodeWait                         = 4
-	CodeSkip                         = 5
-	CodePending                      = 6
-)
-
 // PluginResult is one plugin call at a pod-level extension point.
 type PluginResult struct {
 	Plugin string `json:"plugin"`
+	// Code is the framework's status code (Vocabulary.Codes names it).
 	Code   int    `json:"code"`
 	Reason string `json:"reason,omitempty"`
 	// Nanos is how long the call took.
 	Nanos int64 `json:"nanos"`
 	// NodeNames is what PreFilter narrowed the nodes to, when it did.
 	NodeNames []string `json:"nodeNames,omitempty"`
-	// Timeout is how long a Permit plugin asked the pod to wait.
+	// TimeoutNanos is how long a Permit plugin asked the pod to wait.
 	TimeoutNanos int64 `json:"timeoutNanos,omitempty"`
 	// Nominated is the node PostFilter (preemption) nominated.
 	Nominated string `json:"nominated,omitempty"`
@@ -325,8 +330,6 @@ const (
 	ResultScheduled     CycleResult = "scheduled"
 	ResultUnschedulable CycleResult = "unschedulable"
 	ResultError         CycleResult = "error"
-	// ResultSkipped: the pod was deleted or already bound when popped.
-	ResultSkipped CycleResult = "skipped"
 )
 
 // CycleEnd closes a scheduling cycle.

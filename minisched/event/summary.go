@@ -41,6 +41,27 @@ type PodSummary struct {
 	Created           time.Time `json:"created"`
 }
 
+// CycleSummary is one scheduling attempt in brief: what the cycle index
+// keeps, what GET /api/v1/cycles lists, and what the events that change it
+// carry (cycleStart, cycleEnd, permitWait, bindingEnd).
+type CycleSummary struct {
+	ID       int64       `json:"id"`
+	Pod      PodRef      `json:"pod"`
+	Attempt  int         `json:"attempt"`
+	Nodes    int         `json:"nodes"`
+	Profile  string      `json:"profile"`
+	Start    time.Time   `json:"start"`
+	End      *CycleEnd   `json:"end,omitempty"`
+	EndTime  *time.Time  `json:"endTime,omitempty"`
+	Binding  *BindingEnd `json:"binding,omitempty"`
+	BindTime *time.Time  `json:"bindTime,omitempty"`
+	// Waiting is true while the pod waits at Permit.
+	Waiting bool `json:"waiting"`
+	// FirstSeq and LastSeq bound the cycle's events in the history.
+	FirstSeq uint64 `json:"firstSeq"`
+	LastSeq  uint64 `json:"lastSeq"`
+}
+
 // SummarizeNode returns the summary of node.
 func SummarizeNode(node *v1.Node) NodeSummary {
 	return NodeSummary{

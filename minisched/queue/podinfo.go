@@ -92,6 +92,8 @@ type Entry struct {
 	// LastMessage why its last attempt failed.
 	LastEvent   string
 	LastMessage string
+	// Order sorts the pods of one part of the queue (QueueMove.Order).
+	Order string
 }
 
 // List returns every pod in the queue: activeQ in pop order, backoffQ in pop
@@ -106,7 +108,7 @@ func (q *Queue) List() []Entry {
 			out = append(out, Entry{
 				Pod: pi.Pod, Queue: pi.where, Attempts: pi.Attempts, EnteredAt: pi.enteredAt,
 				BackoffUntil: pi.BackoffExpiration, Plugins: sets.List(pi.rejectors()), GatingPlugin: pi.GatingPlugin,
-				LastEvent: pi.lastEvent, LastMessage: pi.lastMessage,
+				LastEvent: pi.lastEvent, LastMessage: pi.lastMessage, Order: q.order(pi, pi.where),
 			})
 		}
 	}

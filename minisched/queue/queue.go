@@ -84,6 +84,10 @@ type PreEnqueueCheck func(pod *v1.Pod) bool
 type Options struct {
 	// Less orders activeQ; it is the QueueSort plugin's Less.
 	Less fwk.LessFunc
+	// SortKey, when set, gives a string per pod whose order is Less's: the
+	// queue sends it with every move, so that viewers show activeQ in pop
+	// order without a copy of the QueueSort plugin (PrioritySortKey).
+	SortKey func(*PodInfo) string
 	// PreEnqueue plugins gate pods on their way to activeQ or backoff, in
 	// this order.
 	PreEnqueue []fwk.PreEnqueuePlugin
@@ -520,6 +524,7 @@ func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.Que
 		until := pi.BackoffExpiration
 		move.BackoffUntil = &until
 	}
+	move.Order = q.order(pi, to)
 	q.opts.Observer.Observe(event.Event{
 		Time: q.opts.Clock.Now(), Kind: event.KindQueue, Pod: event.RefOf(pi.Pod), Queue: move,
 	})
