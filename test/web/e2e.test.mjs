@@ -1,6 +1,6 @@
 // End to end: a real minisched binary, the dashboard in headless Chromium,
 // driven as a person would with the forms and buttons. Saves screenshots
-// of the main views under docs/screenshots/.
+// of the main views under docs/screenshots/ (SCREENSHOTS=dir elsewhere).
 //
 //   MINISCHED_BIN=path/to/minisched node --test test/web/e2e.test.mjs
 //
@@ -9,10 +9,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ROOT, api, launchBrowser, podBody, startServer, waitReady } from './harness.mjs';
 
-const SHOTS = join(ROOT, 'docs', 'screenshots');
+const SHOTS = process.env.SCREENSHOTS ? resolve(process.env.SCREENSHOTS) : join(ROOT, 'docs', 'screenshots');
 const TIMEOUT = 20_000;
 
 let server;
@@ -67,7 +67,7 @@ async function shot(file) {
   // Clear the messages so that they do not cover the view in the picture.
   await page.evaluate(() => {
     const { store } = window.minisched;
-    for (const n of store.state.notices) store.dismissNotice(n.id);
+    for (const n of store.page.notices.value) store.dismissNotice(n.id);
   });
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(SHOTS, file) });
@@ -124,6 +124,13 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(scoreHeads.some((h) => /NodeResourcesFit\s*weight 1/.test(h)), `Score columns: ${scoreHeads}`);
     assert.ok(await page.locator('.barchart .bar-row').count() >= 2);
     assert.match(await page.textContent('.points'), /Bind/);
+    // The points are listed as they ran: in the order of the cycle's events.
+    const shown = await page.$$eval('.points tbody th[scope="row"]', (ths) => ths.map((th) => th.firstChild.textContent.trim()));
+    const ran = await page.evaluate(() => {
+      const s = window.minisched.store;
+      return s.cycleView(s.page.selectedPod.value, s.page.selectedCycle.value).detail.points.filter((p) => p.results?.length).map((p) => p.point);
+    });
+    assert.deepEqual(shown, ran);
     assert.match(await page.textContent('.times'), /DefaultBinder/);
     await shot('cycle-inspector.png');
   });
@@ -166,16 +173,27 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(await page.locator('.attempts .attempt').count() >= 3, 'two attempts and "newest"');
   });
 
-  await t.test('pause and step from the header', async () => {
+  await t.test('pause and step from the header; activeQ in the order the server pops it', async () => {
     await page.click('#pause');
     await page.waitForFunction(() => /paused/.test(document.querySelector('#scheduler-state').textContent));
     await createPod('stepped', '100m');
+    // Created later but of a higher priority: PrioritySort pops it first.
+    const urgent = podBody('urgent');
+    urgent.spec.priorityClassName = 'system-node-critical';
+    await api(server.url, 'POST', '/pods', urgent);
     await tab('queue');
     await page.locator('.lane-active [data-pod="default/stepped"]').waitFor();
+    await page.locator('.lane-active [data-pod="default/urgent"]').waitFor();
     await page.locator('[data-pod="default/giant"]').first().waitFor();
     await page.waitForTimeout(500);
     await shot('queue-board.png');
+    const lane = await page.$$eval('.lane-active [data-pod]', (cards) => cards.map((c) => c.dataset.pod));
+    assert.deepEqual(lane.filter((k) => k === 'default/urgent' || k === 'default/stepped'), ['default/urgent', 'default/stepped']);
+    assert.match(await page.textContent('.lane-active .lane-head'), /PrioritySort/);
     assert.equal(await page.locator('.lane-active [data-pod="default/stepped"]').count(), 1, 'paused: the pod stays in activeQ');
+    await page.click('#step');
+    await page.locator('.lane-active [data-pod="default/urgent"]').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('.lane-active [data-pod="default/stepped"]').count(), 1, 'one step, one pod');
     await page.click('#step');
     await page.locator('.lane-active [data-pod="default/stepped"]').waitFor({ state: 'detached' });
     assert.match(await page.textContent('#scheduler-state'), /paused/);
@@ -185,14 +203,14 @@ test('the dashboard drives and shows the scheduler', async (t) => {
 
   await t.test('plugins: enable NodeNumber with weight 5, disable ImageLocality, and the scores follow', async () => {
     await tab('controls');
-    const generation = await page.evaluate(() => window.minisched.store.state.scheduler.generation);
+    const generation = await page.evaluate(() => window.minisched.store.server.scheduler.value.generation);
     await page.waitForSelector('#plugins-form input[aria-label="enable NodeNumber"]');
     await page.check('#plugins-form input[aria-label="enable NodeNumber"]');
     await page.fill('#plugins-form input[aria-label="weight of NodeNumber"]', '5');
     await page.uncheck('#plugins-form input[aria-label="enable ImageLocality"]');
     await page.click('#plugins-form button[type="submit"]');
     await notice(/restarted with the new plugins/);
-    await page.waitForFunction((g) => window.minisched.store.state.scheduler.generation > g, generation);
+    await page.waitForFunction((g) => window.minisched.store.server.scheduler.value.generation > g, generation);
     await page.waitForFunction(() => /Score/.test(document.querySelector('#plugins-form tr:has(input[aria-label="enable NodeNumber"])')?.textContent || ''));
     assert.equal(await page.isChecked('#plugins-form input[aria-label="enable NodeNumber"]'), true);
     assert.equal(await page.isChecked('#plugins-form input[aria-label="enable ImageLocality"]'), false);
@@ -231,12 +249,12 @@ test('the dashboard drives and shows the scheduler', async (t) => {
   });
 
   await t.test('a dropped connection resumes with since= and misses nothing', async () => {
-    const before = await page.evaluate(() => window.minisched.store.state.snapshots);
+    const before = await page.evaluate(() => window.minisched.store.server.snapshots.value);
     await page.evaluate(() => window.minisched.stream.drop());
     await page.waitForSelector('#connection[data-status="reconnecting"]');
     await api(server.url, 'POST', '/pods', podBody('while-away'));
     await page.waitForSelector('#connection[data-status="open"]');
-    const st = await page.evaluate(() => ({ since: window.minisched.store.state.conn.since, snapshots: window.minisched.store.state.snapshots }));
+    const st = await page.evaluate(() => ({ since: window.minisched.store.server.conn.value.since, snapshots: window.minisched.store.server.snapshots.value }));
     assert.ok(st.since > 0, 'reconnected with ?since=');
     assert.equal(st.snapshots, before, 'resumed from history: no new snapshot');
     await page.waitForSelector('.node-card [data-pod="default/while-away"]');

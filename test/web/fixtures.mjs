@@ -1,12 +1,25 @@
 // Builders of stream messages in the server's shapes (see
-// minisched/event/event.go, summary.go and server/observe.go), for the tests.
+// minisched/event/event.go, summary.go, recorder/cycles.go and
+// server/observe.go), for the tests. Cycle events carry the cycle's summary
+// as the server's recorder keeps it.
 
 let seq = 0;
 const T0 = Date.parse('2026-01-01T10:00:00Z');
+// Cycle id -> its summary so far, as the recorder builds it.
+let summaries = new Map();
 
 export function resetSeq(n = 0) {
   seq = n;
+  summaries = new Map();
 }
+
+export const VOCABULARY = Object.freeze({
+  codes: ['Success', 'Error', 'Unschedulable', 'UnschedulableAndUnresolvable', 'Wait', 'Skip', 'Pending'],
+  extensionPoints: ['PreEnqueue', 'PreFilter', 'Filter', 'PostFilter', 'PreScore', 'Score', 'Reserve', 'Permit', 'PreBind', 'Bind', 'PostBind', 'Unreserve'],
+  kinds: ['queue', 'cycleStart', 'point', 'filter', 'score', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset'],
+  queues: ['active', 'backoff', 'errorBackoff', 'unschedulable', 'inFlight'],
+  results: ['scheduled', 'unschedulable', 'error'],
+});
 
 export function at(ms) {
   return new Date(T0 + ms).toISOString();
@@ -46,17 +59,35 @@ function ev(kind, fields, ms) {
   return { seq, time: at(ms ?? seq * 10), kind, ...fields };
 }
 
+/**
+ * A cycle's event; change updates the cycle's summary, which the event
+ * carries when it is one of the kinds that do.
+ */
+function cycleEv(kind, pod, cycle, fields, ms, change) {
+  const e = ev(kind, { pod: ref(pod), cycle, ...fields }, ms);
+  const s = summaries.get(cycle) || { id: cycle, pod: ref(pod), attempt: 1, nodes: 0, profile: 'default-scheduler', start: e.time, waiting: false, firstSeq: e.seq };
+  Object.assign(s, change?.(e) || {}, { lastSeq: e.seq });
+  summaries.set(cycle, s);
+  if (['cycleStart', 'cycleEnd', 'permitWait', 'bindingEnd'].includes(kind)) e.summary = { ...s };
+  return e;
+}
+
 export const E = {
   node: (action, object, ms) => ev('node', { node: { action, object } }, ms),
   pod: (action, object, ms) => ev('pod', { pod: ref(object.name, object.uid, object.namespace), podChange: { action, object } }, ms),
   queue: (pod, q, ms) => ev('queue', { pod: ref(pod), queue: { attempts: 0, ...q } }, ms),
-  cycleStart: (pod, cycle, attempt, nodes = 2, ms) => ev('cycleStart', { pod: ref(pod), cycle, cycleStart: { attempt, nodes, profile: 'default-scheduler' } }, ms),
-  point: (pod, cycle, point, results, node, ms) => ev('point', { pod: ref(pod), ...(cycle ? { cycle } : {}), point: { point, ...(node ? { node } : {}), results } }, ms),
-  filter: (pod, cycle, plugins, nodes, ms) => ev('filter', { pod: ref(pod), cycle, filter: { plugins, nodes, nanos: 1000 } }, ms),
-  score: (pod, cycle, plugins, nodes, ms) => ev('score', { pod: ref(pod), cycle, score: { plugins, nodes, nanos: 2000 } }, ms),
-  cycleEnd: (pod, cycle, end, ms) => ev('cycleEnd', { pod: ref(pod), cycle, cycleEnd: { feasibleNodes: 0, nanos: 5000, ...end } }, ms),
-  permitWait: (pod, cycle, node, ms) => ev('permitWait', { pod: ref(pod), cycle, permitWait: { node, timeoutNanos: { PermitDelay: 2e9 } } }, ms),
-  bindingEnd: (pod, cycle, b, ms) => ev('bindingEnd', { pod: ref(pod), cycle, bindingEnd: { nanos: 100, ...b } }, ms),
+  cycleStart: (pod, cycle, attempt, nodes = 2, ms) => cycleEv('cycleStart', pod, cycle, { cycleStart: { attempt, nodes, profile: 'default-scheduler' } }, ms,
+    (e) => ({ attempt, nodes, start: e.time, firstSeq: e.seq })),
+  point: (pod, cycle, point, results, node, ms) => (cycle
+    ? cycleEv('point', pod, cycle, { point: { point, ...(node ? { node } : {}), results } }, ms)
+    : ev('point', { pod: ref(pod), point: { point, results } }, ms)),
+  filter: (pod, cycle, plugins, nodes, ms) => cycleEv('filter', pod, cycle, { filter: { plugins, nodes, nanos: 1000 } }, ms),
+  score: (pod, cycle, plugins, nodes, ms) => cycleEv('score', pod, cycle, { score: { plugins, nodes, nanos: 2000 } }, ms),
+  cycleEnd: (pod, cycle, end, ms) => cycleEv('cycleEnd', pod, cycle, { cycleEnd: { feasibleNodes: 0, nanos: 5000, ...end } }, ms,
+    (e) => ({ end: e.cycleEnd, endTime: e.time })),
+  permitWait: (pod, cycle, node, ms) => cycleEv('permitWait', pod, cycle, { permitWait: { node, timeoutNanos: { PermitDelay: 2e9 } } }, ms, () => ({ waiting: true })),
+  bindingEnd: (pod, cycle, b, ms) => cycleEv('bindingEnd', pod, cycle, { bindingEnd: { nanos: 100, ...b } }, ms,
+    (e) => ({ binding: e.bindingEnd, bindTime: e.time, waiting: false })),
   scheduler: (state, generation = 1, steps = 0, ms) => ev('scheduler', { scheduler: { state, generation, ...(steps ? { steps } : {}) } }, ms),
   scenario: (s, ms) => ev('scenario', { scenario: s }, ms),
   reset: (ms) => ev('reset', {}, ms),
@@ -66,12 +97,20 @@ export function events(list) {
   return { type: 'events', lastSeq: list.length ? list[list.length - 1].seq : seq, events: list };
 }
 
-export function snapshot({ nodes = [], pods = [], queue = {}, scheduler = { state: 'running', generation: 1 }, at: atSeq } = {}) {
+export function snapshot({
+  nodes = [], pods = [], queue = {}, scheduler = { state: 'running', generation: 1 }, queueSort = { plugin: 'PrioritySort', ordered: true }, at: atSeq,
+} = {}) {
   return {
     type: 'snapshot', schema: 'minisched.stream/v1', seq: atSeq ?? seq, time: at(seq * 10), nodes, pods,
-    queue: { active: [], backoff: [], unschedulable: [], inFlight: [], ...queue }, scheduler,
+    queue: { active: [], backoff: [], errorBackoff: [], unschedulable: [], inFlight: [], ...queue }, scheduler,
     history: { events: seq, weight: seq, maxWeight: 500000, firstSeq: 1, lastSeq: seq, truncated: false, dropped: 0, cycles: 0 },
+    vocabulary: VOCABULARY, queueSort,
   };
+}
+
+/** The summaries GET /api/v1/cycles would list now, newest first. */
+export function cycleSummaries() {
+  return [...summaries.values()].map((s) => ({ ...s })).sort((a, b) => b.id - a.id);
 }
 
 export function queued(name, queue, extra = {}) {

@@ -2,7 +2,7 @@
 // configuration, the API client's errors and the stream's reconnects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { codeName, formatAgo, formatBytes, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent } from '../../web/static/js/format.js';
+import { codeClass, codeName, formatAgo, formatBytes, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent } from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
   configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginRows,
@@ -10,10 +10,12 @@ import {
 } from '../../web/static/js/manifests.js';
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
 import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
-import { createStore } from '../../web/static/js/store.js';
+import { createStore } from '../../web/static/js/store/index.js';
 import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange } from '../../web/static/js/timeline-logic.js';
-import { E, events, podSummary, resetSeq, snapshot } from './fixtures.mjs';
+import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
+
+const { codes } = VOCABULARY;
 
 test('format: CPU, memory, durations, codes', () => {
   assert.equal(formatCpu(500), '500m');
@@ -34,8 +36,11 @@ test('format: CPU, memory, durations, codes', () => {
   assert.equal(formatDuration(850), '850 ms');
   assert.equal(formatAgo(1000, 13_000), '12 s ago');
   assert.equal(formatAgo(1000, 1500), 'just now');
-  assert.equal(codeName(3), 'UnschedulableAndUnresolvable');
-  assert.equal(codeName(42), 'code 42');
+  assert.equal(codeName(3, codes), 'UnschedulableAndUnresolvable');
+  assert.equal(codeName(42, codes), 'code 42');
+  assert.equal(codeClass('UnschedulableAndUnresolvable'), 'fail');
+  assert.equal(codeClass('Skip'), 'skip');
+  assert.equal(codeClass('SomethingNew'), 'error');
   assert.equal(formatTaint({ key: 'gpu', value: 'true', effect: 'NoSchedule' }), 'gpu=true:NoSchedule');
   assert.equal(percent(3, 2), 100);
   assert.equal(percent(1, 4), 25);
@@ -54,7 +59,7 @@ const FILTER = {
 };
 
 test('filter matrix: pass, failure reason, skip and not-run cells', () => {
-  const m = filterMatrix(FILTER);
+  const m = filterMatrix(FILTER, codes);
   assert.equal(m.feasible, 2);
   assert.equal(m.total, 5);
   const n2 = m.rows[1];
@@ -69,8 +74,8 @@ test('filter matrix: pass, failure reason, skip and not-run cells', () => {
     { plugin: 'NodeResourcesFit', reason: 'Insufficient cpu', count: 2 },
     { plugin: 'TaintToleration', reason: 'node(s) had untolerated taint(s)', count: 1 },
   ]);
-  assert.deepEqual(filterMatrix(FILTER, { failingFirst: true }).rows.slice(0, 3).map((r) => r.node), ['n2', 'n3', 'n4']);
-  assert.equal(filterMatrix(null), null);
+  assert.deepEqual(filterMatrix(FILTER, codes, { failingFirst: true }).rows.slice(0, 3).map((r) => r.node), ['n2', 'n3', 'n4']);
+  assert.equal(filterMatrix(null, codes), null);
 });
 
 test('score table: sorted by total, winner and ties marked', () => {
@@ -83,29 +88,35 @@ test('score table: sorted by total, winner and ties marked', () => {
     ],
     nanos: 20,
   };
-  const t = scoreTable(score, { result: 'scheduled', node: 'c', ties: ['b', 'c'] });
+  const t = scoreTable(score, { result: 'scheduled', node: 'c', ties: ['b', 'c'] }, codes);
   assert.deepEqual(t.rows.map((r) => r.node), ['b', 'c', 'a']);
   assert.deepEqual(t.rows.map((r) => r.winner), [false, true, false]);
   assert.deepEqual(t.rows.map((r) => r.tie), [true, true, false]);
   assert.equal(t.best, 370);
   assert.equal(t.plugins[0].nanos, 15);
-  const u = scoreTable(score, { result: 'unschedulable' });
+  const u = scoreTable(score, { result: 'unschedulable' }, codes);
   assert.ok(u.rows.every((r) => !r.winner));
+  assert.deepEqual(u.failed, []);
+  const failing = scoreTable({ ...score, plugins: [{ ...score.plugins[0], code: 1, reason: 'boom' }, score.plugins[1]] }, null, codes);
+  assert.deepEqual(failing.failed.map((p) => [p.name, p.codeName, p.reason]), [['NodeResourcesFit', 'Error', 'boom']]);
 });
 
-test('points and plugin times', () => {
+test('points in the order they ran, and plugin times', () => {
   const detail = {
     points: [
-      { point: 'Bind', node: 'n1', results: [{ plugin: 'DefaultBinder', code: 0, nanos: 9000 }] },
       { point: 'PreFilter', results: [{ plugin: 'NodeResourcesFit', code: 0, nanos: 100 }, { plugin: 'NodeAffinity', code: 5, nanos: 10, nodeNames: ['n1'] }] },
       { point: 'Permit', node: 'n1', results: [{ plugin: 'PermitDelay', code: 4, nanos: 5, timeoutNanos: 2e9 }] },
+      { point: 'Bind', node: 'n1', results: [{ plugin: 'DefaultBinder', code: 1, nanos: 9000, reason: 'binding refused' }] },
+      { point: 'Unreserve', node: 'n1', results: [{ plugin: 'VolumeBinding', code: 0, nanos: 20 }] },
     ],
     filter: FILTER,
     score: { plugins: [{ name: 'NodeResourcesFit', weight: 1, normalizeNanos: 7 }], nodes: [{ node: 'n1', raw: [1], normalized: [1], weighted: [1], nanos: [30], total: 1 }] },
   };
-  const rows = pointRows(detail.points);
-  assert.deepEqual(rows.map((r) => r.point), ['PreFilter', 'Permit', 'Bind']);
+  const rows = pointRows(detail.points, codes);
+  assert.deepEqual(rows.map((r) => r.point), ['PreFilter', 'Permit', 'Bind', 'Unreserve'], 'an Unreserve after a failed Bind stays after it');
+  assert.equal(rows[0].results[1].state, 'skip');
   assert.equal(rows[1].results[0].label, 'Wait');
+  assert.equal(rows[2].results[0].state, 'error');
   assert.match(rows[1].results[0].extra, /wait up to 2.0 s/);
   assert.match(rows[0].results[1].extra, /narrowed to 1 node/);
   const times = pluginTimes(detail);
@@ -162,15 +173,17 @@ const PLUGINS_VIEW = {
     Filter: [{ name: 'NodeResourcesFit' }, { name: 'TaintToleration' }],
     Score: [{ name: 'TaintToleration', weight: 3 }, { name: 'NodeResourcesFit', weight: 1 }, { name: 'ImageLocality', weight: 1 }],
     Permit: [],
+    PreFilter: [{ name: 'NodeResourcesFit' }],
   },
 };
 
 test('plugins: rows and the configuration that enables, disables and weighs', () => {
-  const rows = pluginRows(PLUGINS_VIEW);
+  const rows = pluginRows(PLUGINS_VIEW, VOCABULARY.extensionPoints);
   assert.deepEqual(rows.map((r) => [r.name, r.enabled]), [
     ['ImageLocality', true], ['NodeResourcesFit', true], ['TaintToleration', true], ['NodeNumber', false], ['PermitDelay', false],
   ]);
   assert.equal(rows.find((r) => r.name === 'TaintToleration').weight, 3);
+  assert.deepEqual(rows.find((r) => r.name === 'NodeResourcesFit').points, ['PreFilter', 'Filter', 'Score'], 'in the order a pod meets them');
   assert.equal(rows.find((r) => r.name === 'NodeNumber').score, true);
   const config = {
     apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
@@ -249,12 +262,12 @@ test('actions: failures become notices; a missing scenario API is said in words'
   const res = await actions.loadScenarios();
   assert.match(res.unavailable, /no scenario API yet.*404/);
   assert.equal(await actions.createPods({ name: 'p', namespace: 'default', cpu: '1', memory: '' }), undefined);
-  assert.match(store.state.notices.at(-1).text, /Could not create the pod: .*forbidden: exceeded quota/);
-  assert.equal(store.state.busy.createPod, undefined, 'busy is cleared after a failure');
+  assert.match(store.page.notices.value.at(-1).text, /Could not create the pod: .*forbidden: exceeded quota/);
+  assert.equal(store.page.isBusy('createPod'), false, 'busy is cleared after a failure');
   await actions.createNode({ name: 'Not Valid' });
-  assert.match(store.state.notices.at(-1).text, /node name "Not Valid"/);
+  assert.match(store.page.notices.value.at(-1).text, /node name "Not Valid"/);
   await actions.createFromYaml('apiVersion: v1\nkind: Service\n');
-  assert.match(store.state.notices.at(-1).text, /kind is "Service"/);
+  assert.match(store.page.notices.value.at(-1).text, /kind is "Service"/);
 });
 
 class FakeSocket {
@@ -282,17 +295,17 @@ test('stream: connects, reconnects with ?since=<last seq>, and resyncs from a fr
   });
   const first = FakeSocket.all[0];
   assert.equal(first.url, 'ws://h:1/api/v1/stream', 'no since before any snapshot');
-  assert.equal(store.state.conn.status, 'connecting');
+  assert.equal(store.server.conn.value.status, 'connecting');
   first.open();
-  assert.equal(store.state.conn.status, 'open');
+  assert.equal(store.server.conn.value.status, 'open');
   first.send(snapshot({ pods: [podSummary('a')] }));
   first.send(events([E.pod('added', podSummary('b')), E.pod('added', podSummary('c'))]));
-  const seen = store.state.seq;
+  const seen = store.server.seq.value;
   assert.equal(seen, 2);
 
   first.drop();
-  assert.equal(store.state.conn.status, 'reconnecting');
-  assert.equal(store.state.conn.error, 'the connection was lost');
+  assert.equal(store.server.conn.value.status, 'reconnecting');
+  assert.equal(store.server.conn.value.error, 'the connection was lost');
   assert.equal(timers.at(-1).ms, backoffDelay(1));
   timers.at(-1).fn();
   const second = FakeSocket.all[1];
@@ -300,20 +313,20 @@ test('stream: connects, reconnects with ?since=<last seq>, and resyncs from a fr
   second.open();
   // Resumed: only the missed events come, no snapshot; state is kept.
   second.send(events([E.pod('added', podSummary('d'))]));
-  assert.deepEqual([...store.state.pods.keys()].sort(), ['default/a', 'default/b', 'default/c', 'default/d']);
+  assert.deepEqual(store.cluster.pods.keys().sort(), ['default/a', 'default/b', 'default/c', 'default/d']);
 
   // The server no longer holds our events: resync, then a fresh snapshot.
   second.drop(1001, 'the server is shutting down');
-  assert.match(store.state.conn.error, /shutting down/);
+  assert.match(store.server.conn.value.error, /shutting down/);
   timers.at(-1).fn();
   const third = FakeSocket.all[2];
   assert.match(third.url, /since=3$/);
   third.open();
   third.send({ type: 'resync', reason: 'the history no longer holds the events after your last one', dropped: 0 });
   third.send(snapshot({ at: 900, pods: [podSummary('z')] }));
-  assert.deepEqual([...store.state.pods.keys()], ['default/z']);
-  assert.equal(store.state.seq, 900);
-  assert.ok(store.state.conn.lastResync);
+  assert.deepEqual(store.cluster.pods.keys(), ['default/z']);
+  assert.equal(store.server.seq.value, 900);
+  assert.match(store.page.notices.value.at(-1).text, /resynchronised/);
 
   // Back-off grows, and close() stops for good.
   third.drop();
@@ -322,7 +335,7 @@ test('stream: connects, reconnects with ?since=<last seq>, and resyncs from a fr
   assert.equal(backoffDelay(2), 1000);
   assert.equal(backoffDelay(10), 8000);
   s.close();
-  assert.equal(store.state.conn.status, 'closed');
+  assert.equal(store.server.conn.value.status, 'closed');
   assert.equal(streamURL({ protocol: 'https:', host: 'x' }, 5), 'wss://x/api/v1/stream?since=5');
 });
 
@@ -362,9 +375,9 @@ test('notices: successes fade, errors stay until dismissed', () => {
   const err = store.addNotice('error', 'broke');
   t = 9000;
   store.expireNotices(8000);
-  assert.deepEqual(store.state.notices.map((n) => n.text), ['broke']);
+  assert.deepEqual(store.page.notices.value.map((n) => n.text), ['broke']);
   store.dismissNotice(err);
-  assert.equal(store.state.notices.length, 0);
+  assert.equal(store.page.notices.value.length, 0);
 });
 
 test('actions: several pods from one form, and busy flags while it runs', async () => {
@@ -372,10 +385,10 @@ test('actions: several pods from one form, and busy flags while it runs', async 
   const fetchImpl = fakeFetch(() => ({ status: 201, body: {} }));
   const actions = createActions({ api: createApi({ fetchImpl }), store });
   const made = actions.createPods({ name: 'batch', namespace: 'default', cpu: '100m', memory: '', count: '5' });
-  assert.equal(store.state.busy.createPod, true);
+  assert.equal(store.page.isBusy('createPod'), true);
   assert.deepEqual(await made, ['default/batch-1', 'default/batch-2', 'default/batch-3', 'default/batch-4', 'default/batch-5']);
   assert.equal(fetchImpl.calls.length, 5);
   assert.deepEqual(fetchImpl.calls.map((c) => JSON.parse(c.body).metadata.name).sort(), ['batch-1', 'batch-2', 'batch-3', 'batch-4', 'batch-5']);
-  assert.equal(store.state.busy.createPod, undefined);
-  assert.match(store.state.notices.at(-1).text, /5 pods created/);
+  assert.equal(store.page.isBusy('createPod'), false);
+  assert.match(store.page.notices.value.at(-1).text, /5 pods created/);
 });

@@ -71,16 +71,16 @@ async function main() {
     const tPods = Date.now();
     // Wait until the dashboard shows every pod bound.
     await page.waitForFunction((n) => {
-      const c = window.minisched.store.counts();
+      const c = window.minisched.store.counts.value;
       return c.pods >= n && c.bound >= n;
     }, PODS, { timeout: 600_000, polling: 500 });
     const tBound = Date.now();
     await page.waitForTimeout(1500);
     const streamTasks = await page.evaluate((t) => window.__longtasks.filter((x) => x.start >= t), loadedAt);
     const state = await page.evaluate(() => {
-      const st = window.minisched.store.state;
+      const { server, cycles } = window.minisched.store;
       return {
-        seq: st.seq, cycles: st.cycles.size, details: st.details.size, domNodes: document.getElementsByTagName('*').length,
+        seq: server.seq.value, cycles: cycles.summaries.size, details: cycles.details.size, domNodes: document.getElementsByTagName('*').length,
         heapMB: performance.memory ? Math.round(performance.memory.usedJSHeapSize / 2 ** 20) : null,
       };
     });

@@ -4,7 +4,6 @@
 
 import { describeError } from './api.js';
 import { configWithPlugins, manifestKind, nodeManifest, podManifests, FormError } from './manifests.js';
-import { podKey } from './store.js';
 
 export function createActions({ api, store }) {
   async function run(name, doing, fn) {
@@ -196,16 +195,16 @@ export function createActions({ api, store }) {
 
     /** Makes sure a cycle's detail is at hand; fetches it when it is not. */
     async ensureCycle(id) {
-      if (id == null) return;
-      const st = store.state;
-      if ((st.cycles.has(id) && st.details.has(id)) || st.fetched.has(id) || st.ui.cycleLoading === id) return;
+      const { cycles, page } = store;
+      if (id == null || cycles.details.peek(id) || cycles.fetched.peek(id) || page.cycleLoading.peek() === id) return;
       store.setCycleLoading(id);
       try {
         const rec = await api.cycle(id);
         store.addFetchedCycle(rec);
       } catch (err) {
         store.addNotice('error', describeError(err, `Could not load cycle ${id}`));
-        store.addFetchedCycle({ id, pod: st.cycles.get(id)?.pod || { namespace: '', name: '' }, attempt: 0, events: [], truncated: true, missing: true });
+        // An empty record, marked truncated, so that the inspector says so and does not ask again.
+        store.addFetchedCycle({ id, pod: cycles.summaries.peek(id)?.pod || { namespace: '', name: '' }, events: [], truncated: true });
       } finally {
         store.setCycleLoading(null);
       }
@@ -224,7 +223,6 @@ export function createActions({ api, store }) {
     selectCycle(id) { store.selectCycle(id); },
     setView(view) { store.setView(view); },
     dismiss(id) { store.dismissNotice(id); },
-    podKey,
   };
   return actions;
 }

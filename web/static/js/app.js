@@ -1,34 +1,43 @@
-// app.js: wires the store, the stream, the API and the views, and renders
-// at most once per animation frame, only when the store changed (or a clock
-// a visible view needs has ticked).
+// app.js: wires the store, the stream, the API and the views. Each view
+// reads the store's signals and renders again when what it read changes;
+// renders wait for the next animation frame, so that a burst of stream
+// messages is drawn once.
 
-import { render } from 'preact';
-import { html, pure } from './ui.js';
-import { createStore, VIEWS } from './store.js';
+import { options, render } from 'preact';
+// Teaches Preact to track the signals a component reads while it renders.
+import '@preact/signals';
+import { html } from './ui.js';
+import { effect, untracked } from './signals.js';
+import { createStore, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
 import { createActions } from './actions.js';
-import { formatCountdown } from './format.js';
+import { clock } from './clock.js';
+import { formatCountdown, queueTitle } from './format.js';
 import QueueBoard from './views/queue.js';
-import Inspector, { inspectorSig } from './views/inspector.js';
+import Inspector from './views/inspector.js';
 import Cluster from './views/cluster.js';
 import Timeline from './views/timeline.js';
 import Controls from './views/controls.js';
 
+options.debounceRendering = (flush) => requestAnimationFrame(flush);
+
 const TABS = [
-  { id: 'queue', label: 'Queue' },
-  { id: 'cycle', label: 'Cycle inspector' },
-  { id: 'cluster', label: 'Cluster' },
-  { id: 'timeline', label: 'Timeline' },
-  { id: 'controls', label: 'Controls' },
+  { id: 'queue', label: 'Queue', View: QueueBoard },
+  { id: 'cycle', label: 'Cycle inspector', View: Inspector },
+  { id: 'cluster', label: 'Cluster', View: Cluster },
+  { id: 'timeline', label: 'Timeline', View: Timeline },
+  { id: 'controls', label: 'Controls', View: Controls },
 ];
 
-function Connection({ conn, now, onRetry }) {
+function Connection({ store, stream }) {
+  const conn = store.server.conn.value;
+  const counting = conn.status === 'reconnecting' && conn.retryAt;
   const words = {
     idle: 'not connected',
     connecting: 'connecting…',
     open: 'live',
-    reconnecting: conn.retryAt ? `reconnecting in ${formatCountdown(conn.retryAt - now)}` : 'reconnecting…',
+    reconnecting: counting ? `reconnecting in ${formatCountdown(conn.retryAt - clock(250))}` : 'reconnecting…',
     closed: 'disconnected',
   };
   const text = words[conn.status] || conn.status;
@@ -36,11 +45,13 @@ function Connection({ conn, now, onRetry }) {
     <span class="dot" aria-hidden="true"></span>
     <span class="conn-text">${text}</span>
     ${conn.status === 'reconnecting' && conn.error ? html`<span class="conn-error">${conn.error}${conn.attempt > 1 ? ` (try ${conn.attempt})` : ''}</span>` : null}
-    ${conn.status === 'reconnecting' && conn.retryAt ? html`<button type="button" class="small" onClick=${onRetry}>Retry now</button>` : null}
+    ${counting ? html`<button type="button" class="small" onClick=${stream.retryNow}>Retry now</button>` : null}
   </div>`;
 }
 
-function SchedulerBar({ scheduler, actions, busy }) {
+function SchedulerBar({ store, actions }) {
+  const scheduler = store.server.scheduler.value;
+  const busy = store.page.isBusy('scheduler');
   const paused = scheduler.state === 'paused';
   return html`<div class="sched" role="group" aria-label="scheduler">
     <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${scheduler.message || ''}>
@@ -53,84 +64,64 @@ function SchedulerBar({ scheduler, actions, busy }) {
   </div>`;
 }
 
-function Counts({ c }) {
+function Counts({ store }) {
+  const c = store.counts.value;
+  // In flight shows on the queue board; the header counts the waiting.
+  const queues = store.server.vocabulary.value.queues.filter((q) => q !== 'inFlight');
   return html`<div class="counts" aria-label="cluster counts">
     <span><strong>${c.nodes}</strong> nodes</span>
     <span><strong>${c.pods}</strong> pods</span>
-    <span><strong>${c.active}</strong> active</span>
-    <span><strong>${c.backoff}</strong> backoff</span>
-    ${c.errorBackoff ? html`<span><strong>${c.errorBackoff}</strong> error backoff</span>` : null}
-    <span><strong>${c.unschedulable}</strong> unschedulable</span>
+    ${queues.map((q) => html`<span key=${q}><strong>${c.queues[q]}</strong> ${queueTitle(q)}</span>`)}
   </div>`;
 }
 
-function Notices({ notices, onDismiss }) {
+function Notices({ store, actions }) {
   return html`<div class="notices" role="log" aria-live="polite" aria-label="messages">
-    ${notices.map((n) => html`<div class=${`notice n-${n.level}`} key=${n.id} role=${n.level === 'error' ? 'alert' : null}>
+    ${store.page.notices.value.map((n) => html`<div class=${`notice n-${n.level}`} key=${n.id} role=${n.level === 'error' ? 'alert' : null}>
       <span>${n.text}</span>
-      <button type="button" class="small" aria-label="dismiss" onClick=${() => onDismiss(n.id)}>✕</button>
+      <button type="button" class="small" aria-label="dismiss" onClick=${() => actions.dismiss(n.id)}>✕</button>
     </div>`)}
   </div>`;
 }
 
-const PureNotices = pure(Notices, 'Notices');
-const PureCounts = pure(Counts, 'Counts');
-const PureSchedulerBar = pure(SchedulerBar, 'SchedulerBar');
+/** The tab n steps from the current one for a key (arrows, Home, End), or null. */
+function tabFor(key, current) {
+  const i = TABS.findIndex((t) => t.id === current);
+  const n = TABS.length;
+  const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[key];
+  return to === undefined ? null : TABS[to].id;
+}
 
-function Tabs({ view, onSelect }) {
+function Tabs({ store, actions }) {
+  const view = store.page.view.value;
   const onKey = (ev) => {
-    const i = TABS.findIndex((t) => t.id === view);
-    let next = -1;
-    if (ev.key === 'ArrowRight') next = (i + 1) % TABS.length;
-    if (ev.key === 'ArrowLeft') next = (i + TABS.length - 1) % TABS.length;
-    if (ev.key === 'Home') next = 0;
-    if (ev.key === 'End') next = TABS.length - 1;
-    if (next < 0) return;
+    const next = tabFor(ev.key, view);
+    if (!next) return;
     ev.preventDefault();
-    onSelect(TABS[next].id);
-    requestAnimationFrame(() => document.getElementById(`tab-${TABS[next].id}`)?.focus());
+    actions.setView(next);
+    requestAnimationFrame(() => document.getElementById(`tab-${next}`)?.focus());
   };
   return html`<nav class="tabs" role="tablist" aria-label="views" onKeyDown=${onKey}>
     ${TABS.map((t) => html`<button type="button" role="tab" id=${`tab-${t.id}`} aria-selected=${t.id === view ? 'true' : 'false'}
-      aria-controls="view" tabindex=${t.id === view ? 0 : -1} onClick=${() => onSelect(t.id)}>${t.label}</button>`)}
+      aria-controls="view" tabindex=${t.id === view ? 0 : -1} onClick=${() => actions.setView(t.id)}>${t.label}</button>`)}
   </nav>`;
 }
 
-const PureTabs = pure(Tabs, 'Tabs');
-
-function App({ store, actions, stream, now }) {
-  const st = store.state;
-  const rev = st.rev;
-  const { view, selectedPod, selectedCycle } = st.ui;
-  let body;
-  switch (view) {
-    case 'queue':
-      body = html`<${QueueBoard} store=${store} actions=${actions} revQueue=${rev.queue} revCycles=${rev.cycles} tick=${now} selected=${selectedPod} />`;
-      break;
-    case 'cycle':
-      body = html`<${Inspector} store=${store} actions=${actions} selectedPod=${selectedPod} selectedCycle=${selectedCycle}
-        pod=${selectedPod ? st.pods.get(selectedPod) : null} sig=${inspectorSig(store, selectedPod, selectedCycle)}
-        loading=${st.ui.cycleLoading} busy=${selectedPod ? st.busy[`delete:pod:${selectedPod}`] : false} />`;
-      break;
-    case 'cluster':
-      body = html`<${Cluster} store=${store} actions=${actions} revNodes=${rev.nodes} revPods=${rev.pods} busy=${st.busy} />`;
-      break;
-    case 'timeline':
-      body = html`<${Timeline} store=${store} actions=${actions} revCycles=${rev.cycles} tick=${Math.floor(now / 1000) * 1000} selected=${selectedPod} />`;
-      break;
-    default:
-      body = html`<${Controls} store=${store} actions=${actions} busy=${st.busy} generation=${st.scheduler.generation} revScenarios=${rev.scenarios} revNodes=${rev.nodes} />`;
-  }
+function App({ store, actions, stream }) {
+  const view = store.page.view.value;
+  const { View } = TABS.find((t) => t.id === view);
   return html`<div class="app">
     <header class="top">
       <h1>minisched</h1>
-      <${Connection} conn=${st.conn} now=${now} onRetry=${stream.retryNow} />
-      <${PureCounts} c=${store.counts()} />
-      <${PureSchedulerBar} scheduler=${st.scheduler} actions=${actions} busy=${!!st.busy.scheduler} />
+      <${Connection} store=${store} stream=${stream} />
+      <${Counts} store=${store} />
+      <${SchedulerBar} store=${store} actions=${actions} />
     </header>
-    <${PureTabs} view=${view} onSelect=${actions.setView} />
-    <${PureNotices} notices=${st.notices} onDismiss=${actions.dismiss} />
-    <main id="view" role="tabpanel" aria-labelledby=${`tab-${view}`} class=${`view view-${view}`}>${body}</main>
+    <${Tabs} store=${store} actions=${actions} />
+    <${Notices} store=${store} actions=${actions} />
+    <main id="view" role="tabpanel" aria-labelledby=${`tab-${view}`} class=${`view view-${view}`}>
+      <${View} store=${store} actions=${actions} />
+    </main>
   </div>`;
 }
 
@@ -139,7 +130,6 @@ function App({ store, actions, stream, now }) {
 const store = createStore();
 const api = createApi();
 const actions = createActions({ api, store });
-const root = document.getElementById('root');
 
 // The view follows the address's #fragment, so a reload keeps it.
 function viewFromHash() {
@@ -152,46 +142,19 @@ window.addEventListener('hashchange', () => {
   const v = viewFromHash();
   if (v) store.setView(v);
 });
-
-let frame = 0;
-let lastView = store.state.ui.view;
-function paint() {
-  frame = 0;
-  const st = store.state;
-  if (st.ui.view !== lastView) {
-    lastView = st.ui.view;
-    if (location.hash !== `#${lastView}`) history.replaceState(null, '', `#${lastView}`);
-  }
-  render(html`<${App} store=${store} actions=${actions} stream=${stream} now=${Date.now()} />`, root);
-}
-function schedule() {
-  if (!frame) frame = requestAnimationFrame(paint);
-}
-store.subscribe(schedule);
+effect(() => {
+  const v = store.page.view.value;
+  if (location.hash !== `#${v}`) history.replaceState(null, '', `#${v}`);
+});
 
 const stream = connectStream({ store });
 
-// Clocks: backoff countdowns tick four times a second, the timeline and
-// "3 s ago" once a second; nothing ticks when nothing shows a clock.
-setInterval(() => {
-  const st = store.state;
-  const v = st.ui.view;
-  if ((v === 'queue' && st.queue.size > 0) || st.conn.status === 'reconnecting') schedule();
-}, 250);
-setInterval(() => {
-  if (store.state.ui.view === 'timeline') schedule();
-  store.expireNotices();
-}, 1000);
-
 // After every snapshot, fill the timeline with the cycles that ran before.
-let snapshotsSeen = 0;
-store.subscribe(() => {
-  if (store.state.snapshots !== snapshotsSeen) {
-    snapshotsSeen = store.state.snapshots;
-    actions.loadRecentCycles();
-  }
+effect(() => {
+  if (store.server.snapshots.value > 0) untracked(() => actions.loadRecentCycles());
 });
+setInterval(() => store.expireNotices(), 1000);
 
 // A hook for tests and the console.
 window.minisched = { store, actions, stream, api };
-schedule();
+render(html`<${App} store=${store} actions=${actions} stream=${stream} />`, document.getElementById('root'));

@@ -1,32 +1,25 @@
 // format.js: turning the stream's numbers into words and short figures.
 // Pure functions, no DOM: tested with node --test.
 
-/** The framework's status codes, by number. */
-export const CODES = Object.freeze({
-  0: 'Success',
-  1: 'Error',
-  2: 'Unschedulable',
-  3: 'UnschedulableAndUnresolvable',
-  4: 'Wait',
-  5: 'Skip',
-  6: 'Pending',
-});
-
-/** codeName(3) -> "UnschedulableAndUnresolvable". */
-export function codeName(code) {
-  return CODES[code] ?? `code ${code}`;
+/** codeName(3, vocabulary.codes) -> "UnschedulableAndUnresolvable". */
+export function codeName(code, codes) {
+  return codes[code] ?? `code ${code}`;
 }
 
-/** A short class name for a status code, used for colours and icons. */
-export function codeClass(code) {
-  switch (code) {
-    case 0: return 'pass';
-    case 1: return 'error';
-    case 2: case 3: return 'fail';
-    case 4: case 6: return 'wait';
-    case 5: return 'skip';
-    default: return 'error';
-  }
+// Colours and icons by status name.
+const CODE_CLASSES = Object.freeze({
+  Success: 'pass',
+  Error: 'error',
+  Unschedulable: 'fail',
+  UnschedulableAndUnresolvable: 'fail',
+  Wait: 'wait',
+  Pending: 'wait',
+  Skip: 'skip',
+});
+
+/** A short class name for a status name: pass, fail, wait, skip or error. */
+export function codeClass(name) {
+  return CODE_CLASSES[name] || 'error';
 }
 
 /** CPU in millicores -> "500m", "2", "1.5". */
@@ -117,7 +110,12 @@ export function podLabel(ref, short = true) {
   return short && ref.namespace === 'default' ? ref.name : `${ref.namespace}/${ref.name}`;
 }
 
-/** A percentage 0..100 of used over total, clamped; 0 when total is 0. */
+/** podLabel of a pod key: "default/web" -> "web", "ns/web" -> "ns/web". */
+export function keyLabel(key) {
+  return key.startsWith('default/') ? key.slice('default/'.length) : key;
+}
+
+/** A percentage 0..100 of used over total, clamped; with no total, 100 when anything is used. */
 export function percent(used, total) {
   if (!total) return used > 0 ? 100 : 0;
   return Math.max(0, Math.min(100, (used / total) * 100));
@@ -128,14 +126,18 @@ export function formatTaint(t) {
   return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
 }
 
-/** The queue's names as the dashboard shows them. */
-export const QUEUE_TITLES = Object.freeze({
+const QUEUE_TITLES = Object.freeze({
   active: 'activeQ',
   backoff: 'backoffQ',
   errorBackoff: 'error backoff',
   unschedulable: 'unschedulable',
   inFlight: 'in flight',
 });
+
+/** A queue's name as the dashboard shows it. */
+export function queueTitle(name) {
+  return QUEUE_TITLES[name] || name;
+}
 
 /** Words for what moved a pod (the queue event's label). */
 export function describeMove(event) {

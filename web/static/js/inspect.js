@@ -1,41 +1,44 @@
 // inspect.js: what the cycle inspector shows, derived from one cycle's
-// events. Pure functions, no DOM: tested with node --test.
+// events. Pure functions, no DOM: tested with node --test. Status codes are
+// numbers in the events; codes (the vocabulary's, index = code) names them.
 
 import { codeClass, codeName } from './format.js';
 
-/** The pod-level extension points, in the order a cycle runs them. */
-export const POINT_ORDER = Object.freeze([
-  'PreEnqueue', 'PreFilter', 'PostFilter', 'PreScore', 'Reserve', 'Permit', 'Unreserve', 'PreBind', 'Bind', 'PostBind',
-]);
+/** A status code's name, and its class: pass, fail, wait, skip or error. */
+function status(code, codes) {
+  const name = codeName(code, codes);
+  return { name, state: codeClass(name) };
+}
 
 /**
  * filterMatrix turns a filter event into rows of cells. Filter stops at the
  * first plugin that does not succeed, so a row's codes may be shorter than
  * the plugins: the cells after it are "notrun".
  *
- * Returns {plugins, rows: [{node, feasible, failedAt, reason, nanos, cells:
- * [{state, code, label, reason, nanos}]}], feasible, total, columnNanos}.
+ * Returns {plugins, rows: [{node, feasible, failedAt, failedPlugin, reason,
+ * nanos, cells: [{plugin, state, code, name, label, reason, nanos}]}],
+ * feasible, total, columnNanos}.
  */
-export function filterMatrix(filter, opts = {}) {
+export function filterMatrix(filter, codes, opts = {}) {
   if (!filter) return null;
   const plugins = filter.plugins || [];
   const columnNanos = plugins.map(() => 0);
   let feasible = 0;
   const rows = (filter.nodes || []).map((n) => {
-    const codes = n.codes || [];
+    const codesRun = n.codes || [];
     const nanos = n.nanos || [];
     let failedAt = -1;
     const cells = plugins.map((plugin, i) => {
-      if (i >= codes.length) return { plugin, state: 'notrun', code: null, label: 'not run', reason: '', nanos: null };
-      const code = codes[i];
+      if (i >= codesRun.length) return { plugin, state: 'notrun', code: null, name: '', label: 'not run', reason: '', nanos: null };
+      const code = codesRun[i];
+      const { name, state } = status(code, codes);
       columnNanos[i] += nanos[i] || 0;
-      if (code === 0) return { plugin, state: 'pass', code, label: 'pass', reason: '', nanos: nanos[i] ?? null };
-      if (code === 5) return { plugin, state: 'skip', code, label: 'skip', reason: '', nanos: nanos[i] ?? null };
+      if (state === 'pass' || state === 'skip') return { plugin, state, code, name, label: state, reason: '', nanos: nanos[i] ?? null };
       if (failedAt < 0) failedAt = i;
-      const reason = i === codes.length - 1 ? n.reason || '' : '';
-      return { plugin, state: codeClass(code), code, label: reason || codeName(code), reason, nanos: nanos[i] ?? null };
+      const reason = i === codesRun.length - 1 ? n.reason || '' : '';
+      return { plugin, state, code, name, label: reason || name, reason, nanos: nanos[i] ?? null };
     });
-    const ok = failedAt < 0 && codes.length === plugins.length;
+    const ok = failedAt < 0 && codesRun.length === plugins.length;
     if (ok) feasible += 1;
     const total = nanos.reduce((a, b) => a + (b || 0), 0);
     return { node: n.node, feasible: ok, failedAt, failedPlugin: failedAt >= 0 ? plugins[failedAt] : '', reason: n.reason || '', nanos: total, nominated: !!n.nominated, cells };
@@ -54,7 +57,7 @@ export function reasonSummary(matrix) {
   for (const r of matrix.rows) {
     if (r.feasible) continue;
     const k = `${r.failedPlugin}\u0000${r.reason}`;
-    const c = counts.get(k) || { plugin: r.failedPlugin, reason: r.reason || codeName(r.cells[r.failedAt]?.code), count: 0 };
+    const c = counts.get(k) || { plugin: r.failedPlugin, reason: r.reason || r.cells[r.failedAt]?.name || '', count: 0 };
     c.count += 1;
     counts.set(k, c);
   }
@@ -65,9 +68,10 @@ export function reasonSummary(matrix) {
  * scoreTable turns a score event (and the cycle's end) into rows sorted by
  * total, best first: [{node, raw, normalized, weighted, nanos, total,
  * winner, tie, rank}]. winner is the node the cycle chose; tie marks the
- * nodes that shared the best total with it.
+ * nodes that shared the best total with it. failed lists the plugins that
+ * did not succeed, with their status's name.
  */
-export function scoreTable(score, end) {
+export function scoreTable(score, end, codes) {
   if (!score) return null;
   const plugins = (score.plugins || []).map((p) => ({ ...p, nanos: 0 }));
   const ties = new Set(end?.ties || []);
@@ -82,28 +86,23 @@ export function scoreTable(score, end) {
   rows.sort((a, b) => b.total - a.total || (a.node < b.node ? -1 : 1));
   const best = rows.length ? rows[0].total : 0;
   rows.forEach((r, i) => { r.rank = i + 1; r.best = r.total === best; });
-  const failed = plugins.filter((p) => p.code);
+  const failed = plugins.filter((p) => p.code != null && status(p.code, codes).state !== 'pass').map((p) => ({ ...p, codeName: codeName(p.code, codes) }));
   return { plugins, rows, best, max: Math.max(1, ...rows.map((r) => r.total)), nanos: score.nanos || 0, failed };
 }
 
 /**
- * pointRows orders a cycle's pod-level point results: [{point, node,
+ * pointRows lists a cycle's pod-level point results in the order they ran
+ * (an Unreserve after a failed Bind comes after it): [{point, node, index,
  * results: [{plugin, code, state, label, reason, nanos, extra}]}].
  */
-export function pointRows(points) {
-  const list = (points || []).map((p, i) => ({
+export function pointRows(points, codes) {
+  return (points || []).map((p, i) => ({
     point: p.point, node: p.node || '', index: i,
-    results: (p.results || []).map((r) => ({
-      plugin: r.plugin, code: r.code, state: codeClass(r.code), label: codeName(r.code), reason: r.reason || '',
-      nanos: r.nanos ?? null, extra: resultExtra(r),
-    })),
+    results: (p.results || []).map((r) => {
+      const { name, state } = status(r.code, codes);
+      return { plugin: r.plugin, code: r.code, state, label: name, reason: r.reason || '', nanos: r.nanos ?? null, extra: resultExtra(r) };
+    }),
   }));
-  const rank = (name) => {
-    const i = POINT_ORDER.indexOf(name);
-    return i < 0 ? POINT_ORDER.length : i;
-  };
-  list.sort((a, b) => rank(a.point) - rank(b.point) || a.index - b.index);
-  return list;
 }
 
 function resultExtra(r) {
@@ -126,10 +125,11 @@ export function pluginTimes(detail) {
     for (const r of p.results || []) out.push({ point: p.point, plugin: r.plugin, nanos: r.nanos || 0, calls: 1 });
   }
   if (detail.filter) {
-    const m = filterMatrix(detail.filter);
-    m.plugins.forEach((plugin, i) => {
-      const calls = m.rows.filter((r) => r.cells[i].state !== 'notrun').length;
-      out.push({ point: 'Filter', plugin, nanos: m.columnNanos[i], calls });
+    const nodes = detail.filter.nodes || [];
+    (detail.filter.plugins || []).forEach((plugin, i) => {
+      // A node's codes stop at its first failure: the plugins after it did not run there.
+      const ran = nodes.filter((n) => (n.codes || []).length > i);
+      out.push({ point: 'Filter', plugin, nanos: ran.reduce((a, n) => a + ((n.nanos || [])[i] || 0), 0), calls: ran.length });
     });
   }
   if (detail.score) {

@@ -225,9 +225,11 @@ export function manifestKind(text) {
 
 /**
  * pluginRows merges GET /api/v1/scheduler/plugins into one row per plugin:
- * [{name, enabled, points: [...], score, weight}], enabled ones first.
+ * [{name, enabled, points: [...], score, weight}], enabled ones first; each
+ * row's points in the order a pod meets them (extensionPoints, the
+ * vocabulary's).
  */
-export function pluginRows(view) {
+export function pluginRows(view, extensionPoints) {
   const rows = new Map();
   for (const name of view?.available || []) rows.set(name, { name, enabled: false, points: [], score: false, weight: 0 });
   for (const [point, list] of Object.entries(view?.enabled || {})) {
@@ -244,7 +246,14 @@ export function pluginRows(view) {
   }
   const KNOWN_SCORE = new Set(['NodeNumber', 'Random', 'ImageLocality', 'NodeAffinity', 'NodeResourcesFit', 'NodeResourcesBalancedAllocation',
     'TaintToleration', 'InterPodAffinity', 'PodTopologySpread', 'VolumeBinding', 'DynamicResources']);
-  for (const row of rows.values()) if (!row.enabled && KNOWN_SCORE.has(row.name)) row.score = true;
+  const rank = (point) => {
+    const i = extensionPoints.indexOf(point);
+    return i < 0 ? extensionPoints.length : i;
+  };
+  for (const row of rows.values()) {
+    if (!row.enabled && KNOWN_SCORE.has(row.name)) row.score = true;
+    row.points.sort((a, b) => rank(a) - rank(b));
+  }
   return [...rows.values()].sort((a, b) => Number(b.enabled) - Number(a.enabled) || (a.name < b.name ? -1 : 1));
 }
 

@@ -37,7 +37,7 @@ export function connectStream({
     if (stopped) return;
     // Resume only once a snapshot has been applied: before it there is no
     // state to resume.
-    const since = store.state.snapshots > 0 ? store.state.seq : 0;
+    const since = store.server.snapshots.peek() > 0 ? store.server.seq.peek() : 0;
     store.setConnection({ status: attempt === 0 ? 'connecting' : 'reconnecting', since: since || null, retryAt: null });
     let sock;
     try {

@@ -1,35 +1,12 @@
-// ui.js: what every view shares: htm bound to Preact, a component that
-// re-renders only when its props change, and a virtualised list.
+// ui.js: what every view shares: htm bound to Preact, a virtualised list
+// and a meter.
 
-import { h, Component } from 'preact';
+import { h } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
+import { percent } from './format.js';
 
 export const html = htm.bind(h);
-
-function shallowEqual(a, b) {
-  for (const k in a) if (a[k] !== b[k]) return false;
-  for (const k in b) if (!(k in a)) return false;
-  return true;
-}
-
-/**
- * pure wraps a function component so that it renders again only when one
- * of its props changes (compared with ===). Views pass revision numbers
- * from the store as props, so a slice that did not change is not diffed.
- */
-export function pure(fn, name = fn.name) {
-  class Pure extends Component {
-    shouldComponentUpdate(next) {
-      return !shallowEqual(this.props, next);
-    }
-    render(props) {
-      return h(fn, props);
-    }
-  }
-  Pure.displayName = `pure(${name})`;
-  return Pure;
-}
 
 /** useSize follows an element's content size. */
 export function useSize(ref, fallback = { width: 800, height: 600 }) {
@@ -84,7 +61,7 @@ export function VirtualList({ items, rowHeight, renderRow, keyOf, label, classNa
 
 /** A small labelled bar: used/total as a meter. */
 export function Meter({ label, used, total, text }) {
-  const pct = total > 0 ? Math.min(100, (used / total) * 100) : used > 0 ? 100 : 0;
+  const pct = percent(used, total);
   const level = pct >= 100 ? 'full' : pct >= 80 ? 'high' : 'ok';
   return html`<div class="meter">
     <span class="meter-label">${label}</span>

@@ -2,16 +2,19 @@
 // bound to it request, its taints and labels, and its pods.
 
 import { useEffect, useState } from 'preact/hooks';
-import { html, pure, Meter } from '../ui.js';
-import { formatBytes, formatCpu, formatTaint, podLabel } from '../format.js';
+import { html, Meter } from '../ui.js';
+import { formatBytes, formatCpu, formatTaint, keyLabel } from '../format.js';
 
 const PODS_PER_CARD = 12;
 const PAGE = 40;
 const FIRST = 12;
+const NO_USAGE = Object.freeze({ cpu: 0, memory: 0, pods: 0, keys: new Set() });
 
-function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
+function NodeCard({ store, actions, name }) {
+  const node = store.cluster.nodes.get(name);
+  const u = store.cluster.usage.get(name) || NO_USAGE;
+  const busy = store.page.isBusy(`delete:node:${name}`);
   const alloc = node?.allocatable || {};
-  const u = usage || { cpu: 0, memory: 0, pods: 0, keys: new Set() };
   const keys = [...u.keys].sort();
   const labels = Object.entries(node?.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname');
   return html`<article class=${`card node-card${node?.unschedulable ? ' cordoned' : ''}${node ? '' : ' missing'}`} aria-labelledby=${`node-${name}`} data-node=${name}>
@@ -19,7 +22,7 @@ function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
       <h3 id=${`node-${name}`}>${name}</h3>
       ${node?.unschedulable ? html`<span class="badge warn" title="spec.unschedulable: new pods are not placed here">unschedulable</span>` : null}
       ${!node ? html`<span class="badge warn">node gone</span>` : null}
-      ${node ? html`<button type="button" class="small danger" aria-label=${`Delete node ${name}`} disabled=${!!busy} onClick=${() => onDelete(name)}>Delete</button>` : null}
+      ${node ? html`<button type="button" class="small danger" aria-label=${`Delete node ${name}`} disabled=${busy} onClick=${() => actions.deleteNode(name)}>Delete</button>` : null}
     </header>
     ${node ? html`
       <${Meter} label="CPU" used=${u.cpu} total=${alloc.cpu || 0} text=${`${formatCpu(u.cpu)} / ${formatCpu(alloc.cpu || 0)}`} />
@@ -28,16 +31,23 @@ function NodeCard({ node, name, usage, onOpen, onDelete, busy }) {
     ${node?.taints?.length ? html`<p class="tags"><span class="tags-label">taints</span>${node.taints.map((t) => html`<span class="tag taint">${formatTaint(t)}</span>`)}</p>` : null}
     ${labels.length ? html`<p class="tags"><span class="tags-label">labels</span>${labels.map(([k, v]) => html`<span class="tag">${k}=${v}</span>`)}</p>` : null}
     <div class="node-pods" aria-label=${`pods on ${name}`}>
-      ${keys.slice(0, PODS_PER_CARD).map((k) => html`<button type="button" class="chip" data-pod=${k} onClick=${() => onOpen(k)}>${podLabel({ namespace: k.split('/')[0], name: k.split('/').slice(1).join('/') })}</button>`)}
+      ${keys.slice(0, PODS_PER_CARD).map((k) => html`<button type="button" class="chip" data-pod=${k} onClick=${() => actions.inspectPod(k)}>${keyLabel(k)}</button>`)}
       ${keys.length > PODS_PER_CARD ? html`<span class="muted">+${keys.length - PODS_PER_CARD} more</span>` : null}
       ${keys.length === 0 ? html`<span class="muted">no pods</span>` : null}
     </div>
   </article>`;
 }
 
-const PureNodeCard = pure(NodeCard, 'NodeCard');
+function Summary({ store }) {
+  const c = store.counts.value;
+  const cap = store.capacity.value;
+  return html`<span><strong>${c.nodes}</strong> nodes</span>
+    <span><strong>${c.bound}</strong> pods bound, <strong>${c.pending}</strong> pending</span>
+    <span>CPU requested <strong>${formatCpu(cap.cpuUsed)}</strong> of ${formatCpu(cap.cpu)}</span>
+    <span>memory requested <strong>${formatBytes(cap.memoryUsed)}</strong> of ${formatBytes(cap.memory)}</span>`;
+}
 
-function Cluster({ store, actions, revNodes, revPods, busy }) {
+export default function Cluster({ store, actions }) {
   // The first frame draws a dozen cards and the next ones the rest of the
   // page: two short tasks instead of one long one on a big cluster.
   const [limit, setLimit] = useState(FIRST);
@@ -46,40 +56,21 @@ function Cluster({ store, actions, revNodes, revPods, busy }) {
     return () => cancelAnimationFrame(id);
   }, []);
   const [filter, setFilter] = useState('');
-  const st = store.state;
-  let names = store.nodeNames();
-  const orphans = store.orphanNodes();
+  let names = store.nodeNames.value;
+  const orphans = store.orphanNodes.value;
   const f = filter.trim().toLowerCase();
   if (f) names = names.filter((n) => n.toLowerCase().includes(f));
   const shown = names.slice(0, limit);
-  const c = store.counts();
-  let cpu = 0; let cpuUsed = 0; let mem = 0; let memUsed = 0;
-  for (const n of st.nodes.values()) {
-    cpu += n.allocatable?.cpu || 0;
-    mem += n.allocatable?.memory || 0;
-  }
-  for (const [name, u] of st.usage) {
-    if (!st.nodes.has(name)) continue;
-    cpuUsed += u.cpu;
-    memUsed += u.memory;
-  }
-  return html`<div class="cluster" data-rev=${`${revNodes}.${revPods}`}>
+  return html`<div class="cluster">
     <div class="cluster-summary">
-      <span><strong>${c.nodes}</strong> nodes</span>
-      <span><strong>${c.bound}</strong> pods bound, <strong>${c.pending}</strong> pending</span>
-      <span>CPU requested <strong>${formatCpu(cpuUsed)}</strong> of ${formatCpu(cpu)}</span>
-      <span>memory requested <strong>${formatBytes(memUsed)}</strong> of ${formatBytes(mem)}</span>
+      <${Summary} store=${store} />
       <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
     </div>
     ${names.length === 0 && !orphans.length ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
     <div class="node-grid">
-      ${shown.map((name) => html`<${PureNodeCard} key=${name} name=${name} node=${st.nodes.get(name)} usage=${st.usage.get(name)}
-          rev=${st.nodeRev.get(name) || 0} onOpen=${actions.inspectPod} onDelete=${actions.deleteNode} busy=${busy[`delete:node:${name}`]} />`)}
-      ${!f ? orphans.map((name) => html`<${PureNodeCard} key=${`gone-${name}`} name=${name} node=${null} usage=${st.usage.get(name)}
-          rev=${st.nodeRev.get(name) || 0} onOpen=${actions.inspectPod} onDelete=${actions.deleteNode} />`) : null}
+      ${shown.map((name) => html`<${NodeCard} key=${name} store=${store} actions=${actions} name=${name} />`)}
+      ${!f ? orphans.map((name) => html`<${NodeCard} key=${`gone-${name}`} store=${store} actions=${actions} name=${name} />`) : null}
     </div>
     ${names.length > shown.length ? html`<button type="button" class="more" onClick=${() => setLimit(limit + PAGE * 2)}>Show ${Math.min(PAGE * 2, names.length - shown.length)} more of ${names.length - shown.length} nodes</button>` : null}
   </div>`;
 }
-
-export default pure(Cluster, 'Cluster');

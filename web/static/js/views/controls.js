@@ -3,7 +3,7 @@
 // own field values; submitting calls an action and nothing more.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { html, pure } from '../ui.js';
+import { html } from '../ui.js';
 import { nextName, pluginRows, PRIORITY_CLASSES } from '../manifests.js';
 
 function Field({ id, label, hint, children }) {
@@ -27,9 +27,9 @@ function useForm(initial) {
 
 const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', labels: '', taints: '', unschedulable: false };
 
-function NodeForm({ store, actions, busy }) {
+function NodeForm({ store, actions }) {
   const [form, setForm, bind] = useForm(NODE_DEFAULTS);
-  const suggested = nextName('node', (n) => store.state.nodes.has(n));
+  const suggested = nextName('node', (n) => store.cluster.nodes.has(n));
   const submit = async (ev) => {
     ev.preventDefault();
     const made = await actions.createNode({ ...form, name: form.name.trim() || suggested });
@@ -46,7 +46,7 @@ function NodeForm({ store, actions, busy }) {
     <${Field} id="node-labels" label="Labels" hint="key=value, comma separated: zone=a, disk=ssd"><input ...${bind('labels')} id="node-labels" /></${Field}>
     <${Field} id="node-taints" label="Taints" hint="key=value:Effect, e.g. gpu=true:NoSchedule"><input ...${bind('taints')} id="node-taints" /></${Field}>
     <label class="check"><input type="checkbox" id="node-unschedulable" checked=${form.unschedulable} onChange=${(e) => setForm({ ...form, unschedulable: e.currentTarget.checked })} /> unschedulable (cordoned)</label>
-    <div class="form-actions"><button type="submit" class="primary" disabled=${!!busy.createNode}>Create node</button></div>
+    <div class="form-actions"><button type="submit" class="primary" disabled=${store.page.isBusy('createNode')}>Create node</button></div>
   </form>`;
 }
 
@@ -54,9 +54,10 @@ const POD_DEFAULTS = {
   name: '', namespace: 'default', cpu: '500m', memory: '512Mi', count: '1', labels: '', nodeSelector: '', tolerations: '', affinity: '', priorityClassName: '',
 };
 
-function PodForm({ store, actions, busy }) {
+function PodForm({ store, actions }) {
   const [form, setForm, bind] = useForm(POD_DEFAULTS);
-  const suggested = nextName('pod', (n) => store.state.pods.has(`${form.namespace || 'default'}/${n}`) || store.state.pods.has(`${form.namespace || 'default'}/${n}-1`));
+  const pods = store.cluster.pods;
+  const suggested = nextName('pod', (n) => pods.has(`${form.namespace || 'default'}/${n}`) || pods.has(`${form.namespace || 'default'}/${n}-1`));
   const submit = async (ev) => {
     ev.preventDefault();
     const made = await actions.createPods({ ...form, name: form.name.trim() || suggested });
@@ -82,7 +83,7 @@ function PodForm({ store, actions, busy }) {
     <${Field} id="pod-selector" label="Node selector" hint="labels the node must have: zone=a"><input ...${bind('nodeSelector')} id="pod-selector" /></${Field}>
     <${Field} id="pod-affinity" label="Required node affinity" hint="key Operator values: zone In a|b, disk Exists"><input ...${bind('affinity')} id="pod-affinity" /></${Field}>
     <${Field} id="pod-tolerations" label="Tolerations" hint="gpu=true:NoSchedule, gpu:NoSchedule (any value), * (everything)"><input ...${bind('tolerations')} id="pod-tolerations" /></${Field}>
-    <div class="form-actions"><button type="submit" class="primary" disabled=${!!busy.createPod}>Create</button>
+    <div class="form-actions"><button type="submit" class="primary" disabled=${store.page.isBusy('createPod')}>Create</button>
       <span class="hint">Each pod runs one container, ${'pause:3.10'}; nothing runs it here.</span></div>
   </form>`;
 }
@@ -113,7 +114,7 @@ status:
 `,
 };
 
-function YamlForm({ actions, busy }) {
+function YamlForm({ store, actions }) {
   const [text, setText] = useState('');
   const submit = (ev) => {
     ev.preventDefault();
@@ -125,22 +126,25 @@ function YamlForm({ actions, busy }) {
       <textarea id="yaml-text" rows="12" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
     </${Field}>
     <div class="form-actions">
-      <button type="submit" class="primary" disabled=${!!busy.createYaml}>Create from manifest</button>
+      <button type="submit" class="primary" disabled=${store.page.isBusy('createYaml')}>Create from manifest</button>
       <button type="button" onClick=${() => setText(YAML_TEMPLATES.Pod)}>Pod template</button>
       <button type="button" onClick=${() => setText(YAML_TEMPLATES.Node)}>Node template</button>
     </div>
   </form>`;
 }
 
-function Plugins({ actions, busy, generation }) {
+function Plugins({ store, actions }) {
   const [data, setData] = useState(null);
   const [edits, setEdits] = useState({});
+  const busy = store.page.isBusy('plugins');
+  // Loaded again whenever the scheduler restarts (a new generation).
+  const generation = store.server.scheduler.value.generation;
   useEffect(() => {
     let live = true;
     actions.loadPlugins().then((d) => { if (live && d) { setData(d); setEdits({}); } });
     return () => { live = false; };
   }, [generation]);
-  const rows = data ? pluginRows(data.view) : [];
+  const rows = data ? pluginRows(data.view, store.server.vocabulary.value.extensionPoints) : [];
   const edit = (name, patch) => setEdits({ ...edits, [name]: { ...edits[name], ...patch } });
   const apply = async (ev) => {
     ev.preventDefault();
@@ -150,7 +154,7 @@ function Plugins({ actions, busy, generation }) {
   const changed = Object.keys(edits).length;
   return html`<form class="panel form plugins" onSubmit=${apply} aria-labelledby="plugins-h" id="plugins-form">
     <h2 id="plugins-h">Scheduler plugins</h2>
-    ${!data ? html`<p class="muted" role="status">${busy.plugins ? 'Loading…' : 'Not loaded.'}</p>` : html`
+    ${!data ? html`<p class="muted" role="status">${busy ? 'Loading…' : 'Not loaded.'}</p>` : html`
     <p class="hint">Applying restarts the scheduler with a configuration whose first profile lists these plugins under multiPoint. Weights count for Score plugins.</p>
     <div class="plugin-table-wrap">
     <table class="plugin-table">
@@ -168,7 +172,7 @@ function Plugins({ actions, busy, generation }) {
       })}</tbody>
     </table></div>
     <div class="form-actions">
-      <button type="submit" class="primary" disabled=${!changed || !!busy.plugins}>Apply ${changed ? `${changed} change${changed > 1 ? 's' : ''}` : ''}</button>
+      <button type="submit" class="primary" disabled=${!changed || busy}>Apply ${changed ? `${changed} change${changed > 1 ? 's' : ''}` : ''}</button>
       <button type="button" disabled=${!changed} onClick=${() => setEdits({})}>Undo changes</button>
     </div>`}
   </form>`;
@@ -191,7 +195,7 @@ function ScenarioRun({ run, actions }) {
   </li>`;
 }
 
-function Scenarios({ store, actions, busy, revScenarios }) {
+function Scenarios({ store, actions }) {
   const [data, setData] = useState(null);
   const asked = useRef(new Set());
   useEffect(() => {
@@ -199,29 +203,30 @@ function Scenarios({ store, actions, busy, revScenarios }) {
     actions.loadScenarios().then((d) => { if (live) setData(d); });
     return () => { live = false; };
   }, []);
-  const runs = [...store.state.scenarios.values()].reverse();
+  const list = store.server.scenarios.value;
+  const runs = [...list].reverse();
   // A run that ended gets its report once.
   useEffect(() => {
-    for (const r of runs) {
+    for (const r of list) {
       if (r.state && r.state !== 'running' && !r.report && !asked.current.has(r.id)) {
         asked.current.add(r.id);
         actions.refreshScenario(r.id);
       }
     }
-  }, [revScenarios]);
+  }, [list]);
   return html`<section class="panel" aria-labelledby="scen-h" id="scenarios">
     <h2 id="scen-h">Scenarios</h2>
     ${!data ? html`<p class="muted" role="status">Loading…</p>` : data.unavailable ? html`<p class="notice-inline" role="status">${data.unavailable}</p>` : html`
       ${data.bundled.length === 0 ? html`<p class="muted">No bundled scenario.</p>` : null}
       <ul class="scenario-list">${data.bundled.map((s) => html`<li key=${s.name}>
         <div><strong>${s.title || s.name}</strong><div class="muted">${s.description}</div></div>
-        <button type="button" disabled=${!!busy.scenarioRun} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name)}>Run</button>
+        <button type="button" disabled=${store.page.isBusy('scenarioRun')} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name)}>Run</button>
       </li>`)}</ul>`}
     ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<${ScenarioRun} key=${r.id} run=${r} actions=${actions} />`)}</ul>` : null}
   </section>`;
 }
 
-function Reset({ actions, busy }) {
+function Reset({ store, actions }) {
   const [armed, setArmed] = useState(false);
   useEffect(() => {
     if (!armed) return undefined;
@@ -236,16 +241,14 @@ function Reset({ actions, busy }) {
   return html`<section class="panel" aria-labelledby="reset-h">
     <h2 id="reset-h">Reset</h2>
     <p class="hint">Deletes every pod and node and clears the history. The scheduler's configuration stays.</p>
-    <button type="button" class="danger" id="reset" disabled=${!!busy.reset} onClick=${click}>${armed ? 'Click again to reset everything' : 'Reset the cluster'}</button>
+    <button type="button" class="danger" id="reset" disabled=${store.page.isBusy('reset')} onClick=${click}>${armed ? 'Click again to reset everything' : 'Reset the cluster'}</button>
   </section>`;
 }
 
-function Controls({ store, actions, busy, generation, revScenarios, revNodes }) {
+export default function Controls({ store, actions }) {
   return html`<div class="controls">
-    <div class="col"><${NodeForm} store=${store} actions=${actions} busy=${busy} rev=${revNodes} /><${PodForm} store=${store} actions=${actions} busy=${busy} /></div>
-    <div class="col"><${Plugins} actions=${actions} busy=${busy} generation=${generation} /><${YamlForm} actions=${actions} busy=${busy} /></div>
-    <div class="col"><${Scenarios} store=${store} actions=${actions} busy=${busy} revScenarios=${revScenarios} /><${Reset} actions=${actions} busy=${busy} /></div>
+    <div class="col"><${NodeForm} store=${store} actions=${actions} /><${PodForm} store=${store} actions=${actions} /></div>
+    <div class="col"><${Plugins} store=${store} actions=${actions} /><${YamlForm} store=${store} actions=${actions} /></div>
+    <div class="col"><${Scenarios} store=${store} actions=${actions} /><${Reset} store=${store} actions=${actions} /></div>
   </div>`;
 }
-
-export default pure(Controls, 'Controls');

@@ -3,17 +3,17 @@
 // and the time every plugin took.
 
 import { useEffect, useState } from 'preact/hooks';
-import { html, pure } from '../ui.js';
-import { codeName, formatBytes, formatClock, formatCpu, formatDuration, formatNanos, podLabel } from '../format.js';
+import { html } from '../ui.js';
+import { formatBytes, formatClock, formatCpu, formatNanos } from '../format.js';
 import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
 
 const MATRIX_ROWS = 30;
 const SCORE_ROWS = 30;
 const BARS = 20;
 
-function PodPicker({ store, actions, selected }) {
+function PodPicker({ store, actions }) {
   const [text, setText] = useState('');
-  const st = store.state;
+  const selected = store.page.selectedPod.value;
   const submit = (ev) => {
     ev.preventDefault();
     const v = text.trim();
@@ -21,11 +21,7 @@ function PodPicker({ store, actions, selected }) {
     if (v) actions.inspectPod(key);
   };
   // Offer at most 200 names: a datalist of thousands is no help.
-  const options = [];
-  for (const key of st.pods.keys()) {
-    options.push(key);
-    if (options.length >= 200) break;
-  }
+  const options = store.cluster.pods.keys().slice(0, 200);
   return html`<form class="picker" onSubmit=${submit} role="search">
     <label for="pod-pick">Pod</label>
     <input id="pod-pick" list="pod-names" value=${text} placeholder=${selected || 'namespace/name'} onInput=${(e) => setText(e.currentTarget.value)} />
@@ -34,7 +30,9 @@ function PodPicker({ store, actions, selected }) {
   </form>`;
 }
 
-function PodHeader({ actions, podKey: key, pod, busy }) {
+function PodHeader({ store, actions, podKey: key }) {
+  const pod = store.cluster.pods.get(key);
+  const busy = store.page.isBusy(`delete:pod:${key}`);
   if (!pod) return html`<div class="pod-header"><h2>${key}</h2><p class="muted">This pod does not exist (any more); its recorded cycles are below.</p></div>`;
   const req = pod.requests || {};
   return html`<div class="pod-header">
@@ -46,7 +44,7 @@ function PodHeader({ actions, podKey: key, pod, busy }) {
       ${pod.nominatedNodeName ? html`<div><dt>nominated</dt><dd>${pod.nominatedNodeName}</dd></div>` : null}
       ${pod.scheduled ? html`<div><dt>PodScheduled</dt><dd>${pod.scheduled}</dd></div>` : null}
     </dl>
-    <button type="button" class="danger" disabled=${!!busy} onClick=${() => actions.deletePod(key)}>Delete pod</button>
+    <button type="button" class="danger" disabled=${busy} onClick=${() => actions.deletePod(key)}>Delete pod</button>
   </div>`;
 }
 
@@ -84,8 +82,8 @@ function Outcome({ summary, matrix, truncated, permitWait }) {
   </section>`;
 }
 
-function Points({ points }) {
-  const rows = pointRows(points);
+function Points({ points, codes }) {
+  const rows = pointRows(points, codes);
   if (!rows.length) return null;
   return html`<section aria-labelledby="points-h">
     <h3 id="points-h">Extension points</h3>
@@ -95,8 +93,8 @@ function Points({ points }) {
       <tbody>
         ${rows.map((p) => {
           // Skipped plugins take one line: most PreFilter results are Skip.
-          const ran = p.results.filter((r) => r.code !== 5);
-          const skipped = p.results.filter((r) => r.code === 5);
+          const ran = p.results.filter((r) => r.state !== 'skip');
+          const skipped = p.results.filter((r) => r.state === 'skip');
           const lines = ran.length + (skipped.length ? 1 : 0);
           return html`
           ${ran.map((r, i) => html`<tr key=${`${p.index}-${i}`}>
@@ -139,7 +137,7 @@ function FilterMatrix({ matrix }) {
       <tbody>
         ${shown.map((r) => html`<tr key=${r.node} class=${r.feasible ? 'feasible' : 'infeasible'}>
           <th scope="row">${r.node}${r.nominated ? html` <span class="badge" title="checked with nominated pods">nominated</span>` : null}</th>
-          ${r.cells.map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : codeName(c.code)}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
+          ${r.cells.map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : c.name}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
             ${c.state === 'pass' ? html`<span aria-label="pass">✓</span>` : c.state === 'notrun' ? html`<span class="notrun">not run</span>` : c.label}
             ${times && c.nanos != null ? html`<div class="muted small">${formatNanos(c.nanos)}</div>` : null}
           </td>`)}
@@ -157,7 +155,7 @@ function ScoreTable({ table }) {
   const shown = all ? table.rows : table.rows.slice(0, SCORE_ROWS);
   return html`<section aria-labelledby="score-h" class="score">
     <h3 id="score-h">Score <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
-    ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${codeName(p.code)} ${p.reason || ''}`).join('; ')}</p>` : null}
+    ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${p.codeName} ${p.reason || ''}`).join('; ')}</p>` : null}
     <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.</p>
     <div class="scroll-x">
     <table class="scores">
@@ -222,13 +220,15 @@ function Later({ children }) {
   return typeof children === 'function' ? children() : children;
 }
 
-function CycleBody({ view, loading }) {
+function CycleBody({ store, view }) {
+  const loading = store.page.cycleLoading.value === view.id;
+  const codes = store.server.vocabulary.value.codes;
   if (!view.summary && view.source === 'none') return null;
   if (view.source === 'missing' || !view.detail) {
     return html`<p class="muted" role="status">${loading ? 'Loading this cycle from the server…' : 'This cycle is not in memory; loading it from the server…'}</p>`;
   }
-  const matrix = filterMatrix(view.detail.filter);
-  const table = scoreTable(view.detail.score, view.summary?.end);
+  const matrix = filterMatrix(view.detail.filter, codes);
+  const table = scoreTable(view.detail.score, view.summary?.end, codes);
   const nominated = view.detail.nominatedFilter !== view.detail.filter ? view.detail.nominatedFilter?.nodes?.[0] : null;
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
@@ -240,38 +240,25 @@ function CycleBody({ view, loading }) {
     <${Later} key=${`l${view.id}`}>${() => html`
       ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
       <div class="cycle-grid">
-        <div class="col-main"><${Points} points=${view.detail.points} /></div>
+        <div class="col-main"><${Points} points=${view.detail.points} codes=${codes} /></div>
         <div class="col-side"><${Timings} detail=${view.detail} /></div>
       </div>`}</${Later}>
   </div>`;
 }
 
-/** sig summarises what the inspector shows, so it re-renders only when that changes. */
-export function inspectorSig(store, selectedPod, selectedCycle) {
-  if (!selectedPod) return '';
-  const view = store.cycleView(selectedPod, selectedCycle);
-  const cycles = store.podCycles(selectedPod);
-  const s = view.summary;
-  const d = view.detail;
-  return [
-    view.id, view.source, s ? `${!!s.end}${!!s.binding}${s.waiting}` : '', d ? `${d.points.length}${!!d.filter}${!!d.score}` : '',
-    cycles.map((c) => `${c.id}${c.end ? c.end.result[0] : ''}${c.binding ? 'b' : ''}`).join(','),
-  ].join('|');
-}
-
-function Inspector({ store, actions, selectedPod, selectedCycle, pod, sig, loading, busy }) {
-  const view = selectedPod ? store.cycleView(selectedPod, selectedCycle) : null;
-  const cycles = selectedPod ? store.podCycles(selectedPod) : [];
+export default function Inspector({ store, actions }) {
+  const key = store.page.selectedPod.value;
+  const id = store.page.selectedCycle.value;
+  const view = key ? store.cycleView(key, id) : null;
+  const cycles = key ? store.podCycles(key) : [];
   useEffect(() => {
     if (view && view.source === 'missing' && view.id != null) actions.ensureCycle(view.id);
   }, [view?.id, view?.source]);
-  return html`<div class="inspector" data-sig=${sig}>
-    <${PodPicker} store=${store} actions=${actions} selected=${selectedPod} />
-    ${!selectedPod ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above.</p>` : html`
-      <${PodHeader} store=${store} actions=${actions} podKey=${selectedPod} pod=${pod} busy=${busy} />
+  return html`<div class="inspector">
+    <${PodPicker} store=${store} actions=${actions} />
+    ${!key ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above.</p>` : html`
+      <${PodHeader} store=${store} actions=${actions} podKey=${key} />
       <${Attempts} cycles=${cycles} current=${view?.id} actions=${actions} />
-      ${view ? html`<${CycleBody} view=${view} loading=${loading} />` : null}`}
+      ${view ? html`<${CycleBody} store=${store} view=${view} />` : null}`}
   </div>`;
 }
-
-export default pure(Inspector, 'Inspector');

@@ -1,15 +1,17 @@
-// The queue board: activeQ, backoffQ and unschedulable as lanes, the pods in
-// flight above them. Each card says what moved the pod there.
+// The queue board: a lane per queue of the server's vocabulary, in the order
+// the server serves it; the pods in flight above them. Each card says what
+// moved the pod there.
 
-import { html, pure, VirtualList } from '../ui.js';
-import { describeMove, formatAgo, formatCountdown, podLabel } from '../format.js';
+import { html, VirtualList } from '../ui.js';
+import { clock } from '../clock.js';
+import { describeMove, formatAgo, formatCountdown, keyLabel, podLabel, queueTitle } from '../format.js';
 
-const LANES = [
-  { id: 'active', title: 'activeQ', hint: 'waiting for a scheduling cycle, highest priority first' },
-  { id: 'backoff', title: 'backoffQ', hint: 'rejected recently; back to activeQ when the backoff ends, or popped early when activeQ is empty' },
-  { id: 'errorBackoff', title: 'error backoff', hint: 'failed with an error; back to activeQ when the backoff ends, never early' },
-  { id: 'unschedulable', title: 'unschedulable', hint: 'waiting for a cluster event that may help' },
-];
+const HINTS = {
+  active: 'waiting for a scheduling cycle',
+  backoff: 'rejected recently; back to activeQ when the backoff ends, or popped early when activeQ is empty',
+  errorBackoff: 'failed with an error; back to activeQ when the backoff ends, never early',
+  unschedulable: 'waiting for a cluster event that may help',
+};
 
 const ROW = 112;
 
@@ -23,24 +25,30 @@ function reasonLine(entry, failure) {
   return '';
 }
 
-function PodCard({ entry, info, pod, now, onOpen, selected }) {
-  const failure = info?.lastFailure;
+function PodCard({ store, actions, podKey: key }) {
+  const entry = store.queue.entries.get(key);
+  if (!entry) return null;
+  const pod = store.cluster.pods.get(key);
+  const failure = store.cycles.podInfo.get(key)?.lastFailure;
+  const selected = store.page.selectedPod.value === key;
+  // A backoff counts down four times a second; "12 s ago" moves every 5 s.
+  const now = clock(entry.backoffUntil ? 250 : 5000);
   const reason = reasonLine(entry, failure);
   const message = entry.message || (entry.queue !== 'active' ? failure?.message || pod?.message || '' : '');
   const move = describeMove(entry.event);
   // backoffUntil is aligned down to its one-second window; the flush takes
   // the pod when that window is over, a second later.
-  const countdown = (entry.queue === 'backoff' || entry.queue === 'errorBackoff') && entry.backoffUntil ? formatCountdown(entry.backoffUntil + 1000 - now) : '';
+  const countdown = entry.backoffUntil ? formatCountdown(entry.backoffUntil + 1000 - now) : '';
   return html`<button type="button" class=${`card pod-card q-${entry.queue}${selected ? ' selected' : ''}`}
-      data-pod=${entry.key} onClick=${() => onOpen(entry.key)}
-      title=${message || reason || entry.key}>
+      data-pod=${key} onClick=${() => actions.inspectPod(key)}
+      title=${message || reason || key}>
     <span class="card-head">
       <span class="pod-name">${podLabel(entry.pod)}</span>
       <span class="badge" title="scheduling attempts so far">${entry.attempts ? `attempt ${entry.attempts}` : 'new'}</span>
     </span>
     <span class="card-line muted">
       ${move ? html`<span class="move">${move}</span> · ` : null}${formatAgo(entry.changedAt, now)}
-      ${entry.priority ? html` · <span class="prio">priority ${entry.priority}</span>` : null}
+      ${pod?.priority ? html` · <span class="prio">priority ${pod.priority}</span>` : null}
       ${countdown ? html` · <span class="countdown" aria-label=${`backoff ends in ${countdown}`}>⏱ ${countdown}</span>` : null}
     </span>
     ${reason ? html`<span class="card-line reason">${reason}</span>` : null}
@@ -48,54 +56,54 @@ function PodCard({ entry, info, pod, now, onOpen, selected }) {
   </button>`;
 }
 
-function Lane({ lane, entries, store, now, onOpen, selected }) {
-  const st = store.state;
-  return html`<section class=${`lane lane-${lane.id}`} aria-labelledby=${`lane-${lane.id}`}>
+/** How activeQ is ordered: by the QueueSort plugin, or by arrival when it gives no key. */
+function OrderLine({ store }) {
+  const sort = store.queue.queueSort.value;
+  if (!sort.plugin) return null;
+  return html`<p class="lane-hint">${sort.ordered ? `in ${sort.plugin}'s order` : `order: arrival; ${sort.plugin} gives no sort key`}</p>`;
+}
+
+function Lane({ store, actions, name }) {
+  const keys = store.lane(name).value;
+  const title = queueTitle(name);
+  return html`<section class=${`lane lane-${name}`} aria-labelledby=${`lane-${name}`}>
     <header class="lane-head">
-      <h2 id=${`lane-${lane.id}`}>${lane.title} <span class="count">${entries.length}</span></h2>
-      <p class="lane-hint">${lane.hint}</p>
+      <h2 id=${`lane-${name}`}>${title} <span class="count">${keys.length}</span></h2>
+      <p class="lane-hint">${HINTS[name] || ''}</p>
+      ${name === 'active' ? html`<${OrderLine} store=${store} />` : null}
     </header>
-    <${VirtualList} items=${entries} rowHeight=${ROW} keyOf=${(e) => e.key} label=${`${lane.title}: ${entries.length} pods`}
+    <${VirtualList} items=${keys} rowHeight=${ROW} keyOf=${(k) => k} label=${`${title}: ${keys.length} pods`}
       className="lane-list" empty=${'empty'}
-      renderRow=${(e) => html`<${PodCard} entry=${e} info=${st.podInfo.get(e.key)} pod=${st.pods.get(e.key)} now=${now}
-        onOpen=${onOpen} selected=${selected === e.key} />`} />
+      renderRow=${(k) => html`<${PodCard} store=${store} actions=${actions} podKey=${k} />`} />
   </section>`;
 }
 
-const PureLane = pure(Lane, 'Lane');
+function InFlightChip({ store, actions, podKey: key }) {
+  const ids = store.cycles.podInfo.get(key)?.cycleIds;
+  const c = ids?.length ? store.cycles.summaries.get(ids[ids.length - 1]) : null;
+  const what = c?.waiting ? 'waiting at Permit' : c?.end?.result === 'scheduled' ? `binding to ${c.end.node}` : 'in a scheduling cycle';
+  return html`<button type="button" class="chip q-inFlight" data-pod=${key} onClick=${() => actions.inspectPod(key)}>
+    ${keyLabel(key)} <span class="muted">${what}</span></button>`;
+}
 
-function InFlight({ entries, store, onOpen }) {
-  const st = store.state;
+function InFlight({ store, actions }) {
+  const keys = store.lane('inFlight').value;
   return html`<div class="inflight" aria-live="polite">
-    <span class="inflight-label">in flight <span class="count">${entries.length}</span></span>
-    ${entries.slice(0, 8).map((e) => {
-      const info = st.podInfo.get(e.key);
-      const cid = info?.cycleIds[info.cycleIds.length - 1];
-      const c = cid ? st.cycles.get(cid) : null;
-      const what = c?.waiting ? 'waiting at Permit' : c?.end?.result === 'scheduled' ? `binding to ${c.end.node}` : 'in a scheduling cycle';
-      return html`<button type="button" class="chip q-inFlight" data-pod=${e.key} onClick=${() => onOpen(e.key)}>
-        ${podLabel(e.pod)} <span class="muted">${what}</span></button>`;
-    })}
-    ${entries.length > 8 ? html`<span class="muted">+${entries.length - 8} more</span>` : null}
-    ${entries.length === 0 ? html`<span class="muted">no pod is being scheduled</span>` : null}
+    <span class="inflight-label">${queueTitle('inFlight')} <span class="count">${keys.length}</span></span>
+    ${keys.slice(0, 8).map((k) => html`<${InFlightChip} key=${k} store=${store} actions=${actions} podKey=${k} />`)}
+    ${keys.length > 8 ? html`<span class="muted">+${keys.length - 8} more</span>` : null}
+    ${keys.length === 0 ? html`<span class="muted">no pod is being scheduled</span>` : null}
   </div>`;
 }
 
-const PureInFlight = pure(InFlight, 'InFlight');
-
-/** QueueBoard re-renders when the queue changes, and each tick for countdowns. */
-export function QueueBoard({ store, actions, revQueue, revCycles, tick, selected }) {
-  const lanes = store.lanes();
-  const now = tick;
-  const onOpen = actions.inspectPod;
+export default function QueueBoard({ store, actions }) {
+  // In flight is not a lane: those pods are being scheduled, shown above.
+  const lanes = store.server.vocabulary.value.queues.filter((q) => q !== 'inFlight');
+  if (!lanes.length) return html`<p class="hint" role="status">Waiting for the scheduler's first snapshot…</p>`;
   return html`<div class="queue-board">
-    <${PureInFlight} entries=${lanes.inFlight} store=${store} onOpen=${onOpen} rev=${revQueue} revCycles=${revCycles} />
+    <${InFlight} store=${store} actions=${actions} />
     <div class="lanes">
-      ${LANES.map((lane) => html`<${PureLane} key=${lane.id} lane=${lane} entries=${lanes[lane.id]} store=${store}
-        now=${lanes[lane.id].length && (lane.id === 'backoff' || lane.id === 'errorBackoff') ? now : Math.floor(now / 5000) * 5000}
-        onOpen=${onOpen} selected=${selected} rev=${revQueue} />`)}
+      ${lanes.map((name) => html`<${Lane} key=${name} store=${store} actions=${actions} name=${name} />`)}
     </div>
   </div>`;
 }
-
-export default pure(QueueBoard, 'QueueBoard');

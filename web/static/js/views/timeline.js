@@ -3,12 +3,13 @@
 // and how each ended. Rows are virtualised.
 
 import { useState } from 'preact/hooks';
-import { html, pure, VirtualList } from '../ui.js';
-import { formatClock, formatDuration, podLabel } from '../format.js';
+import { html, VirtualList } from '../ui.js';
+import { clock } from '../clock.js';
+import { formatClock, formatDuration, keyLabel, podLabel, queueTitle } from '../format.js';
 import { outcomeClass, outcomeText } from '../inspect.js';
 import { segments, timeRange } from '../timeline-logic.js';
 
-export const WINDOWS = Object.freeze([
+const WINDOWS = Object.freeze([
   { id: 'fit', label: 'fit', ms: -1 },
   { id: '1m', label: 'last minute', ms: 60_000 },
   { id: '5m', label: 'last 5 minutes', ms: 300_000 },
@@ -22,13 +23,13 @@ function pct(t, t0, span) {
   return ((t - t0) / span) * 100;
 }
 
-function Row({ row, t0, t1, onOpen, selected }) {
+function Row({ row, t0, t1, actions, selected }) {
   const span = Math.max(1, t1 - t0);
   const bands = segments(row.trail, t0, t1);
   const marks = row.cycles.filter((c) => c.start != null && c.start >= t0 && c.start <= t1);
-  const name = podLabel(row.pod || { namespace: row.key.split('/')[0], name: row.key.split('/').slice(1).join('/') });
+  const name = row.pod ? podLabel(row.pod) : keyLabel(row.key);
   return html`<div class=${`tl-row${selected ? ' selected' : ''}`}>
-    <button type="button" class="tl-name" data-pod=${row.key} onClick=${() => onOpen(row.key, null)} title=${row.key}>
+    <button type="button" class="tl-name" data-pod=${row.key} onClick=${() => actions.inspectPod(row.key)} title=${row.key}>
       ${name}${row.bound ? html` <span class="muted small">→ ${row.pod.nodeName}</span>` : null}
     </button>
     <div class="tl-track">
@@ -36,7 +37,7 @@ function Row({ row, t0, t1, onOpen, selected }) {
         title=${`${b.queue} from ${formatClock(b.from)} for ${formatDuration(b.to - b.from)}${b.event ? ` (${b.event})` : ''}`}></span>`)}
       ${marks.map((c) => html`<button type="button" class=${`tl-mark o-${outcomeClass(c)}`} style=${`left:${pct(c.start, t0, span)}%`}
         aria-label=${`${name} attempt ${c.attempt}: ${outcomeText(c)}`} title=${`attempt ${c.attempt} at ${formatClock(c.start)}: ${outcomeText(c)}`}
-        onClick=${() => onOpen(row.key, c.id)}>${c.attempt}</button>`)}
+        onClick=${() => actions.inspectPod(row.key, c.id)}>${c.attempt}</button>`)}
     </div>
   </div>`;
 }
@@ -52,31 +53,28 @@ function Axis({ t0, t1 }) {
   </div></div>`;
 }
 
-function Legend() {
+function Legend({ store }) {
+  const { queues, results } = store.server.vocabulary.value;
   return html`<ul class="legend" aria-label="legend">
-    <li><span class="swatch q-active"></span> activeQ</li>
-    <li><span class="swatch q-backoff"></span> backoffQ</li>
-    <li><span class="swatch q-errorBackoff"></span> error backoff</li>
-    <li><span class="swatch q-unschedulable"></span> unschedulable</li>
-    <li><span class="swatch q-inFlight"></span> in flight</li>
-    <li><span class="swatch o-scheduled"></span> attempt: scheduled</li>
-    <li><span class="swatch o-unschedulable"></span> unschedulable</li>
-    <li><span class="swatch o-error"></span> error</li>
+    ${queues.map((q) => html`<li key=${q}><span class=${`swatch q-${q}`}></span> ${queueTitle(q)}</li>`)}
+    <li class="muted">attempts:</li>
+    ${results.map((r) => html`<li key=${r}><span class=${`swatch o-${r}`}></span> ${r}</li>`)}
   </ul>`;
 }
 
-function Timeline({ store, actions, revCycles, tick, selected }) {
+export default function Timeline({ store, actions }) {
   const [win, setWin] = useState('fit');
   const [filter, setFilter] = useState('');
-  let rows = store.timelineRows();
+  let rows = store.timelineRows.value;
+  const selected = store.page.selectedPod.value;
   const f = filter.trim().toLowerCase();
   if (f) rows = rows.filter((r) => r.key.toLowerCase().includes(f));
   const w = WINDOWS.find((x) => x.id === win) || WINDOWS[0];
-  const t1 = tick;
+  const t1 = clock(1000);
   const range = timeRange(rows, w.ms, t1);
   const t0 = range.t0;
   rows = range.rows;
-  return html`<div class="timeline" data-rev=${revCycles}>
+  return html`<div class="timeline">
     <div class="tl-tools">
       <fieldset class="segmented"><legend>Show</legend>
         ${WINDOWS.map((x) => html`<label><input type="radio" name="tl-window" value=${x.id} checked=${x.id === win} onChange=${() => setWin(x.id)} /> ${x.label}</label>`)}
@@ -84,12 +82,10 @@ function Timeline({ store, actions, revCycles, tick, selected }) {
       <label class="filter-box">Find pod <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
       <span class="muted">${rows.length} pods</span>
     </div>
-    <${Legend} />
+    <${Legend} store=${store} />
     <${Axis} t0=${t0} t1=${t1} />
     <${VirtualList} items=${rows} rowHeight=${ROW} keyOf=${(r) => r.key} label="pods over time" className="tl-list"
       empty=${'No scheduling activity in this window.'}
-      renderRow=${(r) => html`<${Row} row=${r} t0=${t0} t1=${t1} onOpen=${actions.inspectPod} selected=${selected === r.key} />`} />
+      renderRow=${(r) => html`<${Row} row=${r} t0=${t0} t1=${t1} actions=${actions} selected=${selected === r.key} />`} />
   </div>`;
 }
-
-export default pure(Timeline, 'Timeline');

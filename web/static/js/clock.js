@@ -1,0 +1,32 @@
+// clock.js: the time for views that show one (a backoff's countdown, "12 s
+// ago", the timeline's right edge). A view that calls clock(ms) renders again
+// every ms milliseconds, for as long as it calls it: nothing ticks when no
+// view on the page shows a clock.
+
+import { signal } from './signals.js';
+
+const tickers = new Map();
+
+function ticker(ms) {
+  let tick = tickers.get(ms);
+  if (!tick) {
+    let timer = 0;
+    tick = signal(0, {
+      // Runs while something reads the ticker.
+      watched() {
+        timer = setInterval(() => { tick.value += 1; }, ms);
+      },
+      unwatched() {
+        clearInterval(timer);
+      },
+    });
+    tickers.set(ms, tick);
+  }
+  return tick;
+}
+
+/** Now, in milliseconds; the calling view renders again every ms. */
+export function clock(ms) {
+  void ticker(ms).value;
+  return Date.now();
+}

@@ -1,0 +1,116 @@
+// common.js: what the store's slices share: pod keys, times, and a Map whose
+// reads are tracked by signals.
+
+import { signal } from '../signals.js';
+
+/** podKey({namespace, name}) -> "namespace/name". */
+export function podKey(ref) {
+  return `${ref.namespace}/${ref.name}`;
+}
+
+/** Milliseconds since the epoch of an RFC 3339 time, or null. */
+export function toMillis(t) {
+  if (t == null || t === '') return null;
+  if (typeof t === 'number') return t;
+  const ms = Date.parse(t);
+  // Go's zero time (0001-01-01) means "unset".
+  return Number.isNaN(ms) || ms < 0 ? null : ms;
+}
+
+/**
+ * An event whose object has another uid than the one held is about an older
+ * object of the same name.
+ */
+export function sameUid(held, ref) {
+  return !ref.uid || !held.uid || held.uid === ref.uid;
+}
+
+export function cmp(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * keyedMap is a Map of signals. Reading a key subscribes to that key alone;
+ * reading the keys, the size, or a key that is missing subscribes to
+ * additions and removals. Values are replaced, never changed in place: a new
+ * object is what tells a reader that something changed. Insertion order is
+ * kept, and trim drops the oldest.
+ */
+export function keyedMap() {
+  const items = new Map();
+  // Counts additions and removals: what readers of the key set depend on.
+  const membership = signal(0);
+  const track = () => membership.value;
+  const changed = () => { membership.value = membership.peek() + 1; };
+  function drop(key) {
+    const s = items.get(key);
+    items.delete(key);
+    // Whoever read this key holds its signal, not the membership.
+    s.value = undefined;
+  }
+  return {
+    get(key) {
+      const s = items.get(key);
+      if (s) return s.value;
+      track();
+      return undefined;
+    },
+    peek(key) {
+      return items.get(key)?.peek();
+    },
+    has(key) {
+      track();
+      return items.has(key);
+    },
+    get size() {
+      track();
+      return items.size;
+    },
+    keys() {
+      track();
+      return [...items.keys()];
+    },
+    /** Every value; the reader depends on each of them. */
+    values() {
+      track();
+      return Array.from(items.values(), (s) => s.value);
+    },
+    set(key, value) {
+      const s = items.get(key);
+      if (s) {
+        s.value = value;
+        return;
+      }
+      items.set(key, signal(value));
+      changed();
+    },
+    delete(key) {
+      if (!items.has(key)) return false;
+      drop(key);
+      changed();
+      return true;
+    },
+    /** Drops the oldest keys until limit remain. */
+    trim(limit) {
+      if (items.size <= limit) return;
+      for (const key of items.keys()) {
+        if (items.size <= limit) break;
+        drop(key);
+      }
+      changed();
+    },
+    /** Holds exactly these [key, value] pairs from now on, in their order. */
+    assign(pairs) {
+      const old = new Map(items);
+      items.clear();
+      for (const [key, value] of pairs) {
+        const s = old.get(key);
+        old.delete(key);
+        if (s) s.value = value;
+        items.set(key, s || signal(value));
+      }
+      for (const s of old.values()) s.value = undefined;
+      changed();
+    },
+  };
+}

@@ -1,0 +1,156 @@
+// cycles.js: the scheduling cycles. The server's summary of each (the newest
+// limits.cycles), the full detail (points, Filter, Score, Permit) of the
+// newest limits.details seen from their start, cycles loaded over REST, and
+// per pod: its queue trail, its last failure and its cycle ids.
+
+import { keyedMap, podKey, toMillis } from './common.js';
+
+const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null });
+
+/**
+ * The store's cycle summary from the server's (the `summary` of cycle
+ * events, the items of GET /api/v1/cycles): times in milliseconds, and the
+ * pod's key.
+ */
+export function cycleSummary(s) {
+  return {
+    ...s,
+    podKey: podKey(s.pod),
+    start: toMillis(s.start),
+    end: s.end || null,
+    endTime: toMillis(s.endTime),
+    binding: s.binding || null,
+    bindTime: toMillis(s.bindTime),
+    waiting: !!s.waiting,
+  };
+}
+
+function newDetail() {
+  return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null };
+}
+
+/** The detail with one more of its cycle's events. */
+function withEvent(detail, e) {
+  switch (e.kind) {
+    // In the order they ran: that is the order of the events.
+    case 'point': return { ...detail, points: [...detail.points, e.point] };
+    case 'filter':
+      // A pass over the pod's nominated node alone may come first; the pass
+      // over all nodes follows only when the pod did not fit there.
+      return { ...detail, filter: e.filter, nominatedFilter: e.filter.nominatedNode ? e.filter : detail.nominatedFilter };
+    case 'score': return { ...detail, score: e.score };
+    case 'permitWait': return { ...detail, permitWait: e.permitWait };
+    default: return detail;
+  }
+}
+
+function bounded(list, limit) {
+  return list.length > limit ? list.slice(list.length - limit) : list;
+}
+
+function earliest(a, b) {
+  return a == null ? b : b == null ? a : Math.min(a, b);
+}
+
+export function createCycles(limits) {
+  const summaries = keyedMap(); // cycle id -> summary
+  const details = keyedMap(); // cycle id -> detail
+  const fetched = keyedMap(); // cycle id -> {summary, detail, truncated}
+  const remote = keyedMap(); // pod key -> summaries of its attempts, newest first
+  const podInfo = keyedMap(); // pod key -> {trail, lastFailure, cycleIds, firstSeen}
+
+  function updateInfo(key, fn) {
+    podInfo.set(key, fn(podInfo.get(key) || NO_INFO));
+  }
+
+  /** Counts the cycle among its pod's. */
+  function addToPod(s) {
+    updateInfo(s.podKey, (info) => (info.cycleIds.includes(s.id) ? info : {
+      ...info,
+      cycleIds: bounded([...info.cycleIds, s.id].sort((a, b) => a - b), limits.podCycles),
+      firstSeen: earliest(info.firstSeen, s.start),
+    }));
+  }
+
+  return {
+    summaries,
+    details,
+    fetched,
+    remote,
+    podInfo,
+
+    /** Applies a cycle's event (cycleStart, point, filter, score, cycleEnd, permitWait, bindingEnd). */
+    apply(e) {
+      if (e.summary) {
+        const s = cycleSummary(e.summary);
+        summaries.set(s.id, s);
+        summaries.trim(limits.cycles);
+        addToPod(s);
+      }
+      if (e.kind === 'cycleStart' && !details.has(e.cycle)) {
+        details.set(e.cycle, newDetail());
+        details.trim(limits.details);
+      }
+      // A cycle that started before this page connected has no detail: it
+      // is loaded over REST when someone looks at it.
+      const d = details.get(e.cycle);
+      if (d) details.set(e.cycle, withEvent(d, e));
+    },
+
+    /**
+     * Adds a queue step to the pod's trail, and the failure it tells of. A
+     * snapshot's steps (action "snapshot") may repeat what the trail knows:
+     * they add only what is new.
+     */
+    queueStep(key, step, failure) {
+      const again = step.action === 'snapshot';
+      updateInfo(key, (info) => ({
+        ...info,
+        trail: again && info.trail.at(-1)?.to === step.to ? info.trail : bounded([...info.trail, step], limits.trail),
+        lastFailure: again ? info.lastFailure || failure : failure || info.lastFailure,
+        firstSeen: earliest(info.firstSeen, step.t),
+      }));
+    },
+
+    forgetPod(key) {
+      podInfo.delete(key);
+    },
+
+    /** Forgets what it knew of the pods that do not exist. */
+    keepPods(exists) {
+      for (const key of podInfo.keys()) if (!exists(key)) podInfo.delete(key);
+    },
+
+    /** Forgets every cycle: the server's history was cleared. */
+    reset() {
+      for (const m of [summaries, details, fetched, remote, podInfo]) m.assign([]);
+    },
+
+    /** Keeps a cycle loaded from GET /api/v1/cycles/{id}. */
+    addFetched(rec) {
+      fetched.delete(rec.id);
+      fetched.set(rec.id, { summary: cycleSummary(rec), detail: (rec.events || []).reduce(withEvent, newDetail()), truncated: !!rec.truncated });
+      fetched.trim(limits.fetched);
+    },
+
+    /** Keeps a pod's attempts from GET /api/v1/cycles?pod=..., older ones too. */
+    addRemote(key, items) {
+      remote.delete(key);
+      remote.set(key, (items || []).slice(0, limits.podCycles).map(cycleSummary));
+      remote.trim(limits.remote);
+    },
+
+    /**
+     * Merges the server's recent cycles (GET /api/v1/cycles), those that ran
+     * before this page connected, into the timeline of the pods that exist.
+     * Cycles it knows stay as they are.
+     */
+    addSummaries(items, podExists) {
+      const fresh = (items || []).filter((s) => s && !summaries.has(s.id)).map(cycleSummary);
+      if (!fresh.length) return;
+      const kept = [...summaries.values(), ...fresh].sort((a, b) => a.id - b.id).slice(-limits.cycles);
+      summaries.assign(kept.map((s) => [s.id, s]));
+      for (const s of fresh) if (summaries.has(s.id) && podExists(s.podKey)) addToPod(s);
+    },
+  };
+}

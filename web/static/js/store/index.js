@@ -1,0 +1,170 @@
+// store/index.js: the dashboard's state, made of signals, and the one place
+// that applies the stream's messages (a snapshot, then events) to it. Pure
+// JavaScript, no DOM: tested with node --test.
+//
+// Each slice holds signals: cluster (nodes, pods, usage), queue (where each
+// pod waits, the lanes), cycles (summaries, details, each pod's story),
+// server (connection, scheduler, vocabulary, scenario runs) and page (view,
+// selection, notices, busy buttons); selectors derive what no slice holds.
+// Views read them and render again when what they read changes; they never
+// write: they call the store's methods below, or the actions, which call the
+// API and then the store. Every write is a batch, so that the views hear of
+// a whole message at once.
+
+import { batch } from '../signals.js';
+import { podKey, toMillis } from './common.js';
+import { createCluster } from './cluster.js';
+import { createQueue } from './queue.js';
+import { createCycles } from './cycles.js';
+import { createServer } from './server.js';
+import { createPage } from './page.js';
+import { createSelectors } from './selectors.js';
+
+export { podKey, toMillis } from './common.js';
+export { VIEWS } from './page.js';
+
+/** Memory bounds. A test may pass smaller ones to createStore. */
+export const DEFAULT_LIMITS = Object.freeze({
+  // Cycle summaries kept for the timeline and the attempt lists.
+  cycles: 5000,
+  // Cycles whose full detail (filter matrix, scores, points) is kept; older
+  // ones are fetched again from GET /api/v1/cycles/{id}.
+  details: 150,
+  // Cycles fetched over REST and kept.
+  fetched: 30,
+  // Pods whose attempt lists were fetched over REST and kept.
+  remote: 30,
+  // Queue transitions kept per pod, for the timeline.
+  trail: 24,
+  // Cycle ids remembered per pod.
+  podCycles: 40,
+  // Notices (errors, messages) shown at once.
+  notices: 4,
+  // Scenario runs remembered.
+  scenarios: 20,
+});
+
+/**
+ * createStore returns the store. options.limits overrides DEFAULT_LIMITS;
+ * options.now is the clock (for tests).
+ */
+export function createStore(options = {}) {
+  const limits = { ...DEFAULT_LIMITS, ...(options.limits || {}) };
+  const now = options.now || (() => Date.now());
+  const cluster = createCluster();
+  const queue = createQueue();
+  const cycles = createCycles(limits);
+  const server = createServer(limits);
+  const page = createPage(limits, now);
+  const podExists = (key) => cluster.pods.has(key);
+
+  /** writer(fn) is fn as one batch. */
+  const writer = (fn) => (...args) => batch(() => fn(...args));
+
+  function applyEvent(e) {
+    if (typeof e.seq === 'number') {
+      if (e.seq <= server.seq.peek()) return; // seen already
+      server.seq.value = e.seq;
+    }
+    switch (e.kind) {
+      case 'queue': {
+        const moved = e.pod && e.queue ? queue.apply(e, toMillis(e.time) ?? now()) : null;
+        if (moved?.step) cycles.queueStep(podKey(e.pod), moved.step, moved.failure);
+        break;
+      }
+      case 'cycleStart': case 'point': case 'filter': case 'score': case 'cycleEnd': case 'permitWait': case 'bindingEnd':
+        // Points without a cycle (PreEnqueue) are not shown.
+        if (e.cycle && e.pod) cycles.apply(e);
+        break;
+      case 'node':
+        if (e.node?.action === 'deleted') cluster.deleteNode(e.node.object);
+        else if (e.node?.object) cluster.setNode(e.node.object);
+        break;
+      case 'pod': {
+        const pod = e.podChange?.object;
+        if (!pod) break;
+        if (e.podChange.action !== 'deleted') {
+          cluster.setPod(pod);
+        } else if (cluster.deletePod(pod)) {
+          queue.forget(pod);
+          cycles.forgetPod(podKey(pod));
+        }
+        break;
+      }
+      case 'scheduler':
+        if (e.scheduler) server.setScheduler(e.scheduler);
+        break;
+      case 'scenario':
+        if (e.scenario) server.scenarioEvent(e.scenario);
+        break;
+      case 'reset':
+        cycles.reset();
+        page.selectedCycle.value = null;
+        break;
+      default:
+        break; // a kind from a newer server: ignore
+    }
+  }
+
+  function applySnapshot(snap) {
+    // A snapshot behind what was applied comes from a new server process,
+    // whose history starts again: its cycle ids would collide with ours.
+    if (server.snapshots.peek() > 0 && (snap.seq ?? 0) < server.seq.peek()) cycles.reset();
+    server.fromSnapshot(snap);
+    cluster.fromSnapshot(snap.nodes || [], snap.pods || []);
+    cycles.keepPods(podExists);
+    for (const { key, step, failure } of queue.fromSnapshot(snap.queue, snap.queueSort, toMillis(snap.time) ?? now())) {
+      cycles.queueStep(key, step, failure);
+    }
+  }
+
+  /** Applies one message of the stream. Returns its type, for logs. */
+  function applyMessage(msg) {
+    switch (msg?.type) {
+      case 'snapshot':
+        applySnapshot(msg);
+        break;
+      case 'events':
+        for (const e of msg.events || []) applyEvent(e);
+        if (typeof msg.lastSeq === 'number' && msg.lastSeq > server.seq.peek()) server.seq.value = msg.lastSeq;
+        break;
+      case 'resync':
+        page.addNotice('info', `The stream resynchronised: ${msg.reason || 'no reason given'}${msg.dropped ? ` (${msg.dropped} events skipped)` : ''}.`);
+        break;
+      case 'error':
+        page.addNotice('error', `The stream reported an error: ${msg.reason || 'no reason given'}`);
+        break;
+      default:
+        break; // "filter" acknowledges a filter; nothing to apply
+    }
+    return msg?.type;
+  }
+
+  return {
+    limits,
+    cluster,
+    queue,
+    cycles,
+    server,
+    page,
+    lane: queue.lane,
+    ...createSelectors({ cluster, queue, cycles, server }),
+
+    applyMessage: writer(applyMessage),
+    /** Applies events outside a message (tests, the console). */
+    applyEvents: writer((events) => events.forEach(applyEvent)),
+    setConnection: writer(server.setConnection),
+    setScenarioRun: writer((run) => run?.id && server.setScenarioRun(run)),
+    addNotice: writer(page.addNotice),
+    expireNotices: writer((ms = 8000) => page.expireNotices(ms)),
+    dismissNotice: writer(page.dismissNotice),
+    setBusy: writer(page.setBusy),
+    setView: writer(page.setView),
+    selectPod: writer((key, cycleId = null, view = null) => page.selectPod(key, cycleId, view)),
+    selectCycle: writer((id) => { page.selectedCycle.value = id; }),
+    setCycleLoading: writer((id) => { page.cycleLoading.value = id; }),
+    addFetchedCycle: writer(cycles.addFetched),
+    addRemoteCycles: writer(cycles.addRemote),
+    addCycleSummaries: writer((items) => cycles.addSummaries(items, podExists)),
+  };
+}

@@ -1,0 +1,68 @@
+// page.js: what the person does on the page: the view, the pod and cycle
+// chosen, the messages shown, and the buttons whose action is under way.
+
+import { signal } from '../signals.js';
+import { keyedMap } from './common.js';
+
+export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls']);
+
+export function createPage(limits, now) {
+  const view = signal('queue');
+  const selectedPod = signal(null);
+  // null follows the selected pod's newest cycle.
+  const selectedCycle = signal(null);
+  // The cycle being loaded over REST, if any.
+  const cycleLoading = signal(null);
+  const notices = signal([]);
+  // Action name -> true while it runs.
+  const busy = keyedMap();
+  let noticeId = 0;
+
+  function setView(v) {
+    if (VIEWS.includes(v)) view.value = v;
+  }
+
+  return {
+    view,
+    selectedPod,
+    selectedCycle,
+    cycleLoading,
+    notices,
+
+    isBusy(name) {
+      return !!busy.get(name);
+    },
+
+    setBusy(name, on) {
+      if (on) busy.set(name, true);
+      else busy.delete(name);
+    },
+
+    setView,
+
+    /** Selects a pod, and its newest cycle unless cycleId is given. */
+    selectPod(key, cycleId, v) {
+      selectedPod.value = key;
+      selectedCycle.value = cycleId;
+      if (v) setView(v);
+    },
+
+    addNotice(level, text) {
+      noticeId += 1;
+      notices.value = [...notices.peek(), { id: noticeId, level, text, at: now() }].slice(-limits.notices);
+      return noticeId;
+    },
+
+    /** Drops the notices that are not errors once they are older than ms. */
+    expireNotices(ms) {
+      const t = now();
+      const list = notices.peek();
+      const keep = list.filter((n) => n.level === 'error' || t - n.at < ms);
+      if (keep.length !== list.length) notices.value = keep;
+    },
+
+    dismissNotice(id) {
+      notices.value = notices.peek().filter((n) => n.id !== id);
+    },
+  };
+}

@@ -1,0 +1,141 @@
+// queue.js: where each pod waits in the scheduling queue (activeQ, the
+// backoffs, unschedulable, or in flight in a cycle), what moved it there, and
+// the lanes in the order the server serves them.
+
+import { computed, signal } from '../signals.js';
+import { cmp, keyedMap, podKey, sameUid, toMillis } from './common.js';
+
+const NONE = Object.freeze([]);
+
+/**
+ * The server's order: by `order` (an opaque string), ties by pod key. Pods
+ * without one (activeQ under a QueueSort plugin that gives no key, and the
+ * pods in flight) keep their arrival order, after those with one.
+ */
+function byServerOrder(a, b) {
+  const ao = a.order ?? null;
+  const bo = b.order ?? null;
+  if ((ao === null) !== (bo === null)) return ao === null ? 1 : -1;
+  if (ao !== bo) return ao < bo ? -1 : 1;
+  if (ao === null && a.enteredAt !== b.enteredAt) return a.enteredAt - b.enteredAt;
+  return cmp(a.key, b.key);
+}
+
+function sameItems(a, b) {
+  return b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+export function createQueue() {
+  // Pod key -> {key, pod, queue, order, attempts, enteredAt, changedAt,
+  // backoffUntil, event, plugins, gatingPlugin, message}.
+  const entries = keyedMap();
+  // The profile's QueueSort plugin, and whether it gives activeQ an order.
+  const queueSort = signal({ plugin: '', ordered: true });
+
+  // Queue name -> pod keys in the server's order. A lane whose keys did not
+  // change keeps its array, so that its view does not render again.
+  let previous = {};
+  const lanes = computed(() => {
+    const groups = {};
+    for (const e of entries.values()) (groups[e.queue] ||= []).push(e);
+    const next = {};
+    for (const [name, list] of Object.entries(groups)) {
+      const keys = list.sort(byServerOrder).map((e) => e.key);
+      next[name] = sameItems(keys, previous[name]) ? previous[name] : keys;
+    }
+    previous = next;
+    return next;
+  });
+  const laneCache = new Map();
+
+  return {
+    entries,
+    queueSort,
+
+    /** The keys of the pods in one queue, in the server's order. */
+    lane(name) {
+      if (!laneCache.has(name)) laneCache.set(name, computed(() => lanes.value[name] || NONE));
+      return laneCache.get(name);
+    },
+
+    /**
+     * Applies a queue event. Returns {step, failure}: the step for the pod's
+     * trail (null for an update in place) and, when the move ends a failed
+     * attempt, that failure; null when the event names no queue.
+     */
+    apply(e, t) {
+      const key = podKey(e.pod);
+      const q = e.queue;
+      const old = entries.get(key);
+      const same = !!old && sameUid(old.pod, e.pod);
+      const plugins = q.plugins || [];
+      if (q.action === 'delete' || q.action === 'done') {
+        if (same) entries.delete(key);
+        return { step: { t, action: q.action, from: q.from || null, to: null, event: q.event || '', plugins }, failure: null };
+      }
+      if (!q.to) return null;
+      const moved = !same || old.queue !== q.to;
+      const inPlace = q.action === 'update';
+      const base = same ? old : { event: '', plugins: [], message: '', enteredAt: t, backoffUntil: null };
+      let event = base.event;
+      if (q.action === 'pop') event = 'Pop';
+      // An update in place (the pod object changed) keeps what moved it here.
+      else if (q.event && (!inPlace || !base.event)) event = q.event;
+      const entry = {
+        key,
+        pod: e.pod,
+        queue: q.to,
+        order: q.order ?? (moved ? undefined : base.order),
+        attempts: q.attempts ?? base.attempts ?? 0,
+        enteredAt: moved ? t : base.enteredAt,
+        changedAt: t,
+        backoffUntil: toMillis(q.backoffUntil) ?? (moved ? null : base.backoffUntil),
+        event,
+        plugins: inPlace ? base.plugins : plugins,
+        gatingPlugin: q.gatingPlugin || '',
+        message: (inPlace ? q.message || base.message : q.message) || '',
+      };
+      entries.set(key, entry);
+      // A move out of a cycle is a failed attempt; a successful one is "done".
+      const failure = q.action === 'move' && q.from === 'inFlight' ? { t, plugins, message: entry.message, attempts: entry.attempts } : null;
+      const step = moved || !inPlace ? { t, action: q.action, from: q.from || null, to: q.to, event, plugins } : null;
+      return { step, failure };
+    },
+
+    /** Forgets a deleted pod, unless its name now belongs to another. */
+    forget(pod) {
+      const old = entries.get(podKey(pod));
+      if (old && sameUid(old.pod, pod)) entries.delete(podKey(pod));
+    },
+
+    /**
+     * Holds a snapshot's queue (GET /queue's shape) and its QueueSort.
+     * Returns, per pod, the step and the last failure it tells of.
+     */
+    fromSnapshot(view, sort, t) {
+      const pairs = [];
+      const told = [];
+      for (const [name, list] of Object.entries(view || {})) {
+        for (const qp of list || []) {
+          const key = podKey(qp.pod);
+          const entered = toMillis(qp.enteredAt) ?? t;
+          const plugins = qp.plugins || [];
+          const message = qp.message || '';
+          pairs.push([key, {
+            key, pod: qp.pod, queue: name, order: qp.order, attempts: qp.attempts ?? 0, enteredAt: entered, changedAt: entered,
+            backoffUntil: toMillis(qp.backoffUntil), event: qp.lastEvent || '', plugins, gatingPlugin: qp.gatingPlugin || '', message,
+          }]);
+          told.push({
+            key,
+            step: { t: entered, action: 'snapshot', from: null, to: name, event: qp.lastEvent || '', plugins },
+            // plugins name those that rejected the pod in its last attempt.
+            failure: plugins.length ? { t: entered, plugins, message, attempts: qp.attempts ?? 0 } : null,
+          });
+        }
+      }
+      entries.assign(pairs);
+      queueSort.value = sort || { plugin: '', ordered: true };
+      return told;
+    },
+  };
+}

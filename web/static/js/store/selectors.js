@@ -1,0 +1,88 @@
+// selectors.js: what the views show that no one slice holds. The computed
+// ones are worked out when read and kept until what they read changes; the
+// functions are cheap enough to run in the view that calls them, which then
+// depends on what they read.
+
+import { computed } from '../signals.js';
+import { cmp } from './common.js';
+
+export function createSelectors({ cluster, queue, cycles, server }) {
+  /** Node names in name order. */
+  const nodeNames = computed(() => cluster.nodes.keys().sort(cmp));
+
+  /** Nodes that are gone while pods still name them. */
+  const orphanNodes = computed(() => cluster.usage.keys().filter((n) => !cluster.nodes.has(n)).sort(cmp));
+
+  /** What the nodes offer, and what the pods bound to them request. */
+  const capacity = computed(() => {
+    const c = { cpu: 0, memory: 0, cpuUsed: 0, memoryUsed: 0 };
+    for (const n of cluster.nodes.values()) {
+      c.cpu += n.allocatable?.cpu || 0;
+      c.memory += n.allocatable?.memory || 0;
+    }
+    for (const name of cluster.usage.keys()) {
+      if (!cluster.nodes.has(name)) continue;
+      const u = cluster.usage.get(name);
+      c.cpuUsed += u.cpu;
+      c.memoryUsed += u.memory;
+    }
+    return c;
+  });
+
+  /** The header's counts: nodes, pods, bound, pending, and pods per queue. */
+  const counts = computed(() => {
+    const pods = cluster.pods.size;
+    const bound = cluster.bound.value;
+    const queues = {};
+    for (const q of server.vocabulary.value.queues) queues[q] = queue.lane(q).value.length;
+    return { nodes: cluster.nodes.size, pods, bound, pending: pods - bound, queues };
+  });
+
+  /** A pod's cycle summaries, newest first: those kept and those loaded over REST. */
+  function podCycles(key) {
+    const byId = new Map();
+    for (const id of cycles.podInfo.get(key)?.cycleIds || []) {
+      const c = cycles.summaries.get(id);
+      if (c) byId.set(id, c);
+    }
+    for (const { summary } of cycles.fetched.values()) {
+      if (summary.podKey === key && !byId.has(summary.id)) byId.set(summary.id, summary);
+    }
+    for (const c of cycles.remote.get(key) || []) if (!byId.has(c.id)) byId.set(c.id, c);
+    return [...byId.values()].sort((a, b) => b.id - a.id);
+  }
+
+  /**
+   * The cycle the inspector shows: {id, summary, detail, source}. source is
+   * "live" (kept from the stream), "fetched" (loaded over REST), "missing"
+   * (to be loaded) or "none". id null means the pod's newest cycle.
+   */
+  function cycleView(key, id) {
+    const cid = id ?? (key ? podCycles(key)[0]?.id : null) ?? null;
+    if (cid == null) return { id: null, summary: null, detail: null, source: 'none' };
+    const live = cycles.summaries.get(cid);
+    const detail = cycles.details.get(cid);
+    if (live && detail) return { id: cid, summary: live, detail, source: 'live' };
+    const f = cycles.fetched.get(cid);
+    if (f) return { id: cid, summary: live || f.summary, detail: f.detail, source: 'fetched', truncated: f.truncated };
+    return { id: cid, summary: live || podCycles(key).find((c) => c.id === cid) || null, detail: null, source: 'missing' };
+  }
+
+  /**
+   * Timeline rows: one per pod with a queue trail or cycles, first seen
+   * first, each with its trail and its cycles in time order.
+   */
+  const timelineRows = computed(() => {
+    const rows = [];
+    for (const key of cycles.podInfo.keys()) {
+      const info = cycles.podInfo.get(key);
+      if (!info.trail.length && !info.cycleIds.length) continue;
+      const list = info.cycleIds.map((id) => cycles.summaries.get(id)).filter(Boolean);
+      const pod = cluster.pods.get(key);
+      rows.push({ key, pod, trail: info.trail, cycles: list, firstSeen: info.firstSeen ?? list[0]?.start ?? 0, bound: !!pod?.nodeName });
+    }
+    return rows.sort((a, b) => a.firstSeen - b.firstSeen || cmp(a.key, b.key));
+  });
+
+  return { nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+}

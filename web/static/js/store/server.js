@@ -1,0 +1,64 @@
+// server.js: what the page knows of the server itself: the connection, how
+// far the stream got, the scheduler's state, the stream's vocabulary, and
+// the scenario runs.
+
+import { signal } from '../signals.js';
+
+/** The vocabulary until the first snapshot brings the server's: no names yet. */
+export const NO_VOCABULARY = Object.freeze({ codes: [], extensionPoints: [], kinds: [], queues: [], results: [] });
+
+/** The states a scenario run ends in. */
+const SCENARIO_END = new Set(['passed', 'failed', 'cancelled', 'error']);
+
+export function createServer(limits) {
+  const conn = signal({ status: 'idle', attempt: 0, retryAt: null, error: '', since: null });
+  // The highest sequence number applied; the stream resumes after it.
+  const seq = signal(0);
+  // Snapshots applied: the first and one after every resync.
+  const snapshots = signal(0);
+  const scheduler = signal({ state: 'unknown', generation: 0, steps: 0, message: '' });
+  // The names the stream uses: status codes by number, extension points,
+  // event kinds, queues, cycle results.
+  const vocabulary = signal(NO_VOCABULARY);
+  // Scenario runs, oldest first.
+  const scenarios = signal([]);
+
+  function setScheduler(s) {
+    scheduler.value = { steps: 0, message: '', ...s };
+  }
+
+  /** Merges what is known of a scenario run; the newest run goes last. */
+  function setScenarioRun(run) {
+    const list = scenarios.peek();
+    const prev = list.find((r) => r.id === run.id);
+    scenarios.value = [...list.filter((r) => r.id !== run.id), { ...prev, ...run }].slice(-limits.scenarios);
+  }
+
+  return {
+    conn,
+    seq,
+    snapshots,
+    scheduler,
+    vocabulary,
+    scenarios,
+    setScheduler,
+    setScenarioRun,
+
+    setConnection(patch) {
+      conn.value = { ...conn.peek(), ...patch };
+    },
+
+    fromSnapshot(snap) {
+      seq.value = snap.seq ?? 0;
+      snapshots.value = snapshots.peek() + 1;
+      if (snap.scheduler) setScheduler(snap.scheduler);
+      vocabulary.value = snap.vocabulary || NO_VOCABULARY;
+    },
+
+    /** A scenario event: its phase names the run's end when it is one of the end states. */
+    scenarioEvent(s) {
+      const prev = scenarios.peek().find((r) => r.id === s.id);
+      setScenarioRun({ ...s, state: SCENARIO_END.has(s.phase) ? s.phase : prev?.state || 'running' });
+    },
+  };
+}
