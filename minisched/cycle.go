@@ -255,47 +255,98 @@ func (s *ownState) commit(to fwk.CycleState) {
 	}
 }
 
+// runPoint runs a pod-level extension point: it calls the plugins one after
+// another within the cycle timeout (see bounded), reports every call, and
+// reports the point once it returned in time. What the point makes of each
+// call is its own: then reads the plugin's status and what else run got
+// from the plugin (v), may add to the call's report (r), and says whether
+// the point stops there. runPoint returns bounded's status: when it is not
+// nil the point was abandoned, and nothing then wrote may be read.
+func runPoint[T fwk.Plugin, V any](ctx context.Context, c *cycle, state fwk.CycleState, point, node string, plugins iter.Seq2[int, T],
+	run func(context.Context, fwk.CycleState, T) (V, *fwk.Status),
+	then func(pl T, v V, s *fwk.Status, r *event.PluginResult) (stop bool)) *fwk.Status {
+	var results []event.PluginResult
+	if timeout := c.bounded(ctx, point, state, func(ctx context.Context, state fwk.CycleState) {
+		for _, pl := range plugins {
+			if abandoned(ctx) != nil {
+				return
+			}
+			c.plugin.Store(pl.Name())
+			var v V
+			s, nanos := call(pl.Name(), func() *fwk.Status {
+				var s *fwk.Status
+				v, s = run(ctx, state, pl)
+				return s
+			})
+			r := result(pl.Name(), s, nanos)
+			stop := then(pl, v, s, &r)
+			results = append(results, r)
+			if stop {
+				return
+			}
+		}
+	}); timeout != nil {
+		return timeout
+	}
+	c.point(point, node, results)
+	return nil
+}
+
+// statusOnly adapts a plugin call that returns nothing but a status to
+// runPoint.
+func statusOnly[T fwk.Plugin](run func(context.Context, fwk.CycleState, T) *fwk.Status) func(context.Context, fwk.CycleState, T) (struct{}, *fwk.Status) {
+	return func(ctx context.Context, state fwk.CycleState, pl T) (struct{}, *fwk.Status) {
+		return struct{}{}, run(ctx, state, pl)
+	}
+}
+
+// pluginError turns a plugin's failure into its point's error, which names
+// the plugin.
+func pluginError(point, plugin string, s *fwk.Status) *fwk.Status {
+	return fwk.AsStatus(fmt.Errorf("running %s plugin %q: %w", point, plugin, s.AsError())).WithPlugin(plugin)
+}
+
+// rejectedOrError is the status of a point that a plugin's failure stops: a
+// rejection stays a rejection, anything else becomes an error.
+func rejectedOrError(point, plugin string, s *fwk.Status) *fwk.Status {
+	if s.IsRejected() {
+		return s
+	}
+	return pluginError(point, plugin, s)
+}
+
 // preFilter runs PreFilter. A rejection fills d, as kube-scheduler does, so
 // that PostFilter and the message see it.
 func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, d *framework.Diagnosis) (*fwk.PreFilterResult, *fwk.Status) {
 	var res *fwk.PreFilterResult
 	var status *fwk.Status
-	var results []event.PluginResult
 	skip := sets.New[string]()
 	withNodes := sets.New[string]()
-	if timeout := c.bounded(ctx, "PreFilter", state, func(ctx context.Context, state fwk.CycleState) {
-		for _, pl := range c.p.preFilter {
-			if status = abandoned(ctx); status != nil {
-				return
-			}
-			c.plugin.Store(pl.Name())
-			var r *fwk.PreFilterResult
-			s, nanos := call(pl.Name(), func() *fwk.Status {
-				var s *fwk.Status
-				r, s = pl.PreFilter(ctx, state, pod, nodes)
-				return s
-			})
-			pr := result(pl.Name(), s, nanos)
+	if timeout := runPoint(ctx, c, state, "PreFilter", "", slices.All(c.p.preFilter),
+		func(ctx context.Context, state fwk.CycleState, pl fwk.PreFilterPlugin) (*fwk.PreFilterResult, *fwk.Status) {
+			return pl.PreFilter(ctx, state, pod, nodes)
+		},
+		func(pl fwk.PreFilterPlugin, r *fwk.PreFilterResult, s *fwk.Status, pr *event.PluginResult) bool {
 			if r != nil && !r.AllNodes() {
 				pr.NodeNames = sets.List(r.NodeNames)
 			}
-			results = append(results, pr)
 			switch {
 			case s.IsSkip():
 				skip.Insert(pl.Name())
-				continue
+				return false
 			case s.Code() == fwk.UnschedulableAndUnresolvable:
 				// Preemption cannot help: stop here.
 				status = s
-				return
+				return true
 			case s.Code() == fwk.Unschedulable:
 				// Preemption may help: the other plugins must prepare too.
 				status = s
-				continue
+				return false
 			case !s.IsSuccess():
-				status = fwk.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				return
+				status = pluginError("PreFilter", pl.Name(), s)
+				return true
 			}
+			// The nodes narrow to those every plugin named.
 			if !r.AllNodes() {
 				withNodes.Insert(pl.Name())
 			}
@@ -306,14 +357,13 @@ func (c *cycle) preFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 					msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", sets.List(withNodes)[0])
 				}
 				status = fwk.NewStatus(fwk.UnschedulableAndUnresolvable, msg)
-				return
+				return true
 			}
-		}
-	}); timeout != nil {
+			return false
+		}); timeout != nil {
 		return nil, timeout
 	}
 	state.SetSkipFilterPlugins(skip)
-	c.point("PreFilter", "", results)
 	// The plugins that narrowed the nodes are blamed as well when the pod
 	// fits nowhere: an event they care about may widen their choice.
 	d.UnschedulablePlugins = withNodes
@@ -512,68 +562,51 @@ func (c *cycle) postFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 		return nil, nil
 	}
 	var res *fwk.PostFilterResult
-	var status *fwk.Status
-	var results []event.PluginResult
-	var reasons []string
-	if timeout := c.bounded(ctx, "PostFilter", state, func(ctx context.Context, state fwk.CycleState) {
-		for _, pl := range c.p.postFilter {
-			if status = abandoned(ctx); status != nil {
-				return
-			}
-			c.plugin.Store(pl.Name())
-			var r *fwk.PostFilterResult
-			s, nanos := call(pl.Name(), func() *fwk.Status {
-				var s *fwk.Status
-				r, s = pl.PostFilter(ctx, state, pod, statuses)
-				return s
-			})
-			pr := result(pl.Name(), s, nanos)
+	// Unless a plugin decides, none could help, for the reasons they give.
+	status := fwk.NewStatus(fwk.Unschedulable)
+	if timeout := runPoint(ctx, c, state, "PostFilter", "", slices.All(c.p.postFilter),
+		func(ctx context.Context, state fwk.CycleState, pl fwk.PostFilterPlugin) (*fwk.PostFilterResult, *fwk.Status) {
+			return pl.PostFilter(ctx, state, pod, statuses)
+		},
+		func(_ fwk.PostFilterPlugin, r *fwk.PostFilterResult, s *fwk.Status, pr *event.PluginResult) bool {
 			if r != nil && r.NominatingInfo != nil {
 				pr.Nominated = r.NominatingInfo.NominatedNodeName
 			}
-			results = append(results, pr)
-			if s.IsSuccess() || s.Code() == fwk.Error || s.Code() == fwk.UnschedulableAndUnresolvable {
-				res, status = r, s
-				return
-			}
-			reasons = append(reasons, s.Message())
 			res = r
-		}
-		status = fwk.NewStatus(fwk.Unschedulable, reasons...)
-	}); timeout != nil {
+			if s.IsSuccess() || s.Code() == fwk.Error || s.Code() == fwk.UnschedulableAndUnresolvable {
+				status = s
+				return true
+			}
+			status.AppendReason(s.Message())
+			return false
+		}); timeout != nil {
 		return nil, timeout
 	}
-	c.point("PostFilter", "", results)
 	return res, status
 }
 
 // preScore runs PreScore; plugins that Skip are not called at Score.
 func (c *cycle) preScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	var status *fwk.Status
-	var results []event.PluginResult
 	skip := sets.New[string]()
-	if timeout := c.bounded(ctx, "PreScore", state, func(ctx context.Context, state fwk.CycleState) {
-		for _, pl := range c.p.preScore {
-			if status = abandoned(ctx); status != nil {
-				return
-			}
-			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.PreScore(ctx, state, pod, nodes) })
-			results = append(results, result(pl.Name(), s, nanos))
-			if s.IsSkip() {
+	if timeout := runPoint(ctx, c, state, "PreScore", "", slices.All(c.p.preScore),
+		statusOnly(func(ctx context.Context, state fwk.CycleState, pl fwk.PreScorePlugin) *fwk.Status {
+			return pl.PreScore(ctx, state, pod, nodes)
+		}),
+		func(pl fwk.PreScorePlugin, _ struct{}, s *fwk.Status, _ *event.PluginResult) bool {
+			switch {
+			case s.IsSkip():
 				skip.Insert(pl.Name())
-				continue
+			case !s.IsSuccess():
+				// A rejection too is an error here, as upstream.
+				status = pluginError("PreScore", pl.Name(), s)
+				return true
 			}
-			if !s.IsSuccess() {
-				status = fwk.AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				return
-			}
-		}
-	}); timeout != nil {
+			return false
+		}); timeout != nil {
 		return timeout
 	}
 	state.SetSkipScorePlugins(skip)
-	c.point("PreScore", "", results)
 	return status
 }
 
@@ -713,43 +746,28 @@ const maxPermitWait = 15 * time.Minute
 // permit runs Permit; any rejection ends it, any Wait makes the pod wait.
 func (c *cycle) permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) (*fwk.Status, map[string]time.Duration) {
 	var status *fwk.Status
-	var results []event.PluginResult
 	waits := map[string]time.Duration{}
-	if timeout := c.bounded(ctx, "Permit", state, func(ctx context.Context, state fwk.CycleState) {
-		for _, pl := range c.p.permit {
-			if status = abandoned(ctx); status != nil {
-				return
-			}
-			c.plugin.Store(pl.Name())
-			var wait time.Duration
-			s, nanos := call(pl.Name(), func() *fwk.Status {
-				var s *fwk.Status
-				s, wait = pl.Permit(ctx, state, pod, node)
-				return s
-			})
-			pr := result(pl.Name(), s, nanos)
+	if timeout := runPoint(ctx, c, state, "Permit", node, slices.All(c.p.permit),
+		func(ctx context.Context, state fwk.CycleState, pl fwk.PermitPlugin) (time.Duration, *fwk.Status) {
+			s, wait := pl.Permit(ctx, state, pod, node)
+			return wait, s
+		},
+		func(pl fwk.PermitPlugin, wait time.Duration, s *fwk.Status, r *event.PluginResult) bool {
 			switch {
 			case s.IsSuccess():
 			case s.IsWait():
 				wait = min(wait, maxPermitWait)
-				pr.TimeoutNanos = wait.Nanoseconds()
+				r.TimeoutNanos = wait.Nanoseconds()
 				waits[pl.Name()] = wait
 				status = s
-			case s.IsRejected():
-				results = append(results, pr)
-				status = s
-				return
 			default:
-				results = append(results, pr)
-				status = fwk.AsStatus(fmt.Errorf("running Permit plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				return
+				status = rejectedOrError("Permit", pl.Name(), s)
+				return true
 			}
-			results = append(results, pr)
-		}
-	}); timeout != nil {
+			return false
+		}); timeout != nil {
 		return timeout, nil
 	}
-	c.point("Permit", node, results)
 	return status, waits
 }
 
@@ -796,32 +814,25 @@ func (c *cycle) preBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, 
 
 // bind runs Bind plugins until one does not Skip.
 func (c *cycle) bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
-	var status *fwk.Status
-	var results []event.PluginResult
-	if timeout := c.bounded(ctx, "Bind", state, func(ctx context.Context, state fwk.CycleState) {
-		for _, pl := range c.p.bind {
-			if status = abandoned(ctx); status != nil {
-				return
+	// Unless a plugin takes the pod, this is the point's status.
+	status := fwk.NewStatus(fwk.Error, "every Bind plugin skipped the pod")
+	if timeout := runPoint(ctx, c, state, "Bind", node, slices.All(c.p.bind),
+		statusOnly(func(ctx context.Context, state fwk.CycleState, pl fwk.BindPlugin) *fwk.Status {
+			return pl.Bind(ctx, state, pod, node)
+		}),
+		func(pl fwk.BindPlugin, _ struct{}, s *fwk.Status, _ *event.PluginResult) bool {
+			switch {
+			case s.IsSkip():
+				return false
+			case s.IsSuccess():
+				status = nil
+			default:
+				status = rejectedOrError("Bind", pl.Name(), s)
 			}
-			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { return pl.Bind(ctx, state, pod, node) })
-			results = append(results, result(pl.Name(), s, nanos))
-			if s.IsSkip() {
-				continue
-			}
-			if !s.IsSuccess() {
-				status = fwk.AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				if s.IsRejected() {
-					status = s
-				}
-			}
-			return
-		}
-		status = fwk.NewStatus(fwk.Error, "every Bind plugin skipped the pod")
-	}); timeout != nil {
+			return true
+		}); timeout != nil {
 		return timeout
 	}
-	c.point("Bind", node, results)
 	return status
 }
 
@@ -836,33 +847,21 @@ func (c *cycle) postBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 
 func always(*fwk.Status) bool { return true }
 
-// inOrder calls the plugins of a pod-level extension point one after
-// another, reports every call, and stops at the first whose status does not
-// pass: a rejection stays a rejection, anything else becomes an error that
-// names the plugin.
+// inOrder runs an extension point whose plugins share one rule: a call
+// either passes or stops the point, and the point's status is then that of
+// the call (see rejectedOrError).
 func inOrder[T fwk.Plugin](ctx context.Context, c *cycle, state fwk.CycleState, point, node string, plugins iter.Seq2[int, T], passes func(*fwk.Status) bool, run func(context.Context, fwk.CycleState, T) *fwk.Status) *fwk.Status {
 	var status *fwk.Status
-	var results []event.PluginResult
-	if timeout := c.bounded(ctx, point, state, func(ctx context.Context, state fwk.CycleState) {
-		for _, pl := range plugins {
-			if status = abandoned(ctx); status != nil {
-				return
+	if timeout := runPoint(ctx, c, state, point, node, plugins, statusOnly(run),
+		func(pl T, _ struct{}, s *fwk.Status, _ *event.PluginResult) bool {
+			if passes(s) {
+				return false
 			}
-			c.plugin.Store(pl.Name())
-			s, nanos := call(pl.Name(), func() *fwk.Status { return run(ctx, state, pl) })
-			results = append(results, result(pl.Name(), s, nanos))
-			if !passes(s) {
-				status = s
-				if !s.IsRejected() {
-					status = fwk.AsStatus(fmt.Errorf("running %s plugin %q: %w", point, pl.Name(), s.AsError())).WithPlugin(pl.Name())
-				}
-				return
-			}
-		}
-	}); timeout != nil {
+			status = rejectedOrError(point, pl.Name(), s)
+			return true
+		}); timeout != nil {
 		return timeout
 	}
-	c.point(point, node, results)
 	return status
 }
 
