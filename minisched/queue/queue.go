@@ -341,13 +341,17 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	uid := newPod.UID
-	switch where := q.whereLocked(uid); where {
+	pi := q.findLocked(uid)
+	if pi == nil {
+		q.addLocked(newPod)
+		return
+	}
+	switch where := pi.where; where {
 	case event.InFlight:
 		for _, ev := range events {
 			q.flight.record(ev, oldPod, newPod)
 		}
 	case event.ActiveQ, event.BackoffQ, event.ErrorBackoffQ:
-		pi := q.podLocked(uid)
 		pi.Pod = newPod
 		q.active.fix(uid)
 		q.backoff.rejected.fix(uid)
@@ -355,7 +359,6 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		q.report(pi, event.ActionUpdate, where, where, cause{label: EventPodUpdate})
 	case event.Unschedulable:
-		pi := q.unschedulable[uid]
 		pi.Pod = newPod
 		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		for _, ev := range events {
@@ -365,8 +368,6 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 			}
 		}
 		q.report(pi, event.ActionUpdate, where, where, cause{label: EventPodUpdate})
-	default:
-		q.addLocked(newPod)
 	}
 }
 
@@ -375,14 +376,14 @@ func (q *Queue) Delete(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.nominator.delete(pod)
-	if pi := q.flight.get(pod.UID); pi != nil {
+	switch pi := q.findLocked(pod.UID); {
+	case pi == nil:
+	case pi.where == event.InFlight:
 		// The attempt goes on (the pod may even be getting bound, which
 		// also looks like a delete to the informer); it must not come back
 		// when it fails. Done or the failure reports how it ended.
 		pi.deleted = true
-		return
-	}
-	if pi := q.podLocked(pod.UID); pi != nil {
+	default:
 		from := q.takeLocked(pi)
 		q.report(pi, event.ActionDelete, from, "", cause{label: EventPodDelete})
 	}
@@ -415,11 +416,10 @@ func (q *Queue) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	defer q.mu.Unlock()
 	c := cause{label: EventForceActivate}
 	for _, pod := range pods {
-		switch pi := q.podLocked(pod.UID); {
+		switch pi := q.findLocked(pod.UID); {
 		case pi == nil:
-			if q.flight.get(pod.UID) != nil {
-				q.flight.record(ForceActivate, nil, pod)
-			}
+		case pi.where == event.InFlight:
+			q.flight.record(ForceActivate, nil, pod)
 		case pi.where == event.Unschedulable:
 			q.moveToActiveQLocked(pi, c, false)
 		case pi.where == event.BackoffQ || pi.where == event.ErrorBackoffQ:
@@ -487,13 +487,20 @@ func (q *Queue) placedLocked(pi *PodInfo, from, to event.QueueName, c cause) {
 	q.report(pi, action, from, to, c)
 }
 
+// findLocked returns the pod wherever the queue holds it, waiting or in
+// flight, and nil when it holds it nowhere; its where says which part holds
+// it.
+func (q *Queue) findLocked(uid types.UID) *PodInfo {
+	if pi := q.podLocked(uid); pi != nil {
+		return pi
+	}
+	return q.flight.get(uid)
+}
+
 // whereLocked says which part of the queue holds the pod, "" if none.
 func (q *Queue) whereLocked(uid types.UID) event.QueueName {
-	if pi := q.podLocked(uid); pi != nil {
+	if pi := q.findLocked(uid); pi != nil {
 		return pi.where
-	}
-	if q.flight.get(uid) != nil {
-		return event.InFlight
 	}
 	return ""
 }
