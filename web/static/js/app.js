@@ -1,9 +1,7 @@
 // app.js: wires the store, the stream, the API and the views. Each view
-// reads the store's signals and renders again when what it read changes;
-// renders wait for the next animation frame, so that a burst of stream
-// messages is drawn once.
+// reads the store's signals and renders again when what it read changes.
 
-import { options, render } from 'preact';
+import { render } from 'preact';
 // Teaches Preact to track the signals a component reads while it renders.
 import '@preact/signals';
 import { html } from './ui.js';
@@ -19,8 +17,6 @@ import Inspector from './views/inspector.js';
 import Cluster from './views/cluster.js';
 import Timeline from './views/timeline.js';
 import Controls from './views/controls.js';
-
-options.debounceRendering = (flush) => requestAnimationFrame(flush);
 
 const TABS = [
   { id: 'queue', label: 'Queue', View: QueueBoard },

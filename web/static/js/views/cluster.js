@@ -71,6 +71,6 @@ export default function Cluster({ store, actions }) {
       ${shown.map((name) => html`<${NodeCard} key=${name} store=${store} actions=${actions} name=${name} />`)}
       ${!f ? orphans.map((name) => html`<${NodeCard} key=${`gone-${name}`} store=${store} actions=${actions} name=${name} />`) : null}
     </div>
-    ${names.length > shown.length ? html`<button type="button" class="more" onClick=${() => setLimit(limit + PAGE * 2)}>Show ${Math.min(PAGE * 2, names.length - shown.length)} more of ${names.length - shown.length} nodes</button>` : null}
+    ${names.length > shown.length ? html`<button type="button" class="more" onClick=${() => setLimit((l) => l + PAGE * 2)}>Show ${Math.min(PAGE * 2, names.length - shown.length)} more of ${names.length - shown.length} nodes</button>` : null}
   </div>`;
 }

@@ -16,24 +16,27 @@ function Field({ id, label, hint, children }) {
 
 function useForm(initial) {
   const [form, setForm] = useState(initial);
+  // Changes merge into the newest state, not this render's: two fields may
+  // change before the next render.
+  const update = (patch) => setForm((f) => ({ ...f, ...patch }));
   const bind = (name) => ({
     id: `f-${name}`,
     name,
     value: form[name],
-    onInput: (e) => setForm({ ...form, [name]: e.currentTarget.value }),
+    onInput: (e) => update({ [name]: e.currentTarget.value }),
   });
-  return [form, setForm, bind];
+  return [form, update, bind];
 }
 
 const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', labels: '', taints: '', unschedulable: false };
 
 function NodeForm({ store, actions }) {
-  const [form, setForm, bind] = useForm(NODE_DEFAULTS);
+  const [form, update, bind] = useForm(NODE_DEFAULTS);
   const suggested = nextName('node', (n) => store.cluster.nodes.has(n));
   const submit = async (ev) => {
     ev.preventDefault();
     const made = await actions.createNode({ ...form, name: form.name.trim() || suggested });
-    if (made) setForm({ ...form, name: '' });
+    if (made) update({ name: '' });
   };
   return html`<form class="panel form" onSubmit=${submit} aria-labelledby="node-form-h" id="node-form">
     <h2 id="node-form-h">Create a node</h2>
@@ -45,7 +48,7 @@ function NodeForm({ store, actions }) {
     </div>
     <${Field} id="node-labels" label="Labels" hint="key=value, comma separated: zone=a, disk=ssd"><input ...${bind('labels')} id="node-labels" /></${Field}>
     <${Field} id="node-taints" label="Taints" hint="key=value:Effect, e.g. gpu=true:NoSchedule"><input ...${bind('taints')} id="node-taints" /></${Field}>
-    <label class="check"><input type="checkbox" id="node-unschedulable" checked=${form.unschedulable} onChange=${(e) => setForm({ ...form, unschedulable: e.currentTarget.checked })} /> unschedulable (cordoned)</label>
+    <label class="check"><input type="checkbox" id="node-unschedulable" checked=${form.unschedulable} onChange=${(e) => update({ unschedulable: e.currentTarget.checked })} /> unschedulable (cordoned)</label>
     <div class="form-actions"><button type="submit" class="primary" disabled=${store.page.isBusy('createNode')}>Create node</button></div>
   </form>`;
 }
@@ -55,13 +58,13 @@ const POD_DEFAULTS = {
 };
 
 function PodForm({ store, actions }) {
-  const [form, setForm, bind] = useForm(POD_DEFAULTS);
+  const [form, update, bind] = useForm(POD_DEFAULTS);
   const pods = store.cluster.pods;
   const suggested = nextName('pod', (n) => pods.has(`${form.namespace || 'default'}/${n}`) || pods.has(`${form.namespace || 'default'}/${n}-1`));
   const submit = async (ev) => {
     ev.preventDefault();
     const made = await actions.createPods({ ...form, name: form.name.trim() || suggested });
-    if (made) setForm({ ...form, name: '' });
+    if (made) update({ name: '' });
   };
   return html`<form class="panel form" onSubmit=${submit} aria-labelledby="pod-form-h" id="pod-form">
     <h2 id="pod-form-h">Create pods</h2>
@@ -75,7 +78,7 @@ function PodForm({ store, actions }) {
       <${Field} id="pod-count" label="How many"><input ...${bind('count')} id="pod-count" inputmode="numeric" /></${Field}>
     </div>
     <${Field} id="pod-priority" label="Priority class">
-      <select id="pod-priority" value=${form.priorityClassName} onChange=${(e) => setForm({ ...form, priorityClassName: e.currentTarget.value })}>
+      <select id="pod-priority" value=${form.priorityClassName} onChange=${(e) => update({ priorityClassName: e.currentTarget.value })}>
         ${PRIORITY_CLASSES.map((p) => html`<option value=${p.name}>${p.label}</option>`)}
       </select>
     </${Field}>
@@ -145,7 +148,7 @@ function Plugins({ store, actions }) {
     return () => { live = false; };
   }, [generation]);
   const rows = data ? pluginRows(data.view, store.server.vocabulary.value.extensionPoints) : [];
-  const edit = (name, patch) => setEdits({ ...edits, [name]: { ...edits[name], ...patch } });
+  const edit = (name, patch) => setEdits((all) => ({ ...all, [name]: { ...all[name], ...patch } }));
   const apply = async (ev) => {
     ev.preventDefault();
     const next = await actions.applyPlugins(data.config, edits);
