@@ -12,7 +12,7 @@ const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firs
  * events, the items of GET /api/v1/cycles): times in milliseconds, and the
  * pod's key.
  */
-export function cycleSummary(s) {
+function cycleSummary(s) {
   return {
     ...s,
     podKey: podKey(s.pod),

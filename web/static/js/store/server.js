@@ -5,7 +5,7 @@
 import { signal } from '../signals.js';
 
 /** The vocabulary until the first snapshot brings the server's: no names yet. */
-export const NO_VOCABULARY = Object.freeze({ codes: [], extensionPoints: [], kinds: [], queues: [], results: [] });
+const NO_VOCABULARY = Object.freeze({ codes: [], extensionPoints: [], kinds: [], queues: [], results: [] });
 
 /** The states a scenario run ends in. */
 const SCENARIO_END = new Set(['passed', 'failed', 'cancelled', 'error']);
