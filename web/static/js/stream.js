@@ -24,8 +24,8 @@ export function connectStream({
   setTimer = (fn, ms) => setTimeout(fn, ms),
   clearTimer = (id) => clearTimeout(id),
   now = () => Date.now(),
-  // Messages are parsed and applied as they come; the store batches the
-  // notifications, and the views render at most once per frame.
+  // Messages are parsed and applied as they come; the store applies each
+  // as one batch, so a view renders at most once per message.
 }) {
   let ws = null;
   let attempt = 0;

@@ -61,6 +61,12 @@ export function createStore(options = {}) {
   /** writer(fn) is fn as one batch. */
   const writer = (fn) => (...args) => batch(() => fn(...args));
 
+  /** Forgets every cycle, and the one chosen: the server's history is gone. */
+  function forgetCycles() {
+    cycles.reset();
+    page.selectedCycle.value = null;
+  }
+
   function applyEvent(e) {
     if (typeof e.seq === 'number') {
       if (e.seq <= server.seq.peek()) return; // seen already
@@ -98,8 +104,7 @@ export function createStore(options = {}) {
         if (e.scenario) server.scenarioEvent(e.scenario);
         break;
       case 'reset':
-        cycles.reset();
-        page.selectedCycle.value = null;
+        forgetCycles();
         break;
       default:
         break; // a kind from a newer server: ignore
@@ -109,7 +114,7 @@ export function createStore(options = {}) {
   function applySnapshot(snap) {
     // A snapshot behind what was applied comes from a new server process,
     // whose history starts again: its cycle ids would collide with ours.
-    if (server.snapshots.peek() > 0 && (snap.seq ?? 0) < server.seq.peek()) cycles.reset();
+    if (server.snapshots.peek() > 0 && (snap.seq ?? 0) < server.seq.peek()) forgetCycles();
     server.fromSnapshot(snap);
     cluster.fromSnapshot(snap.nodes || [], snap.pods || []);
     cycles.keepPods(podExists);
