@@ -29,8 +29,10 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"minisched/cluster"
 	"minisched/examples"
 	"minisched/k8sapiserver"
+	"minisched/metrics"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
@@ -207,7 +209,7 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of starting an embedded one, as a second scheduler")
 	fs.BoolVar(&f.InCluster, "in-cluster", false, "attach to the cluster minisched runs in (its pod's service account)")
-	fs.BoolVar(&f.AllowWrites, "allow-writes", false, "when attached, let the API and scenarios create objects (labelled "+server.OwnerLabel+") and delete those, and only those; without it minisched only reads the cluster")
+	fs.BoolVar(&f.AllowWrites, "allow-writes", false, "when attached, let the API and scenarios create objects (labelled "+cluster.OwnerLabel+") and delete those, and only those; without it minisched only reads the cluster")
 	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "when attached, schedule only while holding a lease, so that one of several replicas schedules")
 	fs.StringVar(&f.LeaderElectNamespace, "leader-elect-namespace", "", "namespace of the lease (default: $POD_NAMESPACE, else default)")
 	fs.DurationVar(&f.Lease.Duration, "leader-elect-lease-duration", 15*time.Second, "how long a standby replica waits after the last renewal before it takes the lease")
@@ -271,6 +273,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 type Instance struct {
 	URL          string
 	Server       *server.Server
+	Cluster      *cluster.Cluster
 	Scheduler    *minisched.Service
 	Recorder     *recorder.Recorder
 	ControlPlane *k8sapiserver.ControlPlane
@@ -345,8 +348,8 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	var pending func() map[event.QueueName]int
-	metrics := server.NewMetrics(reg, func() map[event.QueueName]int { return pending() })
-	observer := event.Multi(inst.Recorder, metrics)
+	counts := metrics.New(reg, func() map[event.QueueName]int { return pending() })
+	observer := event.Multi(inst.Recorder, counts)
 	inst.Scheduler = minisched.NewService(minisched.ServiceOptions{
 		Client: inst.Client, RESTConfig: inst.RESTConfig, Observer: observer, OutOfTree: o.outOfTree,
 		Tuning: minisched.Tuning{Seed: f.Seed}, StartPaused: f.Paused,
@@ -388,11 +391,14 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	if f.WebDir != "" {
 		webFS = os.DirFS(f.WebDir)
 	}
+	inst.Cluster = cluster.New(cluster.Options{
+		Client: inst.Client, Observer: observer, Writes: writes(attached, f.AllowWrites), MaxNodes: f.MaxNodes, MaxPods: f.MaxPods,
+	})
 	inst.Server = server.New(server.Options{
-		Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
-		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: metrics,
-		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached, Writes: writes(attached, f.AllowWrites), Health: health,
-		Token: f.Token, RateLimit: rateLimit, TrustedProxies: proxies, TLSCert: f.TLSCert, TLSKey: f.TLSKey, MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
+		Client: inst.Client, Cluster: inst.Cluster, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
+		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: counts,
+		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached, Health: health,
+		Token: f.Token, RateLimit: rateLimit, TrustedProxies: proxies, TLSCert: f.TLSCert, TLSKey: f.TLSKey, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return nil, fmt.Errorf("watching the cluster: %w", err)
@@ -510,14 +516,14 @@ func checkAddr(f Flags, log *slog.Logger) (exposed bool, err error) {
 // writes is what the API and scenarios may write: everything on the
 // embedded cluster; on a real one nothing, or with --allow-writes only what
 // minisched labels.
-func writes(attached, allow bool) server.Writes {
+func writes(attached, allow bool) cluster.Writes {
 	switch {
 	case !attached:
-		return server.WritesAll
+		return cluster.WritesAll
 	case allow:
-		return server.WritesOwned
+		return cluster.WritesOwned
 	}
-	return server.WritesNone
+	return cluster.WritesNone
 }
 
 // loopback says whether a host:port listens on loopback only.

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"minisched/app"
 )
@@ -54,7 +55,7 @@ func TestAttachMode(t *testing.T) {
 	})
 
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
-	if _, err := home.Server.CreateNode(ctx, node); err != nil {
+	if _, err := home.Cluster.CreateNode(ctx, node); err != nil {
 		t.Fatal(err)
 	}
 	pod := func(name, scheduler string) *v1.Pod {
@@ -62,7 +63,7 @@ func TestAttachMode(t *testing.T) {
 			Spec: v1.PodSpec{SchedulerName: scheduler, Containers: []v1.Container{{Name: "c", Image: "pause:3.10"}}}}
 	}
 	for _, p := range []*v1.Pod{pod("for-minisched", "minisched"), pod("for-someone-else", "other-scheduler"), pod("for-home", "")} {
-		if _, err := home.Server.CreatePod(ctx, p); err != nil {
+		if _, err := home.Cluster.CreatePod(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,17 +76,22 @@ func TestAttachMode(t *testing.T) {
 	}
 	waitUntil(t, 30*time.Second, "the minisched pod bound", func() bool { return boundTo("for-minisched") == "node-1" })
 	waitUntil(t, 30*time.Second, "the default-scheduler pod bound by the embedded scheduler", func() bool { return boundTo("for-home") == "node-1" })
-	time.Sleep(2 * time.Second)
+	// Informers deliver in order: once a pod created after it is bound, the
+	// leader has had the pod of another scheduler in hand, and let it be.
+	if _, err := home.Cluster.CreatePod(ctx, pod("after-the-others", "minisched")); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 30*time.Second, "a later minisched pod bound", func() bool { return boundTo("after-the-others") == "node-1" })
 	if n := boundTo("for-someone-else"); n != "" {
 		t.Errorf("a pod of another scheduler was bound to %q", n)
 	}
-	// The leader's history holds the cycle of its pod, and none of the others.
+	// The leader's history holds the cycles of its pods, and none of the others.
 	cycles := leader.Recorder.Cycles("", 100)
-	if len(cycles) == 0 || cycles[0].Pod.Name != "for-minisched" {
+	if len(cycles) != 2 || cycles[1].Pod.Name != "for-minisched" {
 		t.Errorf("the leader's cycles: %+v", cycles)
 	}
 	for _, c := range cycles {
-		if c.Pod.Name != "for-minisched" {
+		if c.Pod.Name != "for-minisched" && c.Pod.Name != "after-the-others" {
 			t.Errorf("the attached scheduler tried %s", c.Pod.Name)
 		}
 	}
@@ -150,14 +156,12 @@ func call(t *testing.T, method, url, body string) int {
 	return resp.StatusCode
 }
 
+// waitUntil polls cond until it holds, and fails the test after timeout.
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	poll := func(context.Context) (bool, error) { return cond(), nil }
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, poll); err != nil {
+		t.Fatalf("waiting %v for %s: %v", timeout, what, err)
 	}
 }
 

@@ -82,7 +82,7 @@ run:
 				break run
 			}
 			if *reset {
-				if err := inst.Server.Reset(ctx); err != nil {
+				if err := inst.Cluster.Reset(ctx); err != nil {
 					return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
 				}
 			}

@@ -72,6 +72,9 @@ type Config struct {
 	// with an hour of them a day-long workshop's heap grew from 274 MB to
 	// 720 MB over 10,000 pods.
 	EventTTL time.Duration
+	// DisableAdmissionPlugins are switched off in the apiserver. Nil means
+	// DefaultDisabledAdmissionPlugins().
+	DisableAdmissionPlugins []string
 }
 
 // The defaults of Config's bounds.
@@ -114,17 +117,22 @@ type ControlPlane struct {
 	closeErr  error
 }
 
-// DisabledAdmissionPlugins are switched off because no controller-manager
-// runs beside this apiserver: ServiceAccount would refuse every pod
+// DefaultDisabledAdmissionPlugins are those no controller-manager beside
+// this apiserver would make work: ServiceAccount would refuse every pod
 // ("serviceaccount default not found") and TaintNodesByCondition would taint
 // every new node not-ready, so nothing would ever schedule.
-var DisabledAdmissionPlugins = []string{"ServiceAccount", "TaintNodesByCondition"}
+func DefaultDisabledAdmissionPlugins() []string {
+	return []string{"ServiceAccount", "TaintNodesByCondition"}
+}
 
 // Start starts etcd and kube-apiserver and returns once the apiserver serves
 // requests and the default namespace exists. On error nothing is left running.
 func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = time.Minute
+	}
+	if cfg.DisableAdmissionPlugins == nil {
+		cfg.DisableAdmissionPlugins = DefaultDisabledAdmissionPlugins()
 	}
 	if cfg.QuotaBackendBytes == 0 {
 		cfg.QuotaBackendBytes = DefaultQuotaBackendBytes
@@ -359,8 +367,10 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 		return err
 	}
 
-	// A registry of our own keeps two control planes in one process (the
-	// differential test runs two) from fighting over the global one.
+	// The component-globals registry is our own, so that a second control
+	// plane in one process (the differential test runs two) does not
+	// register twice in the global one. The feature gate is the process's
+	// global gate: the apiserver's code reads that one directly.
 	featureGate := utilfeature.DefaultMutableFeatureGate
 	effective := compatibility.DefaultBuildEffectiveVersion()
 	registry := basecompatibility.NewComponentGlobalsRegistry()
@@ -389,7 +399,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	// Every client holds the loopback token anyway; RBAC's bootstrap would
 	// only add a second to the start.
 	s.Authorization.Modes = []string{"AlwaysAllow"}
-	s.Admission.GenericAdmission.DisablePlugins = DisabledAdmissionPlugins
+	s.Admission.GenericAdmission.DisablePlugins = cp.cfg.DisableAdmissionPlugins
 
 	if err := registry.Set(); err != nil {
 		return fmt.Errorf("applying component globals: %w", err)

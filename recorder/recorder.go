@@ -90,7 +90,9 @@ func New(opts Options) *Recorder {
 }
 
 // Observe numbers and keeps e. It takes a short lock and never waits for a
-// reader.
+// reader. A reset event (the cluster was emptied) forgets every earlier
+// event and cycle and starts the history; sequence numbers keep growing, so
+// a reader that resumes from before it is told to resynchronise.
 func (r *Recorder) Observe(e event.Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
@@ -98,6 +100,10 @@ func (r *Recorder) Observe(e event.Event) {
 	entry := &Entry{Event: e}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Kind == event.KindReset {
+		r.entries, r.weight, r.bytes, r.dropped = nil, 0, 0, 0
+		r.cycles, r.cycleOrder, r.podCycles = map[int64]*event.CycleSummary{}, nil, map[string][]int64{}
+	}
 	r.seq++
 	entry.Event.Seq = r.seq
 	r.index(&entry.Event)
@@ -178,13 +184,4 @@ func (r *Recorder) Stats() Stats {
 		FirstSeq: r.seq - uint64(len(r.entries)) + 1, LastSeq: r.seq,
 		Truncated: r.dropped > 0, Dropped: r.dropped, Cycles: len(r.cycles),
 	}
-}
-
-// Reset forgets every event and cycle. Sequence numbers keep growing, so a
-// reader that resumes after a reset is told to resynchronise.
-func (r *Recorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.entries, r.weight, r.bytes, r.dropped = nil, 0, 0, 0
-	r.cycles, r.cycleOrder, r.podCycles = map[int64]*event.CycleSummary{}, nil, map[string][]int64{}
 }

@@ -135,6 +135,16 @@ spec:
 `
 )
 
+// panickyCluster panics on CreateNode, as a node with allocatable but no
+// capacity once made the real one do.
+type panickyCluster struct{ Cluster }
+
+func (panickyCluster) CreateNode(context.Context, *v1.Node) (*v1.Node, error) {
+	var capacity map[string]int
+	capacity["cpu"] = 1
+	return nil, nil
+}
+
 func TestPanicInAScenarioFailsOnlyThatRun(t *testing.T) {
 	tests := []struct {
 		name string
@@ -147,12 +157,7 @@ func TestPanicInAScenarioFailsOnlyThatRun(t *testing.T) {
 		{
 			name: "a step's CreateNode panics",
 			env: func() Env {
-				return Env{CreateNode: func(_ context.Context, n *v1.Node) (*v1.Node, error) {
-					// What a node with allocatable but no capacity did.
-					var capacity map[string]int
-					capacity["cpu"] = 1
-					return n, nil
-				}}
+				return Env{Cluster: panickyCluster{}}
 			},
 			want: "the run crashed at step 2: assignment to entry in nil map",
 		},

@@ -24,12 +24,8 @@ import (
 // Env is what a scenario runs against.
 type Env struct {
 	Client kubernetes.Interface
-	// CreateNode and CreatePod create objects the way the REST API does
-	// (a node's status written, defaults filled).
-	CreateNode func(context.Context, *v1.Node) (*v1.Node, error)
-	CreatePod  func(context.Context, *v1.Pod) (*v1.Pod, error)
-	// Reset empties the cluster and the history.
-	Reset     func(context.Context) error
+	// Cluster creates objects the way the REST API does.
+	Cluster   Cluster
 	Scheduler *minisched.Service
 	Recorder  *recorder.Recorder
 	// Observer receives the scenario's progress events.
@@ -38,9 +34,18 @@ type Env struct {
 	SchedulerName string
 	Limits        Limits
 	// OwnedOnly is set on a real cluster minisched may write to: a scenario
-	// then updates and deletes only what it created itself, and labels what
-	// it creates (CreateNode and CreatePod label theirs).
+	// then updates and deletes only what it created itself (Cluster labels
+	// what it creates).
 	OwnedOnly bool
+}
+
+// Cluster is how a scenario creates objects: the calls the REST API makes
+// (cluster.Cluster), so that both get the same defaults, limits and owner
+// label.
+type Cluster interface {
+	CreateNode(context.Context, *v1.Node) (*v1.Node, error)
+	CreatePod(context.Context, *v1.Pod) (*v1.Pod, error)
+	CreatePriorityClass(context.Context, *schedulingv1.PriorityClass) (*schedulingv1.PriorityClass, error)
 }
 
 // Runner runs scenarios in an Env.
@@ -228,7 +233,7 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 		switch o := obj.(type) {
 		case *v1.Node:
 			var node *v1.Node
-			if node, err = u.r.env.CreateNode(ctx, o); err == nil {
+			if node, err = u.r.env.Cluster.CreateNode(ctx, o); err == nil {
 				written = append(written, wrote("Node", node))
 			}
 		case *v1.Pod:
@@ -237,10 +242,7 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 				written = append(written, wrote("Pod", pod))
 			}
 		case *schedulingv1.PriorityClass:
-			if u.r.env.OwnedOnly {
-				metav1.SetMetaDataLabel(&o.ObjectMeta, OwnerLabel, "minisched")
-			}
-			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, metav1.CreateOptions{})
+			_, err = u.r.env.Cluster.CreatePriorityClass(ctx, o)
 		}
 		if err != nil {
 			kind, name := describe(obj)
@@ -258,7 +260,7 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 func (u *run) createPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		created, err := u.r.env.CreatePod(ctx, pod.DeepCopy())
+		created, err := u.r.env.Cluster.CreatePod(ctx, pod.DeepCopy())
 		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PriorityClass") || time.Now().After(deadline) {
 			return created, err
 		}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"minisched/cluster"
 	"minisched/manifest"
 	"minisched/minisched/event"
 	"minisched/minisched/queue"
@@ -166,11 +167,6 @@ func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
 	return nil
 }
 
-// existing lists the nodes and pods already in the cluster.
-// OwnerLabel marks the objects minisched created on a cluster it shares;
-// the server labels what its API creates with it too.
-const OwnerLabel = "minisched.dev/created-by"
-
 // existing names the objects a scenario may update, delete and expect
 // things of without creating them: all of them on minisched's own cluster,
 // on a shared one only those minisched labelled.
@@ -178,7 +174,7 @@ func (r *Runner) existing(ctx context.Context) map[string]map[string]bool {
 	known := map[string]map[string]bool{"Node": {}, "Pod": {}, "PriorityClass": {}}
 	opts := metav1.ListOptions{}
 	if r.env.OwnedOnly {
-		opts.LabelSelector = OwnerLabel
+		opts.LabelSelector = cluster.OwnerLabel
 	}
 	if nodes, err := r.env.Client.CoreV1().Nodes().List(ctx, opts); err == nil {
 		for _, n := range nodes.Items {

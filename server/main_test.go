@@ -15,6 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"minisched/app"
 )
@@ -82,14 +83,12 @@ func reset(t *testing.T) {
 	})
 }
 
+// eventually polls cond until it holds, and fails the test after timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
+	poll := func(context.Context) (bool, error) { return cond(), nil }
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, poll); err != nil {
+		t.Fatalf("waiting %v for %s: %v", timeout, what, err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clientset "k8s.io/client-go/kubernetes"
 
+	"minisched/cluster"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/recorder"
@@ -25,11 +26,14 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	Client    clientset.Interface
+	Client clientset.Interface
+	// Cluster watches the cluster for the dashboard and makes the API's and
+	// scenarios' changes. Nil: an empty one (for tests of the HTTP side).
+	Cluster   *cluster.Cluster
 	Scheduler *minisched.Service
 	Recorder  *recorder.Recorder
-	// Observer receives the cluster events the server's watcher sees; it is
-	// normally the same fan-out that feeds the recorder.
+	// Observer receives the scenarios' progress; it is normally the
+	// fan-out that feeds the recorder.
 	Observer event.Observer
 	// Web holds the dashboard's files (index.html at the root).
 	Web fs.FS
@@ -39,7 +43,7 @@ type Options struct {
 	// Metrics is where /metrics reads from; StreamMetrics counts the
 	// stream's clients in it.
 	Metrics       *prometheus.Registry
-	StreamMetrics *Metrics
+	StreamMetrics StreamCounter
 	// BodyLimit bounds request bodies. Default 1 MiB.
 	BodyLimit int64
 	// Addr is the address the server listens on: its host is allowed in
@@ -66,15 +70,9 @@ type Options struct {
 	// TrustedProxies are the networks of reverse proxies whose
 	// X-Forwarded-For names the client the rate limit counts.
 	TrustedProxies []*net.IPNet
-	// MaxNodes and MaxPods bound what the API and scenarios may create.
-	// Zero: 5,000 nodes and 50,000 pods.
-	MaxNodes int
-	MaxPods  int
 	// AllowReset permits POST /reset. Off when attached to a real cluster:
 	// deleting every pod there would be a disaster.
 	AllowReset bool
-	// Writes says what the API and scenarios may write to the cluster.
-	Writes Writes
 	// Health, when set, says why the process cannot serve (the embedded
 	// control plane died): /healthz then answers 503.
 	Health func() error
@@ -93,7 +91,7 @@ type Options struct {
 type Server struct {
 	opts    Options
 	echo    *echo.Echo
-	cluster *clusterWatcher
+	cluster *cluster.Cluster
 	http    *http.Server
 	limiter *rateLimiter
 	site    *sitePolicy
@@ -128,17 +126,17 @@ func New(opts Options) *Server {
 	if opts.MaxStreamsPerClient <= 0 {
 		opts.MaxStreamsPerClient = 64
 	}
-	if opts.MaxNodes <= 0 {
-		opts.MaxNodes = 5000
+	if opts.Cluster == nil {
+		opts.Cluster = cluster.New(cluster.Options{})
 	}
-	if opts.MaxPods <= 0 {
-		opts.MaxPods = 50000
+	if opts.StreamMetrics == nil {
+		opts.StreamMetrics = noCount{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
 		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
 		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
-	s.cluster = newClusterWatcher(opts.Client, opts.Observer)
+	s.cluster = opts.Cluster
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
 	}
@@ -231,9 +229,9 @@ func (s *Server) routes() {
 }
 
 // Start begins watching the cluster for the dashboard's view; it returns
-// once the watcher's caches have synced.
+// once the watch's caches have synced.
 func (s *Server) Start(ctx context.Context) error {
-	return s.cluster.start(ctx)
+	return s.cluster.Start(ctx)
 }
 
 // Serve serves on l until Shutdown, over TLS when a certificate is set.
@@ -254,7 +252,7 @@ func (s *Server) Serve(l net.Listener) error {
 // requests under way, up to ctx's deadline, then the scenario run under way.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.cancel()
-	s.cluster.stop()
+	s.cluster.Stop()
 	err := s.http.Shutdown(ctx)
 	if s.scenarios != nil {
 		// The scenario's own restart of the scheduler must be over before
@@ -267,9 +265,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ScenarioEnv is what scenarios run against here.
 func (s *Server) ScenarioEnv() scenario.Env {
 	return scenario.Env{
-		Client: s.opts.Client, CreateNode: s.CreateNode, CreatePod: s.CreatePod, Reset: s.Reset,
+		Client: s.opts.Client, Cluster: s.cluster,
 		Scheduler: s.opts.Scheduler, Recorder: s.opts.Recorder, Observer: s.opts.Observer,
-		SchedulerName: s.opts.SchedulerName, Limits: s.opts.ScenarioLimits, OwnedOnly: s.opts.Writes == WritesOwned,
+		SchedulerName: s.opts.SchedulerName, Limits: s.opts.ScenarioLimits, OwnedOnly: s.cluster.Writes() == cluster.WritesOwned,
 	}
 }
 
@@ -287,7 +285,7 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 func (s *Server) readyz(c echo.Context) error {
-	if !s.cluster.synced() {
+	if !s.cluster.Synced() {
 		return apiError(http.StatusServiceUnavailable, "watching the cluster: caches not synced yet")
 	}
 	if s.opts.Scheduler != nil && !s.opts.Scheduler.Ready() {

@@ -121,8 +121,8 @@ func (s *Server) stream(c echo.Context) error {
 	}
 	sc := &streamClient{s: s, conn: conn, cursor: since}
 	sc.filter.Store(&filter)
-	s.metricsStreamClients(1)
-	defer s.metricsStreamClients(-1)
+	s.opts.StreamMetrics.StreamClients(1)
+	defer s.opts.StreamMetrics.StreamClients(-1)
 	sc.run(resume)
 	return nil
 }
@@ -169,7 +169,7 @@ func (sc *streamClient) run(resume bool) {
 		}
 		if len(entries) > 0 {
 			if err := sc.sendEvents(entries); err != nil {
-				sc.s.metricsStreamClosed("slow")
+				sc.s.opts.StreamMetrics.StreamClosed("slow")
 				sc.closeWith(websocket.CloseGoingAway, "too slow: a write took longer than "+sc.s.opts.StreamWriteTimeout.String())
 				return
 			}
@@ -194,7 +194,7 @@ func (sc *streamClient) run(resume bool) {
 		case <-readerDone:
 			return
 		case <-sc.s.ctx.Done():
-			sc.s.metricsStreamClosed("shutdown")
+			sc.s.opts.StreamMetrics.StreamClosed("shutdown")
 			sc.closeWith(websocket.CloseGoingAway, "the server is shutting down")
 			return
 		}
@@ -252,7 +252,7 @@ func (sc *streamClient) sendSnapshot(reason string) error {
 // snapshot.
 func (sc *streamClient) resync(reason string) error {
 	dropped := sc.s.opts.Recorder.LastSeq() - sc.cursor
-	sc.s.metricsStreamDropped(dropped)
+	sc.s.opts.StreamMetrics.StreamDropped(dropped)
 	if err := sc.send(controlMessage{Type: "resync", Reason: reason, Dropped: dropped}); err != nil {
 		return err
 	}

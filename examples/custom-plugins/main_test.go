@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"minisched/app"
@@ -32,21 +33,20 @@ func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name,
 			Labels:      map[string]string{labelscore.Label: n.score},
 			Annotations: map[string]string{licenses.NodeAnnotation: n.licenses}}}
-		if _, err := inst.Server.CreateNode(ctx, node); err != nil {
+		if _, err := inst.Cluster.CreateNode(ctx, node); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); inst.Scheduler.Scheduler().NodeCount() < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the scheduler never saw the nodes")
-		}
+	seen := func(context.Context) (bool, error) { return inst.Scheduler.Scheduler().NodeCount() == 2, nil }
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, seen); err != nil {
+		t.Fatalf("waiting for the scheduler to see the nodes: %v", err)
 	}
 	licensed := func(name string) *v1.Pod {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{licenses.PodAnnotation: "true"}},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}
 	}
 	// The first licensed pod goes where LabelScore points: high.
-	if _, err := inst.Server.CreatePod(ctx, licensed("first")); err != nil {
+	if _, err := inst.Cluster.CreatePod(ctx, licensed("first")); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitBound(t, inst, "first"); got != "high" {
@@ -54,7 +54,7 @@ func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 	}
 	// The second would too, but high's only licence is taken: Licenses'
 	// Filter rules high out, and it goes to low.
-	if _, err := inst.Server.CreatePod(ctx, licensed("second")); err != nil {
+	if _, err := inst.Cluster.CreatePod(ctx, licensed("second")); err != nil {
 		t.Fatal(err)
 	}
 	if got := waitBound(t, inst, "second"); got != "low" {
@@ -106,14 +106,16 @@ func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 
 func waitBound(t *testing.T, inst *app.Instance, name string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		pod, err := inst.Client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil && pod.Spec.NodeName != "" {
-			return pod.Spec.NodeName
+	var node string
+	bound := func(ctx context.Context) (bool, error) {
+		pod, err := inst.Client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			node = pod.Spec.NodeName
 		}
-		time.Sleep(50 * time.Millisecond)
+		return node != "", nil
 	}
-	t.Fatalf("%s never bound", name)
-	return ""
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, bound); err != nil {
+		t.Fatalf("waiting for %s to be bound: %v", name, err)
+	}
+	return node
 }

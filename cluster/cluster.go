@@ -1,0 +1,212 @@
+// Package cluster is minisched's side of the cluster it shows: it watches
+// nodes and pods and reports every change as an event, and it creates
+// objects the way a person expects of a cluster with no kubelet (a node gets
+// its status and defaults, a pod no grace period), within limits and, on a
+// cluster minisched shares, labelled as its own. The REST API and scenarios
+// both change the cluster through it.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"minisched/minisched/event"
+)
+
+// Writes says what minisched may change in the cluster. On a real cluster
+// it reads by default (WritesNone); with --allow-writes it may create
+// nodes, pods and PriorityClasses, marks each with OwnerLabel and deletes
+// only what carries the label (WritesOwned). The embedded cluster is
+// minisched's own (WritesAll).
+type Writes int
+
+const (
+	WritesAll Writes = iota
+	WritesOwned
+	WritesNone
+)
+
+// OwnerLabel marks the objects minisched created on a cluster it shares.
+const OwnerLabel = "minisched.dev/created-by"
+
+// Options configure a Cluster.
+type Options struct {
+	// Client reaches the apiserver; nil gives a cluster with nothing in it
+	// (for tests of the HTTP side alone).
+	Client clientset.Interface
+	// Observer receives a node or pod event for every change, and the reset
+	// event.
+	Observer event.Observer
+	Writes   Writes
+	// MaxNodes and MaxPods bound what Create may add. Zero: 5,000 nodes and
+	// 50,000 pods.
+	MaxNodes, MaxPods int
+	// NodeAllocatable is what a node gets for each resource its manifest
+	// does not state: no kubelet runs here to report the real figures.
+	// Nil: DefaultNodeAllocatable().
+	NodeAllocatable v1.ResourceList
+}
+
+// DefaultNodeAllocatable is a modest machine: 4 CPUs, 16Gi, 110 pods.
+func DefaultNodeAllocatable() v1.ResourceList {
+	return v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse("4"),
+		v1.ResourceMemory: resource.MustParse("16Gi"),
+		v1.ResourcePods:   resource.MustParse("110"),
+	}
+}
+
+// Cluster watches and changes the cluster.
+type Cluster struct {
+	opts    Options
+	factory informers.SharedInformerFactory
+	nodes   corelisters.NodeLister
+	pods    corelisters.PodLister
+	// nodeCount and podCount follow the watch, so that a limit check does
+	// not list 50,000 pods on every create.
+	nodeCount, podCount atomic.Int64
+	synced              atomic.Bool
+	cancel              context.CancelFunc
+	stop                sync.Once
+}
+
+// New returns a Cluster; Start begins watching.
+func New(opts Options) *Cluster {
+	if opts.Observer == nil {
+		opts.Observer = event.Discard
+	}
+	if opts.MaxNodes <= 0 {
+		opts.MaxNodes = 5000
+	}
+	if opts.MaxPods <= 0 {
+		opts.MaxPods = 50000
+	}
+	if opts.NodeAllocatable == nil {
+		opts.NodeAllocatable = DefaultNodeAllocatable()
+	}
+	c := &Cluster{opts: opts}
+	if opts.Client != nil {
+		c.factory = informers.NewSharedInformerFactory(opts.Client, 0)
+		c.nodes = c.factory.Core().V1().Nodes().Lister()
+		c.pods = c.factory.Core().V1().Pods().Lister()
+	}
+	return c
+}
+
+// Start watches nodes and pods, apart from the scheduler's informers, so
+// that the dashboard shows pods of every scheduler name and survives a
+// scheduler restart. It returns once the caches have synced.
+func (c *Cluster) Start(ctx context.Context) error {
+	if c.factory == nil {
+		c.synced.Store(true)
+		return nil
+	}
+	ctx, c.cancel = context.WithCancel(ctx)
+	if _, err := c.factory.Core().V1().Nodes().Informer().AddEventHandler(reporter(c.opts.Observer, &c.nodeCount, nodeEvent)); err != nil {
+		return fmt.Errorf("watching nodes: %w", err)
+	}
+	if _, err := c.factory.Core().V1().Pods().Informer().AddEventHandler(reporter(c.opts.Observer, &c.podCount, podEvent)); err != nil {
+		return fmt.Errorf("watching pods: %w", err)
+	}
+	c.factory.Start(ctx.Done())
+	for typ, ok := range c.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("watching %v: cache did not sync", typ)
+		}
+	}
+	c.synced.Store(true)
+	return nil
+}
+
+// Stop ends the watch.
+func (c *Cluster) Stop() {
+	c.stop.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+			c.factory.Shutdown()
+		}
+	})
+}
+
+// Synced says whether the watch's caches have synced.
+func (c *Cluster) Synced() bool { return c.synced.Load() }
+
+// Writes says what minisched may change.
+func (c *Cluster) Writes() Writes { return c.opts.Writes }
+
+// reporter turns an informer's notifications into events and keeps count;
+// a deletion seen only as a tombstone reports the object's last known
+// state.
+func reporter[T any](o event.Observer, count *atomic.Int64, toEvent func(event.ChangeAction, T) event.Event) cache.ResourceEventHandler {
+	report := func(action event.ChangeAction, obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if typed, ok := obj.(T); ok {
+			e := toEvent(action, typed)
+			e.Time = time.Now()
+			o.Observe(e)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { count.Add(1); report(event.Added, obj) },
+		UpdateFunc: func(_, obj any) { report(event.Updated, obj) },
+		DeleteFunc: func(obj any) { count.Add(-1); report(event.Deleted, obj) },
+	}
+}
+
+func nodeEvent(action event.ChangeAction, node *v1.Node) event.Event {
+	return event.Event{Kind: event.KindNode, Node: &event.NodeChange{Action: action, Node: event.SummarizeNode(node)}}
+}
+
+func podEvent(action event.ChangeAction, pod *v1.Pod) event.Event {
+	return event.Event{Kind: event.KindPod, Pod: event.RefOf(pod), PodChange: &event.PodChange{Action: action, Pod: event.SummarizePod(pod)}}
+}
+
+// Summaries lists the current nodes and pods, sorted by name, for a
+// snapshot.
+func (c *Cluster) Summaries() ([]event.NodeSummary, []event.PodSummary) {
+	nodes, pods := []event.NodeSummary{}, []event.PodSummary{}
+	for _, n := range c.Nodes() {
+		nodes = append(nodes, event.SummarizeNode(n))
+	}
+	for _, p := range c.Pods("") {
+		pods = append(pods, event.SummarizePod(p))
+	}
+	return nodes, pods
+}
+
+// Nodes lists the watched nodes, sorted by name.
+func (c *Cluster) Nodes() []*v1.Node {
+	if c.factory == nil {
+		return nil
+	}
+	nodes, _ := c.nodes.List(labels.Everything())
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	return nodes
+}
+
+// Pods lists the watched pods of a namespace (all when empty), sorted by
+// namespace and name.
+func (c *Cluster) Pods(namespace string) []*v1.Pod {
+	if c.factory == nil {
+		return nil
+	}
+	pods, _ := c.pods.Pods(namespace).List(labels.Everything())
+	sort.Slice(pods, func(i, j int) bool {
+		return pods[i].Namespace < pods[j].Namespace || pods[i].Namespace == pods[j].Namespace && pods[i].Name < pods[j].Name
+	})
+	return pods
+}

@@ -1,0 +1,129 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// apiTimeout bounds each call to the apiserver.
+const apiTimeout = 30 * time.Second
+
+// deleteNow deletes without a grace period: no kubelet will ever confirm a
+// graceful deletion here, and a pod would stay Terminating forever.
+var deleteNow = metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
+
+// LimitError refuses a create past MaxNodes or MaxPods.
+type LimitError struct{ msg string }
+
+func (e *LimitError) Error() string { return e.msg }
+
+// CreateNode creates node with its status, filling in what a kubelet would
+// report. Status is a subresource the apiserver ignores on create, so it is
+// written in a second call; a node whose status cannot be written is
+// deleted again.
+func (c *Cluster) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	if n := c.nodeCount.Load(); n >= int64(c.opts.MaxNodes) {
+		return nil, &LimitError{fmt.Sprintf("the cluster holds %d nodes, the limit (--max-nodes %d): delete some first", n, c.opts.MaxNodes)}
+	}
+	c.nodeDefaults(node)
+	c.Own(node)
+	status := node.Status
+	created, err := c.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	created.Status = status
+	updated, err := c.opts.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		_ = c.opts.Client.CoreV1().Nodes().Delete(context.WithoutCancel(ctx), created.Name, metav1.DeleteOptions{})
+		return nil, err
+	}
+	return updated, nil
+}
+
+// CreatePod creates pod, in the default namespace unless it names one. A pod
+// that sets no termination grace period gets 0: no kubelet runs here to end
+// it gracefully, and a pod preemption evicts must go at once.
+func (c *Cluster) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	if n := c.podCount.Load(); n >= int64(c.opts.MaxPods) {
+		return nil, &LimitError{fmt.Sprintf("the cluster holds %d pods, the limit (--max-pods %d): delete some first", n, c.opts.MaxPods)}
+	}
+	if pod.Namespace == "" {
+		pod.Namespace = metav1.NamespaceDefault
+	}
+	if pod.Spec.TerminationGracePeriodSeconds == nil {
+		pod.Spec.TerminationGracePeriodSeconds = new(int64)
+	}
+	c.Own(pod)
+	return c.opts.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+}
+
+// CreatePriorityClass creates a PriorityClass, which pods name in
+// spec.priorityClassName to get a priority (the apiserver refuses a bare
+// spec.priority).
+func (c *Cluster) CreatePriorityClass(ctx context.Context, pc *schedulingv1.PriorityClass) (*schedulingv1.PriorityClass, error) {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	c.Own(pc)
+	return c.opts.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+}
+
+// Own marks an object minisched is about to create on a cluster it shares.
+func (c *Cluster) Own(obj metav1.Object) {
+	if c.opts.Writes != WritesOwned {
+		return
+	}
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[OwnerLabel] = "minisched"
+	obj.SetLabels(labels)
+}
+
+// nodeDefaults fills what a person typing a manifest by hand leaves out and a
+// kubelet would report in a real cluster.
+func (c *Cluster) nodeDefaults(node *v1.Node) {
+	// A kubelet labels its node with its hostname; topology rules on
+	// kubernetes.io/hostname (anti-affinity, spread) need the label.
+	if node.Labels[v1.LabelHostname] == "" {
+		if node.Labels == nil {
+			node.Labels = map[string]string{}
+		}
+		node.Labels[v1.LabelHostname] = node.Name
+	}
+	if len(node.Status.Allocatable) == 0 && len(node.Status.Capacity) > 0 {
+		node.Status.Allocatable = node.Status.Capacity.DeepCopy()
+	}
+	if len(node.Status.Capacity) == 0 && len(node.Status.Allocatable) > 0 {
+		node.Status.Capacity = node.Status.Allocatable.DeepCopy()
+	}
+	// Either map may be given empty ({}) rather than left out.
+	if node.Status.Allocatable == nil {
+		node.Status.Allocatable = v1.ResourceList{}
+	}
+	if node.Status.Capacity == nil {
+		node.Status.Capacity = v1.ResourceList{}
+	}
+	for name, q := range c.opts.NodeAllocatable {
+		if _, ok := node.Status.Allocatable[name]; !ok {
+			node.Status.Allocatable[name] = q.DeepCopy()
+		}
+		if _, ok := node.Status.Capacity[name]; !ok {
+			node.Status.Capacity[name] = node.Status.Allocatable[name].DeepCopy()
+		}
+	}
+	if len(node.Status.Conditions) == 0 {
+		node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "MinischedNode",
+			Message: "created by minisched; no kubelet runs here"}}
+	}
+}

@@ -1,0 +1,59 @@
+package server
+
+// The state a stream client starts from: GET /snapshot, and the stream's
+// first message.
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"minisched/minisched/event"
+	"minisched/recorder"
+)
+
+// Snapshot is the state a stream client starts from: everything up to Seq.
+type Snapshot struct {
+	Type      string               `json:"type"`
+	Schema    string               `json:"schema"`
+	Seq       uint64               `json:"seq"`
+	Time      time.Time            `json:"time"`
+	Reason    string               `json:"reason,omitempty"`
+	Nodes     []event.NodeSummary  `json:"nodes"`
+	Pods      []event.PodSummary   `json:"pods"`
+	Queue     QueueView            `json:"queue"`
+	Scheduler event.SchedulerState `json:"scheduler"`
+	History   recorder.Stats       `json:"history"`
+	// QueueSort says how activeQ is ordered.
+	QueueSort QueueSort `json:"queueSort"`
+	// Vocabulary names the codes, kinds, queues and extension points the
+	// events use.
+	Vocabulary event.Vocabulary `json:"vocabulary"`
+}
+
+// QueueSort names the QueueSort plugin, and says whether activeQ's pods
+// carry an order (QueueMove.Order); without one a viewer shows arrival order.
+type QueueSort struct {
+	Plugin  string `json:"plugin"`
+	Ordered bool   `json:"ordered"`
+}
+
+// snapshot takes the sequence number first: anything that happens while the
+// lists are built is also sent as an event, and clients apply events
+// idempotently.
+func (s *Server) snapshot(reason string) Snapshot {
+	seq := s.opts.Recorder.LastSeq()
+	nodes, pods := s.cluster.Summaries()
+	snap := Snapshot{Type: "snapshot", Schema: event.SchemaVersion, Seq: seq, Time: time.Now(), Reason: reason,
+		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words()}
+	if s.opts.Scheduler != nil {
+		snap.Scheduler = s.opts.Scheduler.State()
+	}
+	if sched := s.scheduler(); sched != nil {
+		snap.QueueSort.Plugin, snap.QueueSort.Ordered = sched.QueueSort()
+	}
+	return snap
+}
+
+func (s *Server) getSnapshot(c echo.Context) error { return c.JSON(http.StatusOK, s.snapshot("")) }
