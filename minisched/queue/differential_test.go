@@ -234,32 +234,19 @@ type harness struct {
 	indexer cache.Indexer
 	pods    []*modelPod
 	log     []string
-	popFrom event.QueueName
-	// moves counts the transitions, to show what the sequences covered.
-	moves map[string]int
-	ops   int
+	rec     *recorder
+	ops     int
 }
 
 func newHarness(t testing.TB, c chooser) *harness {
 	setupUpstream()
-	h := &harness{t: t, c: c, stop: make(chan struct{}), moves: map[string]int{}}
+	h := &harness{t: t, c: c, stop: make(chan struct{}), rec: &recorder{}}
 	h.clk = testingclock.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(c.intn(1000)) * time.Millisecond))
 	h.indexer = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	lister := corelisters.NewPodLister(h.indexer)
 	less := (&queuesort.PrioritySort{}).Less
 	h.ours = New(Options{
-		Less: less, PreEnqueue: gates, Hints: registrations(), PodLister: lister, Clock: h.clk, Logger: quiet,
-		Observer: event.ObserverFunc(func(e event.Event) {
-			if e.Kind != event.KindQueue {
-				return
-			}
-			if e.Queue.Action == event.ActionPop {
-				h.popFrom = e.Queue.From
-			}
-			if e.Queue.From != e.Queue.To {
-				h.moves[fmt.Sprintf("%s->%s", e.Queue.From, e.Queue.To)]++
-			}
-		}),
+		Less: less, PreEnqueue: gates, Hints: registrations(), PodLister: lister, Clock: h.clk, Logger: quiet, Observer: h.rec,
 	})
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	preEnqueue := map[string]fwk.PreEnqueuePlugin{}
@@ -428,13 +415,15 @@ func (h *harness) pop() (string, bool) {
 	entity, err := h.theirs.Pop(quiet)
 	h.must(err)
 	theirs := entity.(*framework.QueuedPodInfo)
-	desc := fmt.Sprintf("pop -> %s from %s (upstream %s)", mine.Pod.Name, h.popFrom, theirs.Pod.Name)
+	popped, _ := h.rec.Last(isPop)
+	from := popped.Queue.From
+	desc := fmt.Sprintf("pop -> %s from %s (upstream %s)", mine.Pod.Name, from, theirs.Pod.Name)
 	if mine.Pod.Name != theirs.Pod.Name {
 		h.fail(fmt.Sprintf("popped %s, upstream popped %s", mine.Pod.Name, theirs.Pod.Name))
 		return desc, false
 	}
-	if (h.popFrom == event.BackoffQ) != theirActiveEmpty {
-		h.fail(fmt.Sprintf("popped %s from %s, upstream's activeQ empty: %v", mine.Pod.Name, h.popFrom, theirActiveEmpty))
+	if (from == event.BackoffQ) != theirActiveEmpty {
+		h.fail(fmt.Sprintf("popped %s from %s, upstream's activeQ empty: %v", mine.Pod.Name, from, theirActiveEmpty))
 		return desc, false
 	}
 	if mine.Attempts != theirs.Attempts {
@@ -826,8 +815,9 @@ func TestDifferential(t *testing.T) {
 		ok := h.run()
 		h.close()
 		ops += h.ops
-		for k, n := range h.moves {
-			moves[k] += n
+		// The transitions, to show what the sequences covered.
+		for _, e := range h.rec.Find(func(e event.Event) bool { return e.Kind == event.KindQueue && e.Queue.From != e.Queue.To }) {
+			moves[fmt.Sprintf("%s->%s", e.Queue.From, e.Queue.To)]++
 		}
 		if !ok {
 			t.Fatalf("seed %d differs; replay: go test ./minisched/queue -run 'TestDifferential$' -seed=%d -v", seed, seed)

@@ -45,10 +45,9 @@ func TestPrioritySortKeyAgreesWithUpstream(t *testing.T) {
 // TestOrderMatchesList: sorting each part of the queue by the order the
 // queue sends gives the order List shows, which is the order it pops.
 func TestOrderMatchesList(t *testing.T) {
-	clk := newFixture(t, fitOnNodeAdd).clk
-	rec := &recorder{}
-	q := New(Options{Less: prioritySort, SortKey: PrioritySortKey, Clock: clk, Hints: fitOnNodeAdd, Observer: rec, Logger: quiet})
-	f := fixture{q, clk, rec}
+	f := newFixture(t, fitOnNodeAdd)
+	f.q.opts.SortKey = PrioritySortKey
+	q, clk := f.q, f.clk
 	for i, prio := range []int32{5, 1, 5, 9, 1} {
 		f.failOnce(t, pod("backoff-"+string(rune('a'+i)), prio), rejectedByFit)
 		clk.Step(300 * time.Millisecond)
@@ -80,10 +79,10 @@ func TestOrderMatchesList(t *testing.T) {
 	}
 	// The order on the last move of each pod is the one List gives.
 	last := map[string]string{}
-	for _, e := range rec.events {
-		if e.Queue != nil && e.Queue.To != "" && e.Queue.To != event.InFlight {
-			last[e.Pod.Name] = e.Queue.Order
-		}
+	for _, e := range f.rec.Find(func(e event.Event) bool {
+		return e.Queue != nil && e.Queue.To != "" && e.Queue.To != event.InFlight
+	}) {
+		last[e.Pod.Name] = e.Queue.Order
 	}
 	for _, e := range q.List() {
 		if last[e.Pod.Name] != e.Order {

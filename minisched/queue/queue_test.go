@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -19,6 +20,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"minisched/minisched/event"
+	"minisched/minisched/internal/eventlog"
 )
 
 var (
@@ -42,41 +44,27 @@ func prioritySort(a, b fwk.QueuedEntityInfo) bool {
 	return a.GetPriority() > b.GetPriority() || a.GetPriority() == b.GetPriority() && a.GetTimestamp().Before(b.GetTimestamp())
 }
 
-type recorder struct {
-	mu     sync.Mutex
-	events []event.Event
-}
-
-func (r *recorder) Observe(e event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
+// recorder is the package's test observer.
+type recorder struct{ eventlog.Log }
 
 // moves returns "from->to(event)" for each queue move of the named pod.
 func (r *recorder) moves(name string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []string
-	for _, e := range r.events {
-		if e.Kind == event.KindQueue && e.Pod.Name == name && e.Queue.Action != event.ActionUpdate {
-			out = append(out, fmt.Sprintf("%s->%s(%s)", e.Queue.From, e.Queue.To, e.Queue.Event))
-		}
+	for _, e := range r.Find(func(e event.Event) bool {
+		return e.Kind == event.KindQueue && e.Pod.Name == name && e.Queue.Action != event.ActionUpdate
+	}) {
+		out = append(out, fmt.Sprintf("%s->%s(%s)", e.Queue.From, e.Queue.To, e.Queue.Event))
 	}
 	return out
 }
 
+func isPop(e event.Event) bool { return e.Kind == event.KindQueue && e.Queue.Action == event.ActionPop }
+
 // preEnqueueRuns counts the PreEnqueue runs for the named pod.
 func (r *recorder) preEnqueueRuns(name string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.events {
-		if e.Kind == event.KindPoint && e.Pod.Name == name && e.Point.Point == "PreEnqueue" {
-			n++
-		}
-	}
-	return n
+	return len(r.Find(func(e event.Event) bool {
+		return e.Kind == event.KindPoint && e.Pod.Name == name && e.Point.Point == "PreEnqueue"
+	}))
 }
 
 type fixture struct {
@@ -207,8 +195,8 @@ func TestPop(t *testing.T) {
 		f.q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil)
 		f.expect(t, "p", event.BackoffQ)
 		f.pop(t, "p")
-		last := f.rec.events[len(f.rec.events)-1].Queue
-		if last.From != event.BackoffQ || last.Event != EventPopFromBackoffQ {
+		popped, _ := f.rec.Last(isPop)
+		if last := popped.Queue; last.From != event.BackoffQ || last.Event != EventPopFromBackoffQ {
 			t.Errorf("the pop is reported from %q with %q, want from backoff with PopFromBackoffQ", last.From, last.Event)
 		}
 	})
@@ -392,24 +380,22 @@ func TestFlushTiming(t *testing.T) {
 // to take each step, by the timers it registers and the moves it reports.
 func TestRunFlushesOnWindowBoundaries(t *testing.T) {
 	f := newFixture(t, noHints)
-	moved := make(chan string, 10)
-	f.q.opts.Observer = event.ObserverFunc(func(e event.Event) {
-		if e.Kind == event.KindQueue && e.Queue.Event == EventBackoffComplete {
-			moved <- e.Pod.Name
-		}
-	})
 	f.clk.Step(300 * time.Millisecond)
 	f.failOnce(t, pod("p", 0), Failure{Error: true}) // backoff until 1s; the window ends at 2s
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { f.q.Run(ctx); close(done) }()
-	waitForWaiters(f.clk, 2) // the timer to the next boundary, and the leftover ticker
+	waitForWaiters(t, f.clk, 2) // the timer to the next boundary, and the leftover ticker
 	f.clk.Step(700 * time.Millisecond)
-	waitForWaiters(f.clk, 2) // the timer fired at 1s, the flush ran, the window ticker runs
+	waitForWaiters(t, f.clk, 2) // the timer fired at 1s, the flush ran, the window ticker runs
 	f.expect(t, "p", event.ErrorBackoffQ)
 	f.clk.Step(time.Second)
-	if name := <-moved; name != "p" {
-		t.Fatalf("moved %s", name)
+	moved, stop := context.WithTimeout(ctx, time.Minute) // a guard: the move follows at once
+	defer stop()
+	if _, err := f.rec.Await(moved, func(e event.Event) bool {
+		return e.Kind == event.KindQueue && e.Queue.Event == EventBackoffComplete && e.Pod.Name == "p"
+	}); err != nil {
+		t.Fatalf("p did not leave the error backoff when its window ended: %v", err)
 	}
 	cancel()
 	<-done
@@ -418,9 +404,13 @@ func TestRunFlushesOnWindowBoundaries(t *testing.T) {
 	}
 }
 
-func waitForWaiters(clk *testingclock.FakeClock, n int) {
-	for clk.Waiters() != n {
-		runtime.Gosched()
+// waitForWaiters waits until n timers and tickers wait on clk.
+func waitForWaiters(t *testing.T, clk *testingclock.FakeClock, n int) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return clk.Waiters() == n, nil
+	}); err != nil {
+		t.Fatalf("waiting for %d timers on the clock, %d wait: %v", n, clk.Waiters(), err)
 	}
 }
 
