@@ -16,52 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minisched/scenario"
+	"minisched/server/streamtest"
 )
-
-// loadClient is a dashboard-like stream client that reads everything and
-// checks only what a starved client would lose: the order of the batches.
-type loadClient struct {
-	mu       sync.Mutex
-	last     uint64
-	gaps     int
-	resyncs  int
-	messages int
-}
-
-func (c *loadClient) read(conn *websocket.Conn) {
-	for {
-		_, data, err := conn.ReadMessage()
-		if err != nil {
-			return
-		}
-		c.mu.Lock()
-		c.messages++
-		switch {
-		case bytes.HasPrefix(data, []byte(`{"type":"snapshot"`)):
-			c.last = number(data, `"seq":`)
-		case bytes.HasPrefix(data, []byte(`{"type":"resync"`)):
-			c.resyncs++
-		case bytes.HasPrefix(data, []byte(`{"type":"events"`)):
-			if first := number(data, `"events":[{"seq":`); first != c.last+1 {
-				c.gaps++
-			}
-			c.last = number(data, `"lastSeq":`)
-		}
-		c.mu.Unlock()
-	}
-}
-
-// number reads the integer after the first occurrence of key.
-func number(data []byte, key string) uint64 {
-	i := bytes.Index(data, []byte(key))
-	if i < 0 {
-		return 0
-	}
-	rest := data[i+len(key):]
-	end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	n, _ := strconv.ParseUint(string(rest[:end]), 10, 64)
-	return n
-}
 
 // TestLoad: 30 dashboard clients follow a scenario that creates 5,000 pods.
 // No client is starved (no gap, no resync), memory stays bounded, and every
@@ -73,7 +29,7 @@ func TestLoad(t *testing.T) {
 	reset(t)
 	const clients, nodes, pods = 30, 50, 5000
 	url := "ws" + strings.TrimPrefix(strings.TrimSuffix(inst.URL, "/"), "http") + "/api/v1/stream"
-	var readers []*loadClient
+	var readers []*streamtest.Follower
 	var conns []*websocket.Conn
 	var wg sync.WaitGroup
 	for i := 0; i < clients; i++ {
@@ -81,10 +37,10 @@ func TestLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &loadClient{}
-		readers, conns = append(readers, c), append(conns, conn)
+		f := &streamtest.Follower{}
+		readers, conns = append(readers, f), append(conns, conn)
 		wg.Add(1)
-		go func() { defer wg.Done(); c.read(conn) }()
+		go func() { defer wg.Done(); f.Read(conn) }()
 	}
 	body := fmt.Sprintf(`apiVersion: minisched/v1
 kind: Scenario
@@ -138,19 +94,16 @@ spec:
 	// Every client caught up, with no gap and no resync.
 	target := inst.Recorder.LastSeq()
 	eventually(t, 2*time.Minute, "every client to catch up", func() bool {
-		for _, c := range readers {
-			c.mu.Lock()
-			behind := c.last < target
-			c.mu.Unlock()
-			if behind {
+		for _, f := range readers {
+			if f.Last() < target {
 				return false
 			}
 		}
 		return true
 	})
-	for i, c := range readers {
-		if c.gaps != 0 || c.resyncs != 0 {
-			t.Errorf("client %d: %d gaps, %d resyncs", i, c.gaps, c.resyncs)
+	for i, f := range readers {
+		if st := f.Stats(); st.Gaps != 0 || st.Resyncs != 0 {
+			t.Errorf("client %d: %d gaps, %d resyncs", i, st.Gaps, st.Resyncs)
 		}
 	}
 	for _, conn := range conns {

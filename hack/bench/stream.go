@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"minisched/app"
+	"minisched/server/streamtest"
 )
 
 // stream schedules the same pods with no stream client and with many, and
@@ -47,78 +45,6 @@ type streamResult struct {
 	p50, p99, max time.Duration
 }
 
-type benchClient struct {
-	conn   *websocket.Conn
-	mu     sync.Mutex
-	last   uint64
-	gaps   int
-	delays []time.Duration
-}
-
-// read follows the stream the way a dashboard would, but parses only what
-// the figures need, so that twenty clients in this process cost little: the
-// order of the batches, and the age of the oldest event of each batch when
-// it arrives (the worst delay in it).
-func (c *benchClient) read(done chan struct{}) {
-	defer close(done)
-	var buf bytes.Buffer
-	for {
-		// One buffer for every message: allocating one each would cost this
-		// process more garbage collection than the server spends writing.
-		_, r, err := c.conn.NextReader()
-		if err != nil {
-			return
-		}
-		buf.Reset()
-		if _, err := buf.ReadFrom(r); err != nil {
-			return
-		}
-		data := buf.Bytes()
-		now := time.Now()
-		c.mu.Lock()
-		switch {
-		case bytes.HasPrefix(data, []byte(`{"type":"snapshot"`)):
-			c.last = number(data, `"seq":`)
-		case bytes.HasPrefix(data, []byte(`{"type":"resync"`)):
-			c.gaps++
-		case bytes.HasPrefix(data, []byte(`{"type":"events"`)):
-			if number(data, `"events":[{"seq":`) != c.last+1 {
-				c.gaps++
-			}
-			c.last = number(data, `"lastSeq":`)
-			if t, ok := firstTime(data); ok {
-				c.delays = append(c.delays, now.Sub(t))
-			}
-		}
-		c.mu.Unlock()
-	}
-}
-
-// number reads the integer after the first occurrence of key.
-func number(data []byte, key string) uint64 {
-	i := bytes.Index(data, []byte(key))
-	if i < 0 {
-		return 0
-	}
-	rest := data[i+len(key):]
-	end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-	n, _ := strconv.ParseUint(string(rest[:end]), 10, 64)
-	return n
-}
-
-// firstTime reads the first event's time.
-func firstTime(data []byte) (time.Time, bool) {
-	const key = `"time":"`
-	i := bytes.Index(data, []byte(key))
-	if i < 0 {
-		return time.Time{}, false
-	}
-	rest := data[i+len(key):]
-	end := bytes.IndexByte(rest, '"')
-	t, err := time.Parse(time.RFC3339Nano, string(rest[:end]))
-	return t, err == nil
-}
-
 func streamRun(clients, nodes, pods int) (float64, streamResult, error) {
 	var res streamResult
 	ctx, cancel := context.WithCancel(context.Background())
@@ -136,7 +62,8 @@ func streamRun(clients, nodes, pods int) (float64, streamResult, error) {
 	for inst.Scheduler.Scheduler().NodeCount() < nodes || len(inst.Scheduler.Scheduler().Queue().List()) < pods {
 		time.Sleep(50 * time.Millisecond)
 	}
-	var cs []*benchClient
+	var cs []*streamtest.Follower
+	var conns []*websocket.Conn
 	var done []chan struct{}
 	url := "ws" + strings.TrimPrefix(inst.URL, "http") + "api/v1/stream"
 	for i := 0; i < clients; i++ {
@@ -144,10 +71,10 @@ func streamRun(clients, nodes, pods int) (float64, streamResult, error) {
 		if err != nil {
 			return 0, res, err
 		}
-		c := &benchClient{conn: conn}
+		f := &streamtest.Follower{}
 		d := make(chan struct{})
-		go c.read(d)
-		cs, done = append(cs, c), append(done, d)
+		go func() { defer close(d); f.Read(conn) }()
+		cs, conns, done = append(cs, f), append(conns, conn), append(done, d)
 	}
 	time.Sleep(time.Second) // let every client take its snapshot
 	counter := countBound(inst.Client, pods)
@@ -164,21 +91,14 @@ func streamRun(clients, nodes, pods int) (float64, streamResult, error) {
 	deadline := time.Now().Add(time.Minute)
 	res.complete = true
 	var all []time.Duration
-	for _, c := range cs {
-		for {
-			c.mu.Lock()
-			last, gaps := c.last, c.gaps
-			c.mu.Unlock()
-			if last >= target || time.Now().After(deadline) {
-				res.complete = res.complete && last >= target && gaps == 0
-				break
-			}
+	for i, f := range cs {
+		for f.Last() < target && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		c.conn.Close()
-		c.mu.Lock()
-		all = append(all, c.delays...)
-		c.mu.Unlock()
+		conns[i].Close()
+		st := f.Stats()
+		res.complete = res.complete && st.Last >= target && st.Gaps == 0 && st.Resyncs == 0
+		all = append(all, st.Delays...)
 	}
 	for _, d := range done {
 		<-d
