@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"minisched/minisched/event"
@@ -100,14 +99,6 @@ func (l *lingerer) Permit(ctx context.Context, state fwk.CycleState, p *v1.Pod, 
 // cycle state of its own: what it writes late never reaches the extension
 // points that run after it, and the pod's next attempt binds.
 func TestAbandonedCallIsCutOffFromTheCycle(t *testing.T) {
-	cfg := `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    multiPoint:
-      enabled:
-      - name: Lingerer
-`
 	tests := []struct {
 		point string
 		// unreserves says Unreserve runs after the point fails, and must
@@ -121,19 +112,12 @@ profiles:
 	for _, tt := range tests {
 		t.Run(tt.point, func(t *testing.T) {
 			l := newLingerer()
-			h := start(t, cfg,
-				withPlugin("Lingerer", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return l, nil }),
-				withCycleTimeout(2*time.Second))
-			createNodes(t, client, node("node-1", "4"))
-			waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+			h := start(t, multiPoint("Lingerer"), withPlugin(l), withCycleTimeout(2*time.Second))
+			h.addNodes(node("node-1", "4"))
 
 			name := "linger-" + strings.ToLower(tt.point)
 			createPod(t, client, pod(name, "100m", func(p *v1.Pod) { p.Labels = map[string]string{"linger": tt.point} }))
-			var end *event.CycleEnd
-			waitFor(t, 30*time.Second, name+"'s first cycle to end", func() bool {
-				end = h.log.lastCycleEnd(name)
-				return end != nil
-			})
+			end := h.await(name, name+"'s first cycle to end", ofKind(event.KindCycleEnd)).CycleEnd
 			if end.Result != event.ResultError || !strings.Contains(end.Message, tt.point+" plugin Lingerer did not return within") {
 				t.Errorf("cycle end %+v, want an error blaming Lingerer at %s", end, tt.point)
 			}

@@ -121,7 +121,7 @@ func TestAgreesWithUpstream(t *testing.T) {
 // runSeed generates a cluster and a workload from seed and runs them
 // through both schedulers, each started afresh on an emptied cluster.
 func runSeed(t *testing.T, seed int64, second kubernetes.Interface) *figures {
-	emptyClusterOf(t, second)
+	emptyCluster(t, second)
 	h := start(t, diffConfig, func(o *minisched.ServiceOptions) { o.Tuning.Seed = seed })
 	cfg, err := schedconfig.Load([]byte(diffConfig), "")
 	if err != nil {
@@ -1251,30 +1251,5 @@ func ensurePriorityClasses(t *testing.T, c kubernetes.Interface) {
 		if _, err := c.SchedulingV1().PriorityClasses().Create(context.Background(), &pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatalf("creating priority class %s: %v", pc.Name, err)
 		}
-	}
-}
-
-// emptyClusterOf deletes every pod and node of c.
-func emptyClusterOf(t *testing.T, c kubernetes.Interface) {
-	t.Helper()
-	ctx := context.Background()
-	if err := c.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))}, metav1.ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, diffPoll, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		return len(pods.Items) == 0 && len(nodes.Items) == 0, nil
-	}); err != nil {
-		t.Fatalf("emptying kube-scheduler's cluster: %v", err)
 	}
 }

@@ -5,20 +5,23 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"minisched/app"
 	"minisched/k8sapiserver"
 	"minisched/minisched"
 	"minisched/minisched/event"
+	"minisched/minisched/internal/eventlog"
 	"minisched/minisched/schedconfig"
 )
 
@@ -43,53 +46,40 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// eventLog is an observer that keeps every event.
-type eventLog struct {
-	mu     sync.Mutex
-	events []event.Event
-}
-
-func (l *eventLog) Observe(e event.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
-}
+// eventLog is the package's test observer.
+type eventLog struct{ eventlog.Log }
 
 // find returns the events of the pod that match.
 func (l *eventLog) find(pod string, match func(event.Event) bool) []event.Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []event.Event
-	for _, e := range l.events {
-		if e.Pod != nil && e.Pod.Name == pod && match(e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return l.Find(ofPod(pod, match))
 }
 
-func (l *eventLog) lastCycleEnd(pod string) *event.CycleEnd {
-	ends := l.find(pod, func(e event.Event) bool { return e.Kind == event.KindCycleEnd })
-	if len(ends) == 0 {
-		return nil
-	}
-	return ends[len(ends)-1].CycleEnd
+func ofPod(pod string, match func(event.Event) bool) func(event.Event) bool {
+	return func(e event.Event) bool { return e.Pod != nil && e.Pod.Name == pod && match(e) }
+}
+
+func ofKind(kind event.Kind) func(event.Event) bool {
+	return func(e event.Event) bool { return e.Kind == kind }
 }
 
 type harness struct {
 	t   *testing.T
 	svc *minisched.Service
 	log *eventLog
+	// nodes counts the nodes addNodes created.
+	nodes int
 }
 
 type harnessOption func(*minisched.ServiceOptions)
 
-func withPlugin(name string, factory frameworkruntime.PluginFactory) harnessOption {
+// withPlugin registers a plugin of the test's own; the configuration must
+// enable it (see multiPoint).
+func withPlugin(p fwk.Plugin) harnessOption {
 	return func(o *minisched.ServiceOptions) {
 		if o.OutOfTree == nil {
 			o.OutOfTree = frameworkruntime.Registry{}
 		}
-		o.OutOfTree[name] = factory
+		o.OutOfTree[p.Name()] = func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return p, nil }
 	}
 }
 
@@ -97,11 +87,27 @@ func withCycleTimeout(d time.Duration) harnessOption {
 	return func(o *minisched.ServiceOptions) { o.CycleTimeout = d }
 }
 
+// multiPoint is a configuration that enables the plugins, beside the
+// default ones, at every extension point they implement.
+func multiPoint(plugins ...string) string {
+	cfg := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      enabled:
+`
+	for _, name := range plugins {
+		cfg += "      - name: " + name + "\n"
+	}
+	return cfg
+}
+
 // start empties the cluster and runs a scheduler with configYAML (the
 // defaults when empty).
 func start(t *testing.T, configYAML string, opts ...harnessOption) *harness {
 	t.Helper()
-	emptyCluster(t)
+	emptyCluster(t, client)
 	cfg, err := schedconfig.Default("")
 	if configYAML != "" {
 		cfg, err = schedconfig.Load([]byte(configYAML), "")
@@ -127,32 +133,56 @@ func start(t *testing.T, configYAML string, opts ...harnessOption) *harness {
 	return h
 }
 
-func emptyCluster(t *testing.T) {
+// emptyCluster deletes every pod and node of c and waits until they are gone.
+func emptyCluster(t *testing.T, c kubernetes.Interface) {
 	t.Helper()
 	ctx := context.Background()
 	zero := int64(0)
-	if err := client.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+	if err := c.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+	if err := c.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "an empty cluster", func() bool {
-		pods, _ := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-		nodes, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		return len(pods.Items) == 0 && len(nodes.Items) == 0
+		pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 0 && len(nodes.Items) == 0
 	})
 }
 
+// waitFor polls cond, a state the test cannot await as an event (the
+// apiserver's, the cache's), until it holds; after timeout it fails the test.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	}); err != nil {
+		t.Fatalf("waiting %v for %s: %v", timeout, what, err)
 	}
+}
+
+// await waits for the first event of the pod that matches and returns it.
+func (h *harness) await(pod, what string, match func(event.Event) bool) event.Event {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e, err := h.log.Await(ctx, ofPod(pod, match))
+	if err != nil {
+		h.t.Fatalf("waiting for %s: %v", what, err)
+	}
+	return e
+}
+
+// addNodes creates the nodes and waits until the scheduler's cache has them.
+func (h *harness) addNodes(nodes ...*v1.Node) {
+	h.t.Helper()
+	createNodes(h.t, client, nodes...)
+	h.nodes += len(nodes)
+	waitFor(h.t, 30*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == h.nodes })
 }
 
 // node builds a node with cpu cores and 16Gi; mutators add the rest.
@@ -218,25 +248,21 @@ func waitBound(t *testing.T, c kubernetes.Interface, name string) string {
 	return n
 }
 
-// waitUnschedulable waits for a cycle of the pod that ended unschedulable
-// and returns it.
+// waitUnschedulable waits for the first cycle of the pod that ended
+// unschedulable and returns it.
 func (h *harness) waitUnschedulable(name string) *event.CycleEnd {
 	h.t.Helper()
-	var end *event.CycleEnd
-	waitFor(h.t, 30*time.Second, name+" to be found unschedulable", func() bool {
-		end = h.log.lastCycleEnd(name)
-		return end != nil && end.Result == event.ResultUnschedulable
-	})
-	return end
+	return h.await(name, name+" to be found unschedulable", func(e event.Event) bool {
+		return e.Kind == event.KindCycleEnd && e.CycleEnd.Result == event.ResultUnschedulable
+	}).CycleEnd
 }
 
-func (h *harness) queueOf(name string) event.QueueName {
-	for _, e := range h.svc.Scheduler().Queue().List() {
-		if e.Pod.Name == name {
-			return e.Queue
-		}
-	}
-	return ""
+// waitParked waits for the pod's move into the unschedulable set.
+func (h *harness) waitParked(name string) {
+	h.t.Helper()
+	h.await(name, name+" in the unschedulable set", func(e event.Event) bool {
+		return e.Kind == event.KindQueue && e.Queue.To == event.Unschedulable
+	})
 }
 
 func hasString(list []string, s string) bool {

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -26,30 +25,39 @@ func unschedulableNode(n *v1.Node) { n.Spec.Unschedulable = true }
 // the pod, which moves to active and binds to the new node.
 func TestNewNodeMovesWaitingPod(t *testing.T) {
 	h := start(t, "")
+	var nodes []*v1.Node
 	for i := 1; i <= 9; i++ {
-		createNodes(t, client, node(fmt.Sprintf("node-%d", i), "4", unschedulableNode))
+		nodes = append(nodes, node(fmt.Sprintf("node-%d", i), "4", unschedulableNode))
 	}
-	waitFor(t, 10*time.Second, "nine nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 9 })
+	h.addNodes(nodes...)
 	createPod(t, client, pod("pod-1", "100m"))
 	end := h.waitUnschedulable("pod-1")
 	if !hasString(end.Plugins, "NodeUnschedulable") || !strings.Contains(end.Message, "9 node(s) were unschedulable") {
 		t.Errorf("cycle end %+v, want NodeUnschedulable blamed on 9 nodes", end)
 	}
-	waitFor(t, 10*time.Second, "pod-1 in the unschedulable set", func() bool { return h.queueOf("pod-1") == event.Unschedulable })
+	h.waitParked("pod-1")
 
 	createNodes(t, client, node("node-10", "4"))
 	if got := waitBound(t, client, "pod-1"); got != "node-10" {
 		t.Errorf("pod-1 bound to %s, want node-10", got)
 	}
-	moves := h.log.find("pod-1", func(e event.Event) bool {
-		return e.Kind == event.KindQueue && e.Queue.Action == event.ActionMove && e.Queue.From == event.Unschedulable
-	})
+	moves := h.log.find("pod-1", movedOutOfUnschedulable)
 	if len(moves) == 0 || moves[0].Queue.Event != "NodeAdd" || !hasString(moves[0].Queue.Plugins, "NodeUnschedulable") {
 		for _, m := range moves {
 			t.Logf("move: %+v", *m.Queue)
 		}
 		t.Fatalf("want the first move out of the unschedulable set caused by NodeAdd through NodeUnschedulable's hint")
 	}
+}
+
+func movedOutOfUnschedulable(e event.Event) bool {
+	return e.Kind == event.KindQueue && e.Queue.Action == event.ActionMove && e.Queue.From == event.Unschedulable
+}
+
+// requeuedAfterError: an error, not a rejection, sends a pod to the error
+// backoff.
+func requeuedAfterError(e event.Event) bool {
+	return e.Kind == event.KindQueue && e.Queue.To == event.ErrorBackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
 }
 
 func TestRejections(t *testing.T) {
@@ -87,14 +95,13 @@ func TestRejections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := start(t, "")
-			createNodes(t, client, tt.nodes...)
-			waitFor(t, 10*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == len(tt.nodes) })
+			h.addNodes(tt.nodes...)
 			createPod(t, client, tt.pod)
 			end := h.waitUnschedulable(tt.pod.Name)
 			if !hasString(end.Plugins, tt.wantPlugin) || !strings.Contains(end.Message, tt.wantMessage) {
 				t.Errorf("cycle end: plugins %v message %q; want %s and %q", end.Plugins, end.Message, tt.wantPlugin, tt.wantMessage)
 			}
-			waitFor(t, 10*time.Second, "the pod parked as unschedulable", func() bool { return h.queueOf(tt.pod.Name) == event.Unschedulable })
+			h.waitParked(tt.pod.Name)
 		})
 	}
 }
@@ -141,8 +148,7 @@ func TestPlacements(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := start(t, "")
-			createNodes(t, client, tt.nodes...)
-			waitFor(t, 10*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == len(tt.nodes) })
+			h.addNodes(tt.nodes...)
 			createPod(t, client, tt.pod)
 			if got := waitBound(t, client, tt.pod.Name); got != tt.want {
 				t.Errorf("bound to %s, want %s", got, tt.want)
@@ -151,19 +157,9 @@ func TestPlacements(t *testing.T) {
 	}
 }
 
-const permitDelayConfig = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    multiPoint:
-      enabled:
-      - name: PermitDelay
-`
-
 func TestPermitDelaysBinding(t *testing.T) {
-	h := start(t, permitDelayConfig)
-	createNodes(t, client, node("node-2", "4"))
-	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	h := start(t, multiPoint("PermitDelay"))
+	h.addNodes(node("node-2", "4"))
 	created := time.Now()
 	createPod(t, client, pod("patient", "100m"))
 	waitBound(t, client, "patient")
@@ -174,12 +170,9 @@ func TestPermitDelaysBinding(t *testing.T) {
 	if len(waits) != 1 || waits[0].PermitWait.Plugins["PermitDelay"] <= int64(2*time.Second) {
 		t.Fatalf("permit waits %+v, want PermitDelay waiting with a timeout past 2s", waits)
 	}
-	var ends []event.Event
-	waitFor(t, 5*time.Second, "the binding's end", func() bool {
-		ends = h.log.find("patient", func(e event.Event) bool { return e.Kind == event.KindBindingEnd })
-		return len(ends) == 1
-	})
-	if b := ends[0].BindingEnd; !b.Bound || time.Duration(b.PermitNanos) < 2*time.Second {
+	// The pod is bound before its binding cycle reports its end.
+	end := h.await("patient", "the binding's end", ofKind(event.KindBindingEnd))
+	if b := end.BindingEnd; !b.Bound || time.Duration(b.PermitNanos) < 2*time.Second {
 		t.Errorf("binding end %+v, want bound after 2s at Permit", b)
 	}
 }
@@ -207,39 +200,18 @@ func (hangs) Filter(_ context.Context, _ fwk.CycleState, p *v1.Pod, _ fwk.NodeIn
 }
 
 func TestBrokenPluginFailsOnlyThatCycle(t *testing.T) {
-	cfg := `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- plugins:
-    multiPoint:
-      enabled:
-      - name: Panicky
-      - name: Hangs
-`
-	h := start(t, cfg,
-		withPlugin("Panicky", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return panicky{}, nil }),
-		withPlugin("Hangs", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return hangs{}, nil }),
-		withCycleTimeout(2*time.Second))
-	createNodes(t, client, node("node-1", "4"))
-	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	h := start(t, multiPoint("Panicky", "Hangs"), withPlugin(panicky{}), withPlugin(hangs{}), withCycleTimeout(2*time.Second))
+	h.addNodes(node("node-1", "4"))
 
 	for _, tt := range []struct{ label, want string }{{"panic", "panicked"}, {"hang", "did not return within"}} {
 		name := tt.label + "-pod"
 		createPod(t, client, pod(name, "100m", func(p *v1.Pod) { p.Labels = map[string]string{tt.label: "yes"} }))
-		var end *event.CycleEnd
-		waitFor(t, 30*time.Second, name+"'s failed cycle", func() bool {
-			end = h.log.lastCycleEnd(name)
-			return end != nil
-		})
+		end := h.await(name, name+"'s failed cycle", ofKind(event.KindCycleEnd)).CycleEnd
 		if end.Result != event.ResultError || !strings.Contains(end.Message, tt.want) {
 			t.Errorf("%s: cycle end %+v, want an error saying %q", name, end, tt.want)
 		}
 		// An error, not a rejection: the pod waits in the error backoff.
-		waitFor(t, 10*time.Second, name+" requeued to the error backoff", func() bool {
-			return len(h.log.find(name, func(e event.Event) bool {
-				return e.Kind == event.KindQueue && e.Queue.To == event.ErrorBackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
-			})) > 0
-		})
+		h.await(name, name+" requeued to the error backoff", requeuedAfterError)
 	}
 	// The scheduler keeps working for everyone else.
 	createPod(t, client, pod("fine", "100m"))
@@ -256,8 +228,7 @@ func TestSeedMakesTieBreakingRepeatable(t *testing.T) {
 		for i := 0; i < 6; i++ {
 			nodes = append(nodes, node(fmt.Sprintf("twin-%d", i), "4"))
 		}
-		createNodes(t, client, nodes...)
-		waitFor(t, 10*time.Second, "the nodes in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 6 })
+		h.addNodes(nodes...)
 		var placed []string
 		for i := 0; i < 8; i++ {
 			name := fmt.Sprintf("p-%d", i)
@@ -297,26 +268,23 @@ profiles:
       enabled: [{name: FlakyBinder}, {name: DefaultBinder}]
 `
 	fb := &flakyBinder{refused: map[string]bool{}}
-	h := start(t, cfg, withPlugin("FlakyBinder", func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return fb, nil }))
-	createNodes(t, client, node("node-1", "4"))
-	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	h := start(t, cfg, withPlugin(fb))
+	h.addNodes(node("node-1", "4"))
 	createPod(t, client, pod("contested", "100m"))
 	if got := waitBound(t, client, "contested"); got != "node-1" {
 		t.Fatalf("bound to %q", got)
 	}
-	// The pod is bound before its binding cycle reports its end.
-	var ends []event.Event
-	waitFor(t, 10*time.Second, "both binding cycles to end", func() bool {
-		ends = h.log.find("contested", func(e event.Event) bool { return e.Kind == event.KindBindingEnd })
-		return len(ends) == 2
+	// The pod is bound before its binding cycle reports its end: wait for
+	// that end. The refused binding's end came before the pod was requeued.
+	h.await("contested", "the bound binding's end", func(e event.Event) bool {
+		return e.Kind == event.KindBindingEnd && e.BindingEnd.Bound
 	})
-	if ends[0].BindingEnd.Bound || ends[0].BindingEnd.Plugin != "FlakyBinder" || !ends[1].BindingEnd.Bound {
+	ends := h.log.find("contested", ofKind(event.KindBindingEnd))
+	if len(ends) != 2 || ends[0].BindingEnd.Bound || ends[0].BindingEnd.Plugin != "FlakyBinder" || !ends[1].BindingEnd.Bound {
 		t.Fatalf("binding ends %+v, want a refused binding then a bound one", ends)
 	}
 	// A Bind failure is an error, as upstream: the error backoff.
-	requeued := h.log.find("contested", func(e event.Event) bool {
-		return e.Kind == event.KindQueue && e.Queue.To == event.ErrorBackoffQ && e.Queue.Event == "ScheduleAttemptFailure"
-	})
+	requeued := h.log.find("contested", requeuedAfterError)
 	if len(requeued) != 1 || !strings.Contains(requeued[0].Queue.Message, "modified") {
 		t.Errorf("requeue after the refusal: %+v", requeued)
 	}
@@ -326,8 +294,7 @@ profiles:
 // (a PersistentVolumeClaim event, through VolumeBinding's hint) moves it.
 func TestVolumeClaimEventMovesPod(t *testing.T) {
 	h := start(t, "")
-	createNodes(t, client, node("node-1", "4"))
-	waitFor(t, 10*time.Second, "the node in the cache", func() bool { return h.svc.Scheduler().NodeCount() == 1 })
+	h.addNodes(node("node-1", "4"))
 	ctx := context.Background()
 	t.Cleanup(func() {
 		_ = client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data", metav1.DeleteOptions{})
@@ -358,13 +325,8 @@ func TestVolumeClaimEventMovesPod(t *testing.T) {
 	if _, err := client.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	moves := func() []event.Event {
-		return h.log.find("needs-data", func(e event.Event) bool {
-			return e.Kind == event.KindQueue && e.Queue.Action == event.ActionMove && e.Queue.From == event.Unschedulable
-		})
-	}
-	waitFor(t, 20*time.Second, "a move out of the unschedulable set", func() bool { return len(moves()) > 0 })
-	if m := moves()[0].Queue; !strings.HasPrefix(m.Event, "PersistentVolume") {
+	moved := h.await("needs-data", "a move out of the unschedulable set", movedOutOfUnschedulable)
+	if m := moved.Queue; !strings.HasPrefix(m.Event, "PersistentVolume") {
 		t.Errorf("first move %+v, want one caused by a PersistentVolume(Claim) event", m)
 	}
 }
