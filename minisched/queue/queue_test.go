@@ -532,6 +532,16 @@ func gated(name string) *v1.Pod {
 	return p
 }
 
+// rejectedBehindGate returns a fixture whose pod p Fit rejected, behind a
+// PreEnqueue plugin Gate that blocks nothing yet.
+func rejectedBehindGate(t *testing.T, hints map[string][]fwk.ClusterEventWithHint) (fixture, *gate) {
+	t.Helper()
+	g := &gate{name: "Gate", blocked: sets.New[string]()}
+	f := newFixture(t, hints, g)
+	f.failOnce(t, pod("p", 0), rejectedByFit)
+	return f, g
+}
+
 func TestPreEnqueue(t *testing.T) {
 	hints := map[string][]fwk.ClusterEventWithHint{"Gate": {{Event: gatesLifted}}, "Fit": {{Event: nodeAdd}}}
 	lifted := []fwk.ClusterEvent{{Resource: fwk.TargetPod, ActionType: fwk.UpdatePodSchedulingGatesEliminated}}
@@ -554,9 +564,7 @@ func TestPreEnqueue(t *testing.T) {
 		f.expect(t, "p", event.Unschedulable)
 	})
 	t.Run("a gated pod hears only its gate's events", func(t *testing.T) {
-		g := &gate{name: "Gate", blocked: sets.New[string]()}
-		f := newFixture(t, hints, g)
-		f.failOnce(t, pod("p", 0), rejectedByFit)
+		f, g := rejectedBehindGate(t, hints)
 		g.blocked.Insert("p")
 		f.q.Activate(klog.Background(), map[string]*v1.Pod{"default/p": pod("p", 0)})
 		f.expect(t, "p", event.Unschedulable) // Fit rejected it, Gate holds it now
@@ -569,9 +577,7 @@ func TestPreEnqueue(t *testing.T) {
 		f.expect(t, "p", event.Unschedulable)
 	})
 	t.Run("PreEnqueue runs on the way into backoff", func(t *testing.T) {
-		g := &gate{name: "Gate", blocked: sets.New[string]()}
-		f := newFixture(t, hints, g)
-		f.failOnce(t, pod("p", 0), rejectedByFit)
+		f, g := rejectedBehindGate(t, hints)
 		g.blocked.Insert("p")
 		f.q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil)
 		f.expect(t, "p", event.Unschedulable)
@@ -580,9 +586,7 @@ func TestPreEnqueue(t *testing.T) {
 		}
 	})
 	t.Run("PreEnqueue does not run from backoff to activeQ", func(t *testing.T) {
-		g := &gate{name: "Gate", blocked: sets.New[string]()}
-		f := newFixture(t, hints, g)
-		f.failOnce(t, pod("p", 0), rejectedByFit)
+		f, g := rejectedBehindGate(t, hints)
 		f.q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil)
 		f.expect(t, "p", event.BackoffQ)
 		g.blocked.Insert("p")
