@@ -85,7 +85,7 @@ export function createQueue() {
         key,
         pod: e.pod,
         queue: q.to,
-        order: q.order ?? (moved ? undefined : base.order),
+        order: q.order,
         attempts: q.attempts ?? base.attempts ?? 0,
         enteredAt: moved ? t : base.enteredAt,
         changedAt: t,
