@@ -61,6 +61,7 @@ type Service struct {
 	// which Restart may be waiting for while it holds mu.
 	generation atomic.Int64
 	running    atomic.Bool
+	queueSort  atomic.Pointer[event.QueueSort]
 	// cycles numbers cycles across restarts.
 	cycles atomic.Int64
 }
@@ -120,6 +121,8 @@ func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 	s.cfg, s.sched, s.cancel, s.done = cfg, sched, cancel, make(chan struct{})
 	s.generation.Add(1)
 	s.running.Store(true)
+	plugin, ordered := sched.QueueSort()
+	s.queueSort.Store(&event.QueueSort{Plugin: plugin, Ordered: ordered})
 	go func(done chan struct{}) {
 		defer close(done)
 		if err := sched.Run(runCtx); err != nil {
@@ -219,7 +222,7 @@ func (s *Service) state(msg string) event.SchedulerState {
 	case paused:
 		state = "paused"
 	}
-	return event.SchedulerState{State: state, Generation: s.generation.Load(), Steps: steps, Message: msg}
+	return event.SchedulerState{State: state, Generation: s.generation.Load(), Steps: steps, Message: msg, QueueSort: s.queueSort.Load()}
 }
 
 func (s *Service) report(msg string) {

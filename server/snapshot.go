@@ -25,18 +25,9 @@ type Snapshot struct {
 	Queue     QueueView            `json:"queue"`
 	Scheduler event.SchedulerState `json:"scheduler"`
 	History   recorder.Stats       `json:"history"`
-	// QueueSort says how activeQ is ordered.
-	QueueSort QueueSort `json:"queueSort"`
 	// Vocabulary names the codes, kinds, queues and extension points the
 	// events use.
 	Vocabulary event.Vocabulary `json:"vocabulary"`
-}
-
-// QueueSort names the QueueSort plugin, and says whether activeQ's pods
-// carry an order (QueueMove.Order); without one a viewer shows arrival order.
-type QueueSort struct {
-	Plugin  string `json:"plugin"`
-	Ordered bool   `json:"ordered"`
 }
 
 // snapshot takes the sequence number first: anything that happens while the
@@ -49,9 +40,6 @@ func (s *Server) snapshot(reason string) Snapshot {
 		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words()}
 	if s.opts.Scheduler != nil {
 		snap.Scheduler = s.opts.Scheduler.State()
-	}
-	if sched := s.scheduler(); sched != nil {
-		snap.QueueSort.Plugin, snap.QueueSort.Ordered = sched.QueueSort()
 	}
 	return snap
 }

@@ -27,7 +27,7 @@ type message struct {
 	Pods    []event.PodSummary
 	Queue   server.QueueView
 
-	QueueSort  server.QueueSort
+	Scheduler  event.SchedulerState
 	Vocabulary event.Vocabulary
 }
 
@@ -107,8 +107,8 @@ func TestStreamShowsEveryStep(t *testing.T) {
 	if v := snap.Vocabulary; len(v.Codes) != 7 || v.Codes[3] != "UnschedulableAndUnresolvable" || !contains(v.ExtensionPoints, "PreBind") || len(v.Kinds) == 0 || len(v.Queues) != 5 {
 		t.Errorf("snapshot vocabulary %+v", v)
 	}
-	if snap.QueueSort != (server.QueueSort{Plugin: "PrioritySort", Ordered: true}) {
-		t.Errorf("snapshot queueSort %+v", snap.QueueSort)
+	if qs := snap.Scheduler.QueueSort; qs == nil || *qs != (event.QueueSort{Plugin: "PrioritySort", Ordered: true}) {
+		t.Errorf("snapshot scheduler.queueSort %+v", qs)
 	}
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-2", "2"))

@@ -398,6 +398,17 @@ type SchedulerState struct {
 	// Steps is how many single steps are still granted while paused.
 	Steps   int    `json:"steps,omitempty"`
 	Message string `json:"message,omitempty"`
+	// QueueSort says how the running scheduler orders activeQ; a restart
+	// with a new configuration may change it.
+	QueueSort *QueueSort `json:"queueSort,omitempty"`
+}
+
+// QueueSort names the QueueSort plugin and says whether activeQ's pods
+// carry an order (QueueMove.Order); without one a viewer shows arrival
+// order.
+type QueueSort struct {
+	Plugin  string `json:"plugin"`
+	Ordered bool   `json:"ordered"`
 }
 
 // ScenarioStep reports a scenario's progress.

@@ -98,13 +98,13 @@ export function events(list) {
 }
 
 export function snapshot({
-  nodes = [], pods = [], queue = {}, scheduler = { state: 'running', generation: 1 }, queueSort = { plugin: 'PrioritySort', ordered: true }, at: atSeq,
+  nodes = [], pods = [], queue = {}, queueSort = { plugin: 'PrioritySort', ordered: true }, scheduler = { state: 'running', generation: 1, queueSort }, at: atSeq,
 } = {}) {
   return {
     type: 'snapshot', schema: 'minisched.stream/v1', seq: atSeq ?? seq, time: at(seq * 10), nodes, pods,
     queue: { active: [], backoff: [], errorBackoff: [], unschedulable: [], inFlight: [], ...queue }, scheduler,
     history: { events: seq, weight: seq, maxWeight: 500000, firstSeq: 1, lastSeq: seq, truncated: false, dropped: 0, cycles: 0 },
-    vocabulary: VOCABULARY, queueSort,
+    vocabulary: VOCABULARY,
   };
 }
 

@@ -231,7 +231,7 @@ test('activeQ under a QueueSort plugin that gives no key keeps arrival order, an
     E.queue('c', { action: 'add', to: 'active', event: 'PodAdd' }, 20),
   ]));
   assert.deepEqual(s.lane('active').value, ['default/b', 'default/a', 'default/c']);
-  assert.deepEqual(s.queue.queueSort.value, { plugin: 'CustomSort', ordered: false });
+  assert.deepEqual(s.server.scheduler.value.queueSort, { plugin: 'CustomSort', ordered: false });
 });
 
 test('cycle events carry the server\'s summary; the detail the inspector shows is built from the events', () => {

@@ -118,7 +118,7 @@ export function createStore(options = {}) {
     server.fromSnapshot(snap);
     cluster.fromSnapshot(snap.nodes || [], snap.pods || []);
     cycles.keepPods(podExists);
-    for (const { key, step, failure } of queue.fromSnapshot(snap.queue, snap.queueSort, toMillis(snap.time) ?? now())) {
+    for (const { key, step, failure } of queue.fromSnapshot(snap.queue, toMillis(snap.time) ?? now())) {
       cycles.queueStep(key, step, failure);
     }
   }

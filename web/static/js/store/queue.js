@@ -2,7 +2,7 @@
 // backoffs, unschedulable, or in flight in a cycle), what moved it there, and
 // the lanes in the order the server serves them.
 
-import { computed, signal } from '../signals.js';
+import { computed } from '../signals.js';
 import { cmp, keyedMap, podKey, sameUid, toMillis } from './common.js';
 
 const NONE = Object.freeze([]);
@@ -29,8 +29,6 @@ export function createQueue() {
   // Pod key -> {key, pod, queue, order, attempts, enteredAt, changedAt,
   // backoffUntil, event, plugins, gatingPlugin, message}.
   const entries = keyedMap();
-  // The profile's QueueSort plugin, and whether it gives activeQ an order.
-  const queueSort = signal({ plugin: '', ordered: true });
 
   // Queue name -> pod keys in the server's order. A lane whose keys did not
   // change keeps its array, so that its view does not render again.
@@ -50,7 +48,6 @@ export function createQueue() {
 
   return {
     entries,
-    queueSort,
 
     /** The keys of the pods in one queue, in the server's order. */
     lane(name) {
@@ -112,7 +109,7 @@ export function createQueue() {
      * Holds a snapshot's queue (GET /queue's shape) and its QueueSort.
      * Returns, per pod, the step and the last failure it tells of.
      */
-    fromSnapshot(view, sort, t) {
+    fromSnapshot(view, t) {
       const pairs = [];
       const told = [];
       for (const [name, list] of Object.entries(view || {})) {
@@ -134,7 +131,6 @@ export function createQueue() {
         }
       }
       entries.assign(pairs);
-      queueSort.value = sort || { plugin: '', ordered: true };
       return told;
     },
   };

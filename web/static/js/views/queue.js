@@ -56,10 +56,14 @@ function PodCard({ store, actions, podKey: key }) {
   </button>`;
 }
 
-/** How activeQ is ordered: by the QueueSort plugin, or by arrival when it gives no key. */
+/**
+ * How activeQ is ordered: by the QueueSort plugin, or by arrival when it
+ * gives no key. The scheduler's state says, so a restart with another
+ * QueueSort plugin shows at once.
+ */
 function OrderLine({ store }) {
-  const sort = store.queue.queueSort.value;
-  if (!sort.plugin) return null;
+  const sort = store.server.scheduler.value.queueSort;
+  if (!sort?.plugin) return null;
   return html`<p class="lane-hint">${sort.ordered ? `in ${sort.plugin}'s order` : `order: arrival; ${sort.plugin} gives no sort key`}</p>`;
 }
 
