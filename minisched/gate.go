@@ -12,6 +12,8 @@ type Gate struct {
 	mu       sync.Mutex
 	paused   bool
 	steps    int
+	// held counts the loops waiting in Acquire.
+	held     int
 	changed  chan struct{}
 	onChange func(paused bool, steps int)
 }
@@ -48,6 +50,14 @@ func (g *Gate) State() (paused bool, steps int) {
 	return g.paused, g.steps
 }
 
+// Holding says whether a loop waits in Acquire: it has a pod to take and
+// the gate holds it back.
+func (g *Gate) Holding() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held > 0
+}
+
 func (g *Gate) update(f func()) {
 	g.mu.Lock()
 	f()
@@ -79,11 +89,17 @@ func (g *Gate) Acquire(ctx context.Context) error {
 			return nil
 		}
 		changed := g.changed
+		g.held++
 		g.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return ctx.Err()
+		}
+		g.mu.Lock()
+		g.held--
+		g.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 	}
 }

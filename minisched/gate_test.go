@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"minisched/minisched"
 )
 
@@ -113,11 +115,18 @@ func TestGateWakesAcquire(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 1)
 			go func() { done <- g.Acquire(ctx) }()
+			holding := func(context.Context) (bool, error) { return g.Holding(), nil }
+			if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, time.Minute, true, holding); err != nil {
+				t.Fatalf("the gate never said it holds a waiting Acquire: %v", err)
+			}
 			tt.release(g, cancel)
 			select {
 			case err := <-done:
 				if !errors.Is(err, tt.wantErr) {
 					t.Errorf("Acquire = %v, want %v", err, tt.wantErr)
+				}
+				if g.Holding() {
+					t.Error("the gate still says it holds after Acquire returned")
 				}
 			case <-time.After(time.Minute): // a guard: the release wakes it at once
 				t.Fatal("Acquire did not return")

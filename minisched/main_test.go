@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -263,13 +262,4 @@ func (h *harness) waitParked(name string) {
 	h.await(name, name+" in the unschedulable set", func(e event.Event) bool {
 		return e.Kind == event.KindQueue && e.Queue.To == event.Unschedulable
 	})
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s || strings.Contains(x, s) {
-			return true
-		}
-	}
-	return false
 }

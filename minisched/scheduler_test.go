@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestNewNodeMovesWaitingPod(t *testing.T) {
 	h.addNodes(nodes...)
 	createPod(t, client, pod("pod-1", "100m"))
 	end := h.waitUnschedulable("pod-1")
-	if !hasString(end.Plugins, "NodeUnschedulable") || !strings.Contains(end.Message, "9 node(s) were unschedulable") {
+	if !slices.Contains(end.Plugins, "NodeUnschedulable") || !strings.Contains(end.Message, "9 node(s) were unschedulable") {
 		t.Errorf("cycle end %+v, want NodeUnschedulable blamed on 9 nodes", end)
 	}
 	h.waitParked("pod-1")
@@ -42,7 +43,7 @@ func TestNewNodeMovesWaitingPod(t *testing.T) {
 		t.Errorf("pod-1 bound to %s, want node-10", got)
 	}
 	moves := h.log.find("pod-1", movedOutOfUnschedulable)
-	if len(moves) == 0 || moves[0].Queue.Event != "NodeAdd" || !hasString(moves[0].Queue.Plugins, "NodeUnschedulable") {
+	if len(moves) == 0 || moves[0].Queue.Event != "NodeAdd" || !slices.Contains(moves[0].Queue.Plugins, "NodeUnschedulable") {
 		for _, m := range moves {
 			t.Logf("move: %+v", *m.Queue)
 		}
@@ -98,7 +99,7 @@ func TestRejections(t *testing.T) {
 			h.addNodes(tt.nodes...)
 			createPod(t, client, tt.pod)
 			end := h.waitUnschedulable(tt.pod.Name)
-			if !hasString(end.Plugins, tt.wantPlugin) || !strings.Contains(end.Message, tt.wantMessage) {
+			if !slices.Contains(end.Plugins, tt.wantPlugin) || !strings.Contains(end.Message, tt.wantMessage) {
 				t.Errorf("cycle end: plugins %v message %q; want %s and %q", end.Plugins, end.Message, tt.wantPlugin, tt.wantMessage)
 			}
 			h.waitParked(tt.pod.Name)

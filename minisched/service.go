@@ -222,7 +222,8 @@ func (s *Service) state(msg string) event.SchedulerState {
 	case paused:
 		state = "paused"
 	}
-	return event.SchedulerState{State: state, Generation: s.generation.Load(), Steps: steps, Message: msg, QueueSort: s.queueSort.Load()}
+	return event.SchedulerState{State: state, Generation: s.generation.Load(), Steps: steps, Message: msg,
+		Holding: s.gate.Holding(), QueueSort: s.queueSort.Load()}
 }
 
 func (s *Service) report(msg string) {

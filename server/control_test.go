@@ -19,6 +19,15 @@ func queueOf(t *testing.T) server.QueueView {
 	return q
 }
 
+func schedulerState(t *testing.T) event.SchedulerState {
+	t.Helper()
+	var st event.SchedulerState
+	if code := api(t, "GET", "/api/v1/scheduler", "", nil, &st); code != http.StatusOK {
+		t.Fatalf("GET /api/v1/scheduler: %d", code)
+	}
+	return st
+}
+
 func TestPauseStepResume(t *testing.T) {
 	reset(t)
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "8"))
@@ -31,8 +40,11 @@ func TestPauseStepResume(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		mustCreate(t, "/api/v1/pods", podJSON(name, "100m"))
 	}
-	eventually(t, 10*time.Second, "both pods in activeQ", func() bool { return len(queueOf(t).Active) == 2 })
-	time.Sleep(500 * time.Millisecond)
+	// Holding: the loop has a pod to take and waits at the gate, so from
+	// here on only a step or resume lets it bind anything.
+	eventually(t, 10*time.Second, "the paused scheduler to hold both pods", func() bool {
+		return len(queueOf(t).Active) == 2 && schedulerState(t).Holding
+	})
 	if boundNode(t, "a") != "" || boundNode(t, "b") != "" {
 		t.Fatal("a paused scheduler bound a pod")
 	}
@@ -40,8 +52,9 @@ func TestPauseStepResume(t *testing.T) {
 	if code := api(t, "POST", "/api/v1/scheduler/step", "", nil, &st); code != http.StatusOK || st.State != "paused" {
 		t.Fatalf("step: %d %+v", code, st)
 	}
-	eventually(t, 10*time.Second, "one pod bound after a step", func() bool { return boundNode(t, "a") != "" || boundNode(t, "b") != "" })
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, 10*time.Second, "one pod bound after a step, and the loop held again", func() bool {
+		return (boundNode(t, "a") != "" || boundNode(t, "b") != "") && schedulerState(t).Holding
+	})
 	if boundNode(t, "a") != "" && boundNode(t, "b") != "" {
 		t.Fatal("one step bound two pods")
 	}

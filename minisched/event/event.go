@@ -398,6 +398,9 @@ type SchedulerState struct {
 	// Steps is how many single steps are still granted while paused.
 	Steps   int    `json:"steps,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Holding is true while the paused scheduler has a pod to take and
+	// waits for a step or resume.
+	Holding bool `json:"holding,omitempty"`
 	// QueueSort says how the running scheduler orders activeQ; a restart
 	// with a new configuration may change it.
 	QueueSort *QueueSort `json:"queueSort,omitempty"`
