@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"minisched/app"
 	"minisched/examples"
 )
@@ -78,20 +80,18 @@ func startProcess(t *testing.T, args ...string) *process {
 		t.Fatalf("reading the dashboard URL: %v\n%s", err, p.stderr)
 	}
 	p.url = strings.TrimSpace(strings.TrimPrefix(line, "minisched dashboard: "))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	ready := func(context.Context) (bool, error) {
 		resp, err := http.Get(p.url + "readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
+		if err != nil {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready after 30s\n%s", p.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
 	}
+	if err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, ready); err != nil {
+		t.Fatalf("not ready: %v\n%s", err, p.stderr)
+	}
+	return p
 }
 
 // stop sends SIGTERM and returns the exit code and how long the exit took.
