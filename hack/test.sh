@@ -52,10 +52,12 @@ log "race detector on every package"
 # queue's randomized differential sequences (the full set ran above).
 CGO_ENABLED=1 go test -count=1 -race -short -p 1 -timeout 60m ./...
 
-log "fuzzing each decoder briefly (the seed corpora are in testdata/fuzz)"
-for target in "./manifest FuzzDecode" "./minisched/schedconfig FuzzLoad" "./scenario FuzzParse" "./minisched/queue FuzzDifferential"; do
+log "fuzzing briefly: each decoder, the queue against upstream's, the REST handlers end to end (the seed corpora are in testdata/fuzz)"
+# FuzzREST runs against a real control plane; -parallel 1 keeps it to one
+# worker, so one control plane more.
+for target in "./manifest FuzzDecode" "./minisched/schedconfig FuzzLoad" "./scenario FuzzParse" "./minisched/queue FuzzDifferential" "./server FuzzREST"; do
   set -- $target
-  go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-15s}" "$1"
+  go test -run='^$' -fuzz="^$2\$" -fuzztime="${FUZZTIME:-15s}" -parallel 1 "$1"
 done
 
 if [ -d test/web ]; then

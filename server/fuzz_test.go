@@ -3,6 +3,8 @@ package server_test
 import (
 	"net/http"
 	"testing"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // FuzzREST sends arbitrary bodies, of arbitrary content types, to every
@@ -27,6 +29,9 @@ func FuzzREST(f *testing.F) {
 	f.Add(uint8(4), "text/plain", []byte("{{{"))
 	f.Fuzz(func(t *testing.T, route uint8, contentType string, body []byte) {
 		r := routes[int(route)%len(routes)]
+		if !httpguts.ValidHeaderFieldValue(contentType) {
+			return // Go's client will not send it; the server never sees it
+		}
 		if code := api(t, r.method, r.path, contentType, body, nil); code >= 500 {
 			t.Fatalf("%s %s (%q, %q): %d", r.method, r.path, contentType, body, code)
 		}
