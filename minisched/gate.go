@@ -9,9 +9,9 @@ import (
 // exactly one pod at a time (step). It outlives a scheduler restart, so a
 // paused scheduler stays paused under a new configuration.
 type Gate struct {
-	mu       sync.Mutex
-	paused   bool
-	steps    int
+	mu     sync.Mutex
+	paused bool
+	steps  int
 	// held counts the loops waiting in Acquire.
 	held     int
 	changed  chan struct{}
