@@ -11,6 +11,10 @@ import (
 	"minisched/minisched/event"
 )
 
+// SystemPriorityClass says whether a PriorityClass is the system's own,
+// which Reset keeps.
+func SystemPriorityClass(name string) bool { return strings.HasPrefix(name, "system-") }
+
 // Reset deletes every pod and node, and the PriorityClasses people made (the
 // system's stay), then reports a reset event: the history starts again
 // from it, and the dashboards take a fresh snapshot.
@@ -35,7 +39,7 @@ func (c *Cluster) Reset(ctx context.Context) error {
 		return err
 	}
 	for _, pc := range classes.Items {
-		if !strings.HasPrefix(pc.Name, "system-") {
+		if !SystemPriorityClass(pc.Name) {
 			if err := c.opts.Client.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}

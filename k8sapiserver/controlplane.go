@@ -82,6 +82,8 @@ const (
 	DefaultQuotaBackendBytes   = 2 << 30
 	DefaultCompactionRetention = 5 * time.Minute
 	DefaultEventTTL            = 10 * time.Minute
+
+	deleteCollectionWorkers = 8
 )
 
 // ControlPlane is a running etcd and kube-apiserver.
@@ -393,6 +395,9 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	s.EndpointReconcilerType = "none"
 	s.Etcd.StorageConfig.Transport.ServerList = []string{cp.etcdURL}
 	s.EventTTL = cp.cfg.EventTTL
+	// kube-apiserver deletes a collection one object at a time by default;
+	// a reset deletes every pod at once, and a room waits for it.
+	s.Etcd.DeleteCollectionWorkers = deleteCollectionWorkers
 	s.ServiceAccountSigningKeyFile = saKey
 	s.Authentication.ServiceAccounts.Issuers = []string{"https://minisched.invalid"}
 	s.Authentication.ServiceAccounts.KeyFiles = []string{saKey}

@@ -17,6 +17,9 @@ var ErrBusy = errors.New("a scenario is already running")
 // ErrNoRun means no run has that id (runs are kept for the last 20).
 var ErrNoRun = errors.New("no such scenario run")
 
+// ErrResetting means a reset is under way: no run starts until it is over.
+var ErrResetting = errors.New("a reset of the cluster is under way")
+
 // ErrClosed means the manager was closed: it starts no more runs.
 var ErrClosed = errors.New("scenarios are closed: minisched is shutting down")
 
@@ -50,6 +53,15 @@ type Manager struct {
 	current *Run
 	next    int
 	closed  bool
+	// resetting is set while Reset empties the cluster.
+	resetting bool
+}
+
+// StartOptions say how to start a run.
+type StartOptions struct {
+	// Reset empties the cluster before the first step, as part of the run:
+	// a lesson then runs the same whatever was there before.
+	Reset bool
 }
 
 const keptRuns = 20
@@ -73,15 +85,45 @@ func (m *Manager) Close() {
 	m.running.Wait()
 }
 
-// Start validates sc and runs it in the background. An invalid scenario
-// returns its *Error and runs nothing; ErrBusy if one runs already.
-func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
+// Reset empties the cluster, unless a run is under way (ErrBusy) or another
+// reset is (ErrResetting); no run starts until it is over. It finishes
+// even if ctx ends: a cluster half emptied is worse than a late answer.
+func (m *Manager) Reset(ctx context.Context) error {
 	m.mu.Lock()
-	if m.closed {
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return ErrClosed
+	case m.resetting:
+		m.mu.Unlock()
+		return ErrResetting
+	case m.current != nil:
+		m.mu.Unlock()
+		return ErrBusy
+	}
+	m.resetting = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.resetting = false
+		m.mu.Unlock()
+	}()
+	return m.runner.env.Cluster.Reset(context.WithoutCancel(ctx))
+}
+
+// Start validates sc and runs it in the background. An invalid scenario
+// returns its *Error and runs nothing; ErrBusy if one runs already,
+// ErrResetting during a reset.
+func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*Run, error) {
+	m.mu.Lock()
+	switch {
+	case m.closed:
 		m.mu.Unlock()
 		return nil, ErrClosed
-	}
-	if m.current != nil {
+	case m.resetting:
+		m.mu.Unlock()
+		return nil, ErrResetting
+	case m.current != nil:
 		m.mu.Unlock()
 		return nil, ErrBusy
 	}
@@ -91,7 +133,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 	m.current = run
 	m.mu.Unlock()
 
-	if err := m.validate(ctx, sc); err != nil {
+	if err := m.validate(ctx, sc, opts.Reset); err != nil {
 		m.mu.Lock()
 		m.current = nil
 		m.mu.Unlock()
@@ -116,7 +158,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 		defer m.running.Done()
 		defer close(run.done)
 		defer cancel()
-		rep := m.execute(runCtx, run, sc)
+		rep := m.execute(runCtx, run, sc, opts.Reset)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.current = nil
@@ -127,21 +169,21 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario) (*Run, error) {
 
 // validate checks sc; a panic on the way (a bug some input reaches) refuses
 // the scenario instead of failing the request.
-func (m *Manager) validate(ctx context.Context, sc *Scenario) (err error) {
+func (m *Manager) validate(ctx context.Context, sc *Scenario, afterReset bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			klog.ErrorS(nil, "Checking a scenario panicked", "scenario", sc.Metadata.Name, "panic", p, "stack", string(debug.Stack()))
 			err = &Error{Msg: fmt.Sprintf("the scenario could not be checked: %v", p)}
 		}
 	}()
-	return m.runner.Validate(ctx, sc)
+	return m.runner.validate(ctx, sc, afterReset)
 }
 
 // execute runs sc. A panic in the run (a bug some input reaches: a
 // scenario runs what a user wrote) ends the run in error with the panic's
 // message, instead of taking the whole process down; the runner's deferred
 // work, the scheduler's configuration put back, has run by then.
-func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario) (rep *Report) {
+func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset bool) (rep *Report) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -151,8 +193,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario) (rep *Rep
 		step := run.Step
 		m.mu.Unlock()
 		klog.ErrorS(nil, "Scenario run panicked", "run", run.ID, "scenario", sc.Metadata.Name, "step", step, "panic", p, "stack", string(debug.Stack()))
-		rep = &Report{ID: run.ID, Name: sc.Metadata.Name, Title: sc.Metadata.Title, Started: run.Started,
-			Steps: []StepReport{}, Expectations: []ExpectationReport{}, Pods: []PodReport{}}
+		rep = failedReport(run, sc)
 		msg := fmt.Sprintf("the run crashed at step %d: %v", step, p)
 		if step == 0 {
 			msg = fmt.Sprintf("the run crashed before its first step: %v", p)
@@ -160,11 +201,26 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario) (rep *Rep
 		rep.finish(StateError, msg)
 		m.notify(run.ID, sc, step, rep)
 	}()
+	if reset {
+		if err := m.runner.env.Cluster.Reset(context.WithoutCancel(ctx)); err != nil {
+			rep = failedReport(run, sc)
+			rep.finish(StateError, "resetting the cluster before the first step: "+err.Error())
+			m.notify(run.ID, sc, 0, rep)
+			return rep
+		}
+	}
 	return m.runner.execute(ctx, run.ID, sc, func(step int) {
 		m.mu.Lock()
 		run.Step = step
 		m.mu.Unlock()
 	})
+}
+
+// failedReport is the report of a run that ended before its steps could
+// report anything.
+func failedReport(run *Run, sc *Scenario) *Report {
+	return &Report{ID: run.ID, Name: sc.Metadata.Name, Title: sc.Metadata.Title, Started: run.Started,
+		Steps: []StepReport{}, Expectations: []ExpectationReport{}, Pods: []PodReport{}}
 }
 
 // notify tells the observers that a crashed run ended, as the runner does

@@ -180,7 +180,7 @@ func TestPanicInAScenarioFailsOnlyThatRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := testManager(t, tt.env())
 			ctx := context.Background()
-			run, err := m.Start(ctx, parse(t, createsANode))
+			run, err := m.Start(ctx, parse(t, createsANode), StartOptions{})
 			if tt.refused {
 				var se *Error
 				if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.want) {
@@ -199,7 +199,7 @@ func TestPanicInAScenarioFailsOnlyThatRun(t *testing.T) {
 			}
 
 			// The manager goes on: the next scenario runs and passes.
-			next, err := m.Start(ctx, parse(t, pausesAndResumes))
+			next, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{})
 			if err != nil {
 				t.Fatalf("Start after the panic: %v", err)
 			}
@@ -214,7 +214,7 @@ func TestRunsReadBackAreCopies(t *testing.T) {
 	steps := newProgress(true)
 	m := testManager(t, Env{Observer: steps})
 	ctx := context.Background()
-	run, err := m.Start(ctx, parse(t, pausesAndResumes))
+	run, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestCloseWaitsForTheRun(t *testing.T) {
 	steps := newProgress(false)
 	m := testManager(t, Env{Observer: steps})
 	ctx := context.Background()
-	run, err := m.Start(ctx, parse(t, waitsLong))
+	run, err := m.Start(ctx, parse(t, waitsLong), StartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,8 +292,87 @@ func TestCloseWaitsForTheRun(t *testing.T) {
 	if got, err := m.Get(run.ID); err != nil || got.State != StateCancelled || got.Report == nil {
 		t.Errorf("after Close: %+v, %v; want cancelled with a report", got, err)
 	}
-	if _, err := m.Start(ctx, parse(t, pausesAndResumes)); !errors.Is(err, ErrClosed) {
+	if _, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Start after Close: %v, want ErrClosed", err)
 	}
 	m.Close() // a second Close is fine
+}
+
+// blockingReset is a cluster whose Reset waits until the test lets it
+// finish, and remembers whether the context it got had ended.
+type blockingReset struct {
+	Cluster
+	started, release chan struct{}
+	ctxEnded         chan bool
+}
+
+func newBlockingReset() *blockingReset {
+	return &blockingReset{started: make(chan struct{}, 1), release: make(chan struct{}), ctxEnded: make(chan bool, 1)}
+}
+
+func (b *blockingReset) Reset(ctx context.Context) error {
+	b.started <- struct{}{}
+	<-b.release
+	b.ctxEnded <- ctx.Err() != nil
+	return nil
+}
+
+func TestResetExcludesRuns(t *testing.T) {
+	t.Run("no run starts during a reset, and the reset outlives its caller", func(t *testing.T) {
+		cl := newBlockingReset()
+		m := testManager(t, Env{Cluster: cl})
+		caller, hangUp := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Reset(caller) }()
+		<-cl.started
+		if _, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); !errors.Is(err, ErrResetting) {
+			t.Errorf("Start during a reset: %v, want ErrResetting", err)
+		}
+		if err := m.Reset(context.Background()); !errors.Is(err, ErrResetting) {
+			t.Errorf("a second reset during the first: %v, want ErrResetting", err)
+		}
+		hangUp() // the client goes away
+		close(cl.release)
+		if err := <-done; err != nil {
+			t.Fatalf("Reset: %v", err)
+		}
+		if <-cl.ctxEnded {
+			t.Error("the reset's context ended with its caller's")
+		}
+		run, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{})
+		if err != nil {
+			t.Fatalf("Start after the reset: %v", err)
+		}
+		if run, err = m.Wait(context.Background(), run.ID); err != nil || run.State != StatePassed {
+			t.Errorf("the run after the reset: %+v, %v", run, err)
+		}
+	})
+	t.Run("no reset during a run", func(t *testing.T) {
+		steps := newProgress(false)
+		m := testManager(t, Env{Cluster: newBlockingReset(), Observer: steps})
+		if _, err := m.Start(context.Background(), parse(t, waitsLong), StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		steps.waitFor(t, "the long wait", func(s event.ScenarioStep) bool { return s.Step == 2 && s.Phase == "running" })
+		if err := m.Reset(context.Background()); !errors.Is(err, ErrBusy) {
+			t.Errorf("Reset during a run: %v, want ErrBusy", err)
+		}
+	})
+	t.Run("a run that asks for it resets first, then runs its steps", func(t *testing.T) {
+		cl := newBlockingReset()
+		steps := newProgress(false)
+		m := testManager(t, Env{Cluster: cl, Observer: steps})
+		run, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{Reset: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-cl.started
+		if steps.saw("running") {
+			t.Error("a step ran before the reset was over")
+		}
+		close(cl.release)
+		if run, err = m.Wait(context.Background(), run.ID); err != nil || run.State != StatePassed {
+			t.Errorf("the run: %+v, %v", run, err)
+		}
+	})
 }

@@ -24,7 +24,7 @@ import (
 // Env is what a scenario runs against.
 type Env struct {
 	Client kubernetes.Interface
-	// Cluster creates objects the way the REST API does.
+	// Cluster creates objects the way the REST API does, and resets.
 	Cluster   Cluster
 	Scheduler *minisched.Service
 	Recorder  *recorder.Recorder
@@ -39,13 +39,15 @@ type Env struct {
 	OwnedOnly bool
 }
 
-// Cluster is how a scenario creates objects: the calls the REST API makes
+// Cluster is how a scenario creates objects, and empties the cluster
+// before a run that asks for it: the calls the REST API makes
 // (cluster.Cluster), so that both get the same defaults, limits and owner
 // label.
 type Cluster interface {
 	CreateNode(context.Context, *v1.Node) (*v1.Node, error)
 	CreatePod(context.Context, *v1.Pod) (*v1.Pod, error)
 	CreatePriorityClass(context.Context, *schedulingv1.PriorityClass) (*schedulingv1.PriorityClass, error)
+	Reset(context.Context) error
 }
 
 // Runner runs scenarios in an Env.

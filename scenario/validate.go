@@ -71,6 +71,12 @@ var eventResources = []string{"Node", "AssignedPod", "UnscheduledPod", "TargetPo
 // the apiserver), the counts against the limits, the configurations, and that
 // every pod, node, queue, plugin and event an expectation names can exist.
 func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
+	return r.validate(ctx, sc, false)
+}
+
+// validate checks sc; afterReset checks it as it will run on a cluster
+// emptied first, where only the system's PriorityClasses exist.
+func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) error {
 	l := r.env.Limits
 	l.setDefaults()
 	if sc.Metadata.Name == "" {
@@ -95,7 +101,7 @@ func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
 			return errorf("spec.schedulerConfig", "%v", err)
 		}
 	}
-	known := r.existing(ctx)
+	known := r.existing(ctx, afterReset)
 	plugins := r.env.Scheduler.AvailablePlugins()
 	objects := 0
 	for i := range sc.Spec.Steps {
@@ -170,8 +176,18 @@ func (r *Runner) Validate(ctx context.Context, sc *Scenario) error {
 // existing names the objects a scenario may update, delete and expect
 // things of without creating them: all of them on minisched's own cluster,
 // on a shared one only those minisched labelled.
-func (r *Runner) existing(ctx context.Context) map[string]map[string]bool {
+func (r *Runner) existing(ctx context.Context, afterReset bool) map[string]map[string]bool {
 	known := map[string]map[string]bool{"Node": {}, "Pod": {}, "PriorityClass": {}}
+	if afterReset {
+		if classes, err := r.env.Client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); err == nil {
+			for _, pc := range classes.Items {
+				if cluster.SystemPriorityClass(pc.Name) {
+					known["PriorityClass"][pc.Name] = true
+				}
+			}
+		}
+		return known
+	}
 	opts := metav1.ListOptions{}
 	if r.env.OwnedOnly {
 		opts.LabelSelector = cluster.OwnerLabel

@@ -4,6 +4,7 @@ package server
 // resume, step, the configuration and its plugins, reset.
 
 import (
+	"context"
 	"errors"
 	"mime"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"minisched/manifest"
 	"minisched/minisched"
 	"minisched/minisched/schedconfig"
+	"minisched/scenario"
 )
 
 func (s *Server) getScheduler(c echo.Context) error {
@@ -139,7 +141,21 @@ func (s *Server) reset(c echo.Context) error {
 	if !s.opts.AllowReset {
 		return apiError(http.StatusForbidden, "reset is off: minisched is attached to a real cluster, and reset deletes every pod and node")
 	}
-	if err := s.cluster.Reset(c.Request().Context()); err != nil {
+	// The reset goes on if the client leaves (a reloaded tab): a cluster
+	// half emptied is worse than an answer nobody reads.
+	ctx := context.WithoutCancel(c.Request().Context())
+	var err error
+	if s.scenarios != nil {
+		err = s.scenarios.Reset(ctx)
+	} else {
+		err = s.cluster.Reset(ctx)
+	}
+	switch {
+	case errors.Is(err, scenario.ErrBusy):
+		return apiError(http.StatusConflict, "a scenario is running: cancel it first (DELETE /api/v1/scenarios/{id})")
+	case errors.Is(err, scenario.ErrResetting):
+		return apiError(http.StatusConflict, "%v", err)
+	case err != nil:
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -92,11 +92,17 @@ func (s *Server) createScenario(c echo.Context) error {
 	if err != nil {
 		return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
 	}
-	run, err := s.scenarios.Start(c.Request().Context(), sc)
+	opts := scenario.StartOptions{Reset: c.QueryParam("reset") == "true"}
+	if opts.Reset && !s.opts.AllowReset {
+		return apiError(http.StatusForbidden, "reset is off: minisched is attached to a real cluster, and reset deletes every pod and node")
+	}
+	run, err := s.scenarios.Start(c.Request().Context(), sc, opts)
 	var se *scenario.Error
 	switch {
 	case errors.Is(err, scenario.ErrBusy):
 		return apiError(http.StatusConflict, "%v: wait for it or cancel it (DELETE /api/v1/scenarios/{id})", err)
+	case errors.Is(err, scenario.ErrResetting):
+		return apiError(http.StatusConflict, "%v: start the scenario when it is over", err)
 	case errors.As(err, &se):
 		return apiError(http.StatusUnprocessableEntity, "invalid scenario: %v", se)
 	case err != nil:

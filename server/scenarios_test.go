@@ -93,6 +93,24 @@ func TestScenarioREST(t *testing.T) {
 	if len(listing.Runs) < 4 || listing.Runs[0].Name != "07-new-node" {
 		t.Errorf("runs, newest first: %+v", listing.Runs)
 	}
+
+	// The lesson left its nodes and pods: the same lesson again fails on
+	// them, and with reset=true it empties the cluster first and passes.
+	if code := api(t, "POST", "/api/v1/scenarios?bundled=07-new-node&wait=true", "", nil, &run); code != http.StatusOK || run.State == scenario.StatePassed {
+		t.Errorf("07-new-node again on its own leftovers: %d %s, want a run that did not pass", code, run.State)
+	}
+	if code := api(t, "POST", "/api/v1/scenarios?bundled=07-new-node&reset=true&wait=true", "", nil, &run); code != http.StatusOK || run.State != scenario.StatePassed {
+		t.Errorf("07-new-node with reset=true: %d %s %+v", code, run.State, run.Report)
+	}
+
+	// No reset while a scenario runs.
+	if code := api(t, "POST", "/api/v1/scenarios", "application/yaml", []byte(slowScenario), &slow); code != http.StatusAccepted {
+		t.Fatalf("post slow: %d", code)
+	}
+	if code := api(t, "POST", "/api/v1/reset", "", nil, &e); code != http.StatusConflict {
+		t.Errorf("reset while a scenario runs: %d %s, want 409", code, e.Error)
+	}
+	api(t, "DELETE", "/api/v1/scenarios/"+slow.ID, "", nil, &slow)
 }
 
 func TestBadScenariosAreRefused(t *testing.T) {
