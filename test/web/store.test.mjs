@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStore, podKey, toMillis } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
-import { describeMove } from '../../web/static/js/format.js';
+import { describeMove, waitReasons } from '../../web/static/js/format.js';
 import { filterMatrix } from '../../web/static/js/inspect.js';
 import { E, at, cycleSummaries, events, nodeSummary, podSummary, queued, resetSeq, snapshot, successfulCycle, VOCABULARY } from './fixtures.mjs';
 
@@ -50,7 +50,7 @@ test('a snapshot replaces nodes, pods, queue, scheduler and vocabulary, and sums
   assert.deepEqual(s.server.scheduler.value, { state: 'paused', generation: 3, steps: 1, message: '' });
   assert.deepEqual(s.lane('active').value, ['default/c']);
   assert.deepEqual(s.lane('unschedulable').value, ['default/d']);
-  assert.deepEqual(s.queue.entries.get('default/d').plugins, ['NodeResourcesFit']);
+  assert.deepEqual(s.queue.entries.get('default/d').rejectedBy, ['NodeResourcesFit']);
   assert.deepEqual(s.cycles.podInfo.get('default/d').lastFailure.plugins, ['NodeResourcesFit'], 'the snapshot tells of the last failure');
   assert.equal(s.counts.value.bound, 2);
   assert.equal(s.counts.value.pending, 2);
@@ -153,7 +153,8 @@ test('queue events move pods between the lanes with the reason and the backoff',
   e = s.queue.entries.get('default/p');
   assert.equal(e.queue, 'backoff');
   assert.equal(e.backoffUntil, toMillis(until));
-  assert.deepEqual(e.plugins, ['NodeResourcesFit']);
+  assert.deepEqual(e.rejectedBy, ['NodeResourcesFit'], 'a move out of a cycle: its plugins rejected the pod');
+  assert.deepEqual(e.hintedBy, []);
   assert.equal(e.message, '0/1 nodes are available: 1 Insufficient cpu.');
   assert.deepEqual(s.cycles.podInfo.get('default/p').lastFailure.plugins, ['NodeResourcesFit']);
 
@@ -180,6 +181,11 @@ test('queue events move pods between the lanes with the reason and the backoff',
   e = s.queue.entries.get('default/p');
   assert.equal(e.queue, 'active');
   assert.equal(e.event, 'NodeAdd');
+  // A cluster event's move: plugins are those whose QueueingHint said Queue,
+  // not rejecters; the last attempt's rejecters stay known.
+  assert.deepEqual(e.hintedBy, ['TaintToleration']);
+  assert.deepEqual(e.rejectedBy, ['TaintToleration']);
+  assert.deepEqual(waitReasons(e).map((r) => r.text), ['rejected by TaintToleration', 'TaintToleration said Queue on NodeAdd']);
 
   s.applyMessage(events([
     E.queue('p', { action: 'pop', from: 'active', to: 'inFlight', attempts: 3 }, 6001),
@@ -505,4 +511,67 @@ test('a Filter pass over the nominated node is kept beside the pass over all nod
   const codes = s.server.vocabulary.value.codes;
   assert.equal(filterMatrix(view.detail.nominatedFilter, codes).nominatedNode, true);
   assert.equal(filterMatrix(view.detail.filter, codes).nominatedNode, false);
+});
+
+test('rejecters and requeuers are told apart, live and from a snapshot (issue 16, 4)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({
+    at: 0,
+    pods: [podSummary('r'), podSummary('h')],
+    queue: {
+      unschedulable: [queued('r', 'unschedulable', { attempts: 1, plugins: ['NodeResourcesFit'], rejectedBy: ['NodeResourcesFit'], lastEvent: 'ScheduleAttemptFailure', message: '0/2 nodes are available' })],
+      backoff: [queued('h', 'backoff', { attempts: 1, plugins: ['TaintToleration'], rejectedBy: ['TaintToleration'], hintedBy: ['TaintToleration'], lastEvent: 'NodeUpdate' })],
+    },
+  }));
+  const r = s.queue.entries.get('default/r');
+  assert.deepEqual([r.rejectedBy, r.hintedBy, r.event, r.message], [['NodeResourcesFit'], [], 'ScheduleAttemptFailure', '0/2 nodes are available']);
+  assert.deepEqual(waitReasons(s.queue.entries.get('default/h')).map((x) => x.kind), ['rejected', 'hinted']);
+  // Live, with the server's rejectedBy: a node event whose hint came from another plugin.
+  s.applyMessage(events([E.queue('r', {
+    action: 'move', from: 'unschedulable', to: 'backoff', event: 'NodeAdd', plugins: ['NodeAffinity'], rejectedBy: ['NodeResourcesFit'], attempts: 1,
+  }, 100)]));
+  const moved = s.queue.entries.get('default/r');
+  assert.deepEqual(moved.rejectedBy, ['NodeResourcesFit']);
+  assert.deepEqual(moved.hintedBy, ['NodeAffinity']);
+  const step = s.cycles.podInfo.get('default/r').trail.at(-1);
+  assert.deepEqual([step.event, step.hintedBy, step.rejectedBy, step.failed], ['NodeAdd', ['NodeAffinity'], ['NodeResourcesFit'], false]);
+  // The backoff ends: no cluster event, no requeuers; the rejecters stay.
+  s.applyMessage(events([E.queue('r', { action: 'move', from: 'backoff', to: 'active', event: 'BackoffComplete', attempts: 1 }, 200)]));
+  assert.deepEqual(waitReasons(s.queue.entries.get('default/r')).map((x) => x.text), ['rejected by NodeResourcesFit']);
+});
+
+test('a deleted pod keeps its timeline row and its cycles; a new pod of its name starts afresh (issue 16, 6)', () => {
+  const s = fresh({ limits: { deletedPods: 2 } });
+  s.applyMessage(snapshot({ at: 0, nodes: [nodeSummary('n1')], pods: [podSummary('victim'), podSummary('a'), podSummary('b')] }));
+  s.applyMessage(events([
+    E.queue('victim', { action: 'add', to: 'active', event: 'PodAdd' }, 0),
+    ...successfulCycle('victim', 1, 1, ['n1'], { ms: 10 }),
+    E.pod('updated', podSummary('victim', { nodeName: 'n1' }), 30),
+    E.pod('deleted', podSummary('victim', { nodeName: 'n1' }), 500),
+  ]));
+  assert.equal(s.cluster.pods.has('default/victim'), false);
+  const row = s.timelineRows.value.find((r) => r.key === 'default/victim');
+  assert.ok(row, 'the victim keeps its row');
+  assert.equal(row.deletedAt, toMillis(at(500)));
+  assert.deepEqual(s.podCycles('default/victim').map((c) => c.id), [1], 'and its cycles');
+  // A snapshot (a reconnect) keeps what it knows of deleted pods.
+  s.applyMessage(snapshot({ nodes: [nodeSummary('n1')], pods: [podSummary('a'), podSummary('b')] }));
+  assert.ok(s.cycles.podInfo.get('default/victim'));
+  // Another pod of the same name is another story.
+  s.applyMessage(events([E.pod('added', podSummary('victim', { uid: 'uid-victim-2' }), 600)]));
+  assert.equal(s.cycles.podInfo.get('default/victim'), undefined);
+  // Bounded: the oldest deleted pods are forgotten.
+  for (const n of ['a', 'b', 'victim']) {
+    s.applyMessage(events([E.queue(n, { action: 'add', to: 'active', event: 'PodAdd' }, 700)]));
+  }
+  s.applyMessage(events([E.pod('deleted', podSummary('a'), 800), E.pod('deleted', podSummary('b'), 801), E.pod('deleted', podSummary('victim', { uid: 'uid-victim-2' }), 802)]));
+  assert.deepEqual(['default/a', 'default/b', 'default/victim'].map((k) => !!s.cycles.podInfo.get(k)), [false, true, true]);
+});
+
+test('names sort as a person reads them: rl-2 before rl-10 (issue 16, 13)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ at: 0, nodes: ['n10', 'n2', 'n1'].map((n) => nodeSummary(n)) }));
+  s.applyMessage(events(['rl-10', 'rl-2', 'rl-1', 'rl-11'].map((n) => E.queue(n, { action: 'add', to: 'unschedulable', event: 'PodAdd', order: 'same' }, 10))));
+  assert.deepEqual(s.lane('unschedulable').value, ['default/rl-1', 'default/rl-2', 'default/rl-10', 'default/rl-11']);
+  assert.deepEqual(s.nodeNames.value, ['n1', 'n2', 'n10']);
 });

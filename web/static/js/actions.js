@@ -220,6 +220,9 @@ export function createActions({ api, store }) {
       }
     },
 
+    goAddNode() { store.focusOn('controls', 'node-name'); },
+    goLessons() { store.focusOn('controls', 'scen-h'); },
+    focused() { store.focusOn(null, null); },
     selectCycle(id) { store.selectCycle(id); },
     setView(view) { store.setView(view); },
     dismiss(id) { store.dismissNotice(id); },

@@ -2,6 +2,7 @@
 // reads the store's signals and renders again when what it read changes.
 
 import { render } from 'preact';
+import { useEffect } from 'preact/hooks';
 // Teaches Preact to track the signals a component reads while it renders.
 import '@preact/signals';
 import { html } from './ui.js';
@@ -106,6 +107,17 @@ function Tabs({ store, actions }) {
 function App({ store, actions, stream }) {
   const view = store.page.view.value;
   const { View } = TABS.find((t) => t.id === view);
+  // Focus what an action asked for, once the view shows it.
+  const focus = store.page.focus.value;
+  useEffect(() => {
+    if (!focus) return;
+    const el = document.getElementById(focus);
+    if (!el) return;
+    if (!el.matches('input, select, textarea, button, a')) el.tabIndex = -1;
+    el.focus();
+    el.scrollIntoView({ block: 'nearest' });
+    actions.focused();
+  });
   return html`<div class="app">
     <header class="top">
       <h1>minisched</h1>
@@ -153,4 +165,7 @@ setInterval(() => store.expireNotices(), 1000);
 
 // A hook for tests and the console.
 window.minisched = { store, actions, stream, api };
-render(html`<${App} store=${store} actions=${actions} stream=${stream} />`, document.getElementById('root'));
+// The loading line and the noscript go: the app replaces them.
+const root = document.getElementById('root');
+root.replaceChildren();
+render(html`<${App} store=${store} actions=${actions} stream=${stream} />`, root);

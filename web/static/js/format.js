@@ -31,6 +31,17 @@ export function formatCpu(milli) {
   return `${milli}m`;
 }
 
+/** CPU in millicores with its unit: "0.5 cores", "1 core", "2 cores". */
+export function formatCores(milli) {
+  if (milli == null || Number.isNaN(milli)) return '–';
+  return plural(Number(trim((milli / 1000).toFixed(3))), 'core');
+}
+
+/** plural(1, "pod") -> "1 pod"; plural(3, "pod") -> "3 pods". */
+export function plural(n, word, many = `${word}s`) {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
 const BINARY = [
   ['Ti', 2 ** 40],
   ['Gi', 2 ** 30],
@@ -115,6 +126,15 @@ export function keyLabel(key) {
   return key.startsWith('default/') ? key.slice('default/'.length) : key;
 }
 
+/**
+ * A plugin's reason as a person reads it. Upstream's messages count
+ * without a plural ("preempting 1 victims"): one thing is said in the
+ * singular.
+ */
+export function tidyReason(text) {
+  return String(text || '').replace(/(^|[^\d/.])1 victims\b/g, '$11 victim');
+}
+
 /** A percentage 0..100 of used over total, clamped; with no total, 100 when anything is used. */
 export function percent(used, total) {
   if (!total) return used > 0 ? 100 : 0;
@@ -137,6 +157,20 @@ const QUEUE_TITLES = Object.freeze({
 /** A queue's name as the dashboard shows it. */
 export function queueTitle(name) {
   return QUEUE_TITLES[name] || name;
+}
+
+/**
+ * What a queue card says of why the pod waits: [{kind, text}], kind
+ * "gate" (a PreEnqueue plugin holds it), "rejected" (the plugins that
+ * rejected its last attempt) or "hinted" (the plugins whose QueueingHint
+ * said Queue to the cluster event that moved it).
+ */
+export function waitReasons(entry) {
+  if (entry.gatingPlugin) return [{ kind: 'gate', text: `gated by ${entry.gatingPlugin}` }];
+  const out = [];
+  if (entry.rejectedBy?.length) out.push({ kind: 'rejected', text: `rejected by ${entry.rejectedBy.join(', ')}` });
+  if (entry.hintedBy?.length) out.push({ kind: 'hinted', text: `${entry.hintedBy.join(', ')} said Queue${entry.event ? ` on ${entry.event}` : ''}` });
+  return out;
 }
 
 /** Words for what moved a pod (the queue event's label). */

@@ -25,8 +25,15 @@ export function sameUid(held, ref) {
   return !ref.uid || !held.uid || held.uid === ref.uid;
 }
 
-export function cmp(a, b) {
+function cmp(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const NATURAL = new Intl.Collator('en', { numeric: true });
+
+/** Names as a person orders them: rl-2 before rl-10. */
+export function natural(a, b) {
+  return NATURAL.compare(a, b) || cmp(a, b);
 }
 
 /**

@@ -1,11 +1,12 @@
 // cycles.js: the scheduling cycles. The server's summary of each (the newest
 // limits.cycles), the full detail (points, Filter, Score, Permit) of the
 // newest limits.details seen from their start, cycles loaded over REST, and
-// per pod: its queue trail, its last failure and its cycle ids.
+// per pod: its queue trail, its last failure, its cycle ids and when it was
+// deleted (the newest limits.deletedPods deleted pods keep their story).
 
 import { keyedMap, podKey, toMillis } from './common.js';
 
-const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null });
+const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null, deletedAt: null });
 
 /**
  * The store's cycle summary from the server's (the `summary` of cycle
@@ -57,7 +58,8 @@ export function createCycles(limits) {
   const details = keyedMap(); // cycle id -> detail
   const fetched = keyedMap(); // cycle id -> {summary, detail, truncated}
   const remote = keyedMap(); // pod key -> summaries of its attempts, newest first
-  const podInfo = keyedMap(); // pod key -> {trail, lastFailure, cycleIds, firstSeen}
+  const podInfo = keyedMap(); // pod key -> {trail, lastFailure, cycleIds, firstSeen, deletedAt}
+  let deleted = []; // keys of the deleted pods kept, oldest first
 
   function updateInfo(key, fn) {
     podInfo.set(key, fn(podInfo.get(key) || NO_INFO));
@@ -112,18 +114,32 @@ export function createCycles(limits) {
       }));
     },
 
-    forgetPod(key) {
-      podInfo.delete(key);
+    /**
+     * Keeps the story of a deleted pod (the timeline and the inspector
+     * still show it), up to limits.deletedPods of them, oldest dropped.
+     */
+    podDeleted(key, t) {
+      updateInfo(key, (info) => ({ ...info, deletedAt: t }));
+      deleted = [...deleted.filter((k) => k !== key), key];
+      while (deleted.length > limits.deletedPods) podInfo.delete(deleted.shift());
     },
 
-    /** Forgets what it knew of the pods that do not exist. */
+    /** A pod of a name that was deleted is another pod: its story starts again. */
+    podAdded(key) {
+      if (!podInfo.peek(key)?.deletedAt) return;
+      podInfo.delete(key);
+      deleted = deleted.filter((k) => k !== key);
+    },
+
+    /** Forgets what it knew of the pods that do not exist, but the deleted ones. */
     keepPods(exists) {
-      for (const key of podInfo.keys()) if (!exists(key)) podInfo.delete(key);
+      for (const key of podInfo.keys()) if (!exists(key) && !podInfo.peek(key).deletedAt) podInfo.delete(key);
     },
 
     /** Forgets every cycle: the server's history was cleared. */
     reset() {
       for (const m of [summaries, details, fetched, remote, podInfo]) m.assign([]);
+      deleted = [];
     },
 
     /** Keeps a cycle loaded from GET /api/v1/cycles/{id}. */
@@ -142,7 +158,8 @@ export function createCycles(limits) {
 
     /**
      * Merges the server's recent cycles (GET /api/v1/cycles), those that ran
-     * before this page connected, into the timeline of the pods that exist.
+     * before this page connected, into the timeline of the pods that exist
+     * or whose deletion it knows of.
      * Cycles it knows stay as they are.
      */
     addSummaries(items, podExists) {
@@ -150,7 +167,7 @@ export function createCycles(limits) {
       if (!fresh.length) return;
       const kept = [...summaries.values(), ...fresh].sort((a, b) => a.id - b.id).slice(-limits.cycles);
       summaries.assign(kept.map((s) => [s.id, s]));
-      for (const s of fresh) if (summaries.has(s.id) && podExists(s.podKey)) addToPod(s);
+      for (const s of fresh) if (summaries.has(s.id) && (podExists(s.podKey) || podInfo.peek(s.podKey)?.deletedAt)) addToPod(s);
     },
   };
 }

@@ -20,7 +20,7 @@ import { createServer } from './server.js';
 import { createPage } from './page.js';
 import { createSelectors } from './selectors.js';
 
-export { podKey, toMillis } from './common.js';
+export { natural, podKey, toMillis } from './common.js';
 export { VIEWS } from './page.js';
 
 /** Memory bounds. A test may pass smaller ones to createStore. */
@@ -42,6 +42,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   notices: 4,
   // Scenario runs remembered.
   scenarios: 20,
+  // Deleted pods whose story (timeline row, cycles) is kept.
+  deletedPods: 300,
 });
 
 /**
@@ -90,10 +92,11 @@ export function createStore(options = {}) {
         const pod = e.podChange?.object;
         if (!pod) break;
         if (e.podChange.action !== 'deleted') {
+          if (!cluster.pods.peek(podKey(pod))) cycles.podAdded(podKey(pod));
           cluster.setPod(pod);
         } else if (cluster.deletePod(pod)) {
           queue.forget(pod);
-          cycles.forgetPod(podKey(pod));
+          cycles.podDeleted(podKey(pod), toMillis(e.time) ?? now());
         }
         break;
       }
@@ -165,6 +168,8 @@ export function createStore(options = {}) {
     dismissNotice: writer(page.dismissNotice),
     setBusy: writer(page.setBusy),
     setView: writer(page.setView),
+    /** Shows a view and focuses an element of it (by id), or clears the request. */
+    focusOn: writer((view, id) => { if (view) page.setView(view); page.focus.value = id; }),
     selectPod: writer((key, cycleId = null, view = null) => page.selectPod(key, cycleId, view)),
     selectCycle: writer((id) => { page.selectedCycle.value = id; }),
     setCycleLoading: writer((id) => { page.cycleLoading.value = id; }),

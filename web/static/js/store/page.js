@@ -14,6 +14,8 @@ export function createPage(limits, now) {
   // The cycle being loaded over REST, if any.
   const cycleLoading = signal(null);
   const notices = signal([]);
+  // The id of the element to focus once the view shows it.
+  const focus = signal(null);
   // Action name -> true while it runs.
   const busy = keyedMap();
   let noticeId = 0;
@@ -28,6 +30,7 @@ export function createPage(limits, now) {
     selectedCycle,
     cycleLoading,
     notices,
+    focus,
 
     isBusy(name) {
       return !!busy.get(name);

@@ -3,7 +3,7 @@
 // the lanes in the order the server serves them.
 
 import { computed } from '../signals.js';
-import { cmp, keyedMap, podKey, sameUid, toMillis } from './common.js';
+import { keyedMap, natural, podKey, sameUid, toMillis } from './common.js';
 
 const NONE = Object.freeze([]);
 
@@ -18,16 +18,46 @@ function byServerOrder(a, b) {
   if ((ao === null) !== (bo === null)) return ao === null ? 1 : -1;
   if (ao !== bo) return ao < bo ? -1 : 1;
   if (ao === null && a.enteredAt !== b.enteredAt) return a.enteredAt - b.enteredAt;
-  return cmp(a.key, b.key);
+  return natural(a.key, b.key);
 }
 
 function sameItems(a, b) {
   return b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
+/**
+ * A queue event as a step of the pod's story: {t, action, from, to, event,
+ * rejectedBy, hintedBy, failed, backoffUntil, message, attempts}. A move
+ * out of a cycle is a failed attempt (a successful one is "done"): its
+ * plugins rejected the pod. On any other move, plugins are those whose
+ * QueueingHint said Queue to the cluster event that moved it. rejectedBy,
+ * when the server sends it, names the last attempt's rejecters on every
+ * move. event is null for the event the queue event names.
+ */
+export function moveStep(q, t, event = null) {
+  const failed = q.action === 'move' && q.from === 'inFlight';
+  const plugins = q.plugins || NONE;
+  return {
+    t,
+    action: q.action,
+    from: q.from || null,
+    to: q.to || null,
+    event: event ?? (q.action === 'pop' ? 'Pop' : q.event || ''),
+    rejectedBy: failed ? (q.rejectedBy || plugins) : (q.rejectedBy || NONE),
+    hintedBy: failed ? NONE : plugins,
+    failed,
+    backoffUntil: toMillis(q.backoffUntil),
+    message: q.message || '',
+    attempts: q.attempts ?? null,
+  };
+}
+
 export function createQueue() {
   // Pod key -> {key, pod, queue, order, attempts, enteredAt, changedAt,
-  // backoffUntil, event, plugins, gatingPlugin, message}.
+  // backoffUntil, event, rejectedBy, hintedBy, gatingPlugin, message}:
+  // rejectedBy the plugins that rejected the pod in its last attempt,
+  // hintedBy those whose QueueingHint said Queue on its last move, when a
+  // cluster event moved it.
   const entries = keyedMap();
 
   // Queue name -> pod keys in the server's order. A lane whose keys did not
@@ -65,19 +95,19 @@ export function createQueue() {
       const q = e.queue;
       const old = entries.get(key);
       const same = !!old && sameUid(old.pod, e.pod);
-      const plugins = q.plugins || [];
       if (q.action === 'delete' || q.action === 'done') {
         if (same) entries.delete(key);
-        return { step: { t, action: q.action, from: q.from || null, to: null, event: q.event || '', plugins }, failure: null };
+        return { step: moveStep(q, t, null), failure: null };
       }
       if (!q.to) return null;
       const moved = !same || old.queue !== q.to;
       const inPlace = q.action === 'update';
-      const base = same ? old : { event: '', plugins: [], message: '', enteredAt: t, backoffUntil: null };
+      const base = same ? old : { event: '', rejectedBy: NONE, hintedBy: NONE, message: '', enteredAt: t, backoffUntil: null };
       let event = base.event;
       if (q.action === 'pop') event = 'Pop';
       // An update in place (the pod object changed) keeps what moved it here.
       else if (q.event && (!inPlace || !base.event)) event = q.event;
+      const step = moveStep(q, t, event);
       const entry = {
         key,
         pod: e.pod,
@@ -88,15 +118,14 @@ export function createQueue() {
         changedAt: t,
         backoffUntil: toMillis(q.backoffUntil) ?? (moved ? null : base.backoffUntil),
         event,
-        plugins: inPlace ? base.plugins : plugins,
+        rejectedBy: step.failed || step.rejectedBy.length ? step.rejectedBy : base.rejectedBy,
+        hintedBy: inPlace ? base.hintedBy : step.hintedBy,
         gatingPlugin: q.gatingPlugin || '',
         message: (inPlace ? q.message || base.message : q.message) || '',
       };
       entries.set(key, entry);
-      // A move out of a cycle is a failed attempt; a successful one is "done".
-      const failure = q.action === 'move' && q.from === 'inFlight' ? { t, plugins, message: entry.message, attempts: entry.attempts } : null;
-      const step = moved || !inPlace ? { t, action: q.action, from: q.from || null, to: q.to, event, plugins } : null;
-      return { step, failure };
+      const failure = step.failed ? { t, plugins: step.rejectedBy, message: entry.message, attempts: entry.attempts } : null;
+      return { step: moved || !inPlace ? step : null, failure };
     },
 
     /** Forgets a deleted pod, unless its name now belongs to another. */
@@ -116,17 +145,19 @@ export function createQueue() {
         for (const qp of list || []) {
           const key = podKey(qp.pod);
           const entered = toMillis(qp.enteredAt) ?? t;
-          const plugins = qp.plugins || [];
+          // plugins name those that rejected the pod in its last attempt.
+          const rejectedBy = qp.rejectedBy || qp.plugins || NONE;
+          const hintedBy = qp.hintedBy || NONE;
           const message = qp.message || '';
+          const event = qp.lastEvent || '';
           pairs.push([key, {
             key, pod: qp.pod, queue: name, order: qp.order, attempts: qp.attempts ?? 0, enteredAt: entered, changedAt: entered,
-            backoffUntil: toMillis(qp.backoffUntil), event: qp.lastEvent || '', plugins, gatingPlugin: qp.gatingPlugin || '', message,
+            backoffUntil: toMillis(qp.backoffUntil), event, rejectedBy, hintedBy, gatingPlugin: qp.gatingPlugin || '', message,
           }]);
           told.push({
             key,
-            step: { t: entered, action: 'snapshot', from: null, to: name, event: qp.lastEvent || '', plugins },
-            // plugins name those that rejected the pod in its last attempt.
-            failure: plugins.length ? { t: entered, plugins, message, attempts: qp.attempts ?? 0 } : null,
+            step: { t: entered, action: 'snapshot', from: null, to: name, event, rejectedBy, hintedBy, failed: false },
+            failure: rejectedBy.length ? { t: entered, plugins: rejectedBy, message, attempts: qp.attempts ?? 0 } : null,
           });
         }
       }

@@ -4,14 +4,14 @@
 // depends on what they read.
 
 import { computed } from '../signals.js';
-import { cmp } from './common.js';
+import { natural } from './common.js';
 
 export function createSelectors({ cluster, queue, cycles, server }) {
   /** Node names in name order. */
-  const nodeNames = computed(() => cluster.nodes.keys().sort(cmp));
+  const nodeNames = computed(() => cluster.nodes.keys().sort(natural));
 
   /** Nodes that are gone while pods still name them. */
-  const orphanNodes = computed(() => cluster.usage.keys().filter((n) => !cluster.nodes.has(n)).sort(cmp));
+  const orphanNodes = computed(() => cluster.usage.keys().filter((n) => !cluster.nodes.has(n)).sort(natural));
 
   /** What the nodes offer, and what the pods bound to them request. */
   const capacity = computed(() => {
@@ -69,8 +69,9 @@ export function createSelectors({ cluster, queue, cycles, server }) {
   }
 
   /**
-   * Timeline rows: one per pod with a queue trail or cycles, first seen
-   * first, each with its trail and its cycles in time order.
+   * Timeline rows: one per pod with a queue trail or cycles (deleted pods
+   * too, with deletedAt), first seen first, each with its trail and its
+   * cycles in time order.
    */
   const timelineRows = computed(() => {
     const rows = [];
@@ -79,9 +80,11 @@ export function createSelectors({ cluster, queue, cycles, server }) {
       if (!info.trail.length && !info.cycleIds.length) continue;
       const list = info.cycleIds.map((id) => cycles.summaries.get(id)).filter(Boolean);
       const pod = cluster.pods.get(key);
-      rows.push({ key, pod, trail: info.trail, cycles: list, firstSeen: info.firstSeen ?? list[0]?.start ?? 0, bound: !!pod?.nodeName });
+      rows.push({
+        key, pod, trail: info.trail, cycles: list, firstSeen: info.firstSeen ?? list[0]?.start ?? 0, bound: !!pod?.nodeName, deletedAt: pod ? null : info.deletedAt,
+      });
     }
-    return rows.sort((a, b) => a.firstSeen - b.firstSeen || cmp(a.key, b.key));
+    return rows.sort((a, b) => a.firstSeen - b.firstSeen || natural(a.key, b.key));
   });
 
   return { nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };

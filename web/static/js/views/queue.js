@@ -4,7 +4,7 @@
 
 import { html, VirtualList } from '../ui.js';
 import { clock } from '../clock.js';
-import { describeMove, formatAgo, formatCountdown, keyLabel, podLabel, queueTitle } from '../format.js';
+import { describeMove, formatAgo, formatCountdown, keyLabel, podLabel, queueTitle, waitReasons } from '../format.js';
 
 const HINTS = {
   active: 'waiting for a scheduling cycle',
@@ -15,16 +15,6 @@ const HINTS = {
 
 const ROW = 112;
 
-function reasonLine(entry, failure) {
-  if (entry.gatingPlugin) return `gated by ${entry.gatingPlugin}`;
-  if (entry.queue === 'active' && entry.plugins?.length && entry.event && entry.event !== 'PodAdd') {
-    return `${entry.plugins.join(', ')} said it may fit now`;
-  }
-  const plugins = entry.queue !== 'active' && entry.plugins?.length ? entry.plugins : failure?.plugins;
-  if (plugins?.length && entry.queue !== 'active') return `rejected by ${plugins.join(', ')}`;
-  return '';
-}
-
 function PodCard({ store, actions, podKey: key }) {
   const entry = store.queue.entries.get(key);
   if (!entry) return null;
@@ -33,15 +23,17 @@ function PodCard({ store, actions, podKey: key }) {
   const selected = store.page.selectedPod.value === key;
   // A backoff counts down four times a second; "12 s ago" moves every 5 s.
   const now = clock(entry.backoffUntil ? 250 : 5000);
-  const reason = reasonLine(entry, failure);
+  const reasons = waitReasons(entry);
   const message = entry.message || (entry.queue !== 'active' ? failure?.message || pod?.message || '' : '');
   const move = describeMove(entry.event);
   // backoffUntil is aligned down to its one-second window; the flush takes
-  // the pod when that window is over, a second later.
-  const countdown = entry.backoffUntil ? formatCountdown(entry.backoffUntil + 1000 - now) : '';
+  // the pod when that window is over, a second later. Once it is over the
+  // pod is on its way out: no countdown.
+  const left = entry.backoffUntil ? entry.backoffUntil + 1000 - now : 0;
+  const countdown = left > 0 ? formatCountdown(left) : '';
   return html`<button type="button" class=${`card pod-card q-${entry.queue}${selected ? ' selected' : ''}`}
       data-pod=${key} onClick=${() => actions.inspectPod(key)}
-      title=${message || reason || key}>
+      title=${message || reasons.map((r) => r.text).join('; ') || key}>
     <span class="card-head">
       <span class="pod-name">${podLabel(entry.pod)}</span>
       <span class="badge" title="scheduling attempts so far">${entry.attempts ? `attempt ${entry.attempts}` : 'new'}</span>
@@ -49,9 +41,9 @@ function PodCard({ store, actions, podKey: key }) {
     <span class="card-line muted">
       ${move ? html`<span class="move">${move}</span> · ` : null}${formatAgo(entry.changedAt, now)}
       ${pod?.priority ? html` · <span class="prio">priority ${pod.priority}</span>` : null}
-      ${countdown ? html` · <span class="countdown" aria-label=${`backoff ends in ${countdown}`}>⏱ ${countdown}</span>` : null}
+      ${countdown ? html` · <span class="countdown">backoff ${countdown}</span>` : null}
     </span>
-    ${reason ? html`<span class="card-line reason">${reason}</span>` : null}
+    ${reasons.length ? html`<span class="card-line">${reasons.map((r, i) => html`${i ? ' · ' : ''}<span class=${`why-${r.kind}`}>${r.text}</span>`)}</span>` : null}
     ${message && entry.queue !== 'active' ? html`<span class="card-line message">${message}</span>` : null}
   </button>`;
 }
@@ -100,11 +92,22 @@ function InFlight({ store, actions }) {
   </div>`;
 }
 
+/** With no node, no pod can be scheduled: say what to do first. */
+function NoNodes({ store, actions }) {
+  if (store.cluster.nodes.size > 0) return null;
+  return html`<div class="first-steps" role="status" id="no-nodes">
+    <strong>The cluster has no node yet</strong>, so every pod waits.
+    <button type="button" class="primary" onClick=${actions.goAddNode}>Add a node</button>
+    <button type="button" onClick=${actions.goLessons}>Run a lesson</button>
+  </div>`;
+}
+
 export default function QueueBoard({ store, actions }) {
   // In flight is not a lane: those pods are being scheduled, shown above.
   const lanes = store.server.vocabulary.value.queues.filter((q) => q !== 'inFlight');
   if (!lanes.length) return html`<p class="hint" role="status">Waiting for the scheduler's first snapshot…</p>`;
   return html`<div class="queue-board">
+    <${NoNodes} store=${store} actions=${actions} />
     <${InFlight} store=${store} actions=${actions} />
     <div class="lanes">
       ${lanes.map((name) => html`<${Lane} key=${name} store=${store} actions=${actions} name=${name} />`)}
