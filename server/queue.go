@@ -21,8 +21,12 @@ type QueuedPod struct {
 	EnteredAt      time.Time       `json:"enteredAt"`
 	SecondsInQueue float64         `json:"secondsInQueue"`
 	BackoffUntil   *time.Time      `json:"backoffUntil,omitempty"`
-	// Plugins rejected the pod in its last attempt.
+	// Plugins and RejectedBy (the same list, named as on queue events)
+	// rejected the pod in its last attempt; HintedBy are the plugins whose
+	// QueueingHint made its last move, when a cluster event made it.
 	Plugins      []string `json:"plugins,omitempty"`
+	RejectedBy   []string `json:"rejectedBy,omitempty"`
+	HintedBy     []string `json:"hintedBy,omitempty"`
 	GatingPlugin string   `json:"gatingPlugin,omitempty"`
 	// LastEvent is what last moved the pod; Message why its last attempt
 	// failed.
@@ -51,7 +55,7 @@ func (s *Server) queueView() QueueView {
 	for _, e := range sched.Queue().List() {
 		qp := QueuedPod{
 			Pod: *event.RefOf(e.Pod), Queue: e.Queue, Attempts: e.Attempts, EnteredAt: e.EnteredAt,
-			SecondsInQueue: now.Sub(e.EnteredAt).Seconds(), Plugins: e.Plugins, GatingPlugin: e.GatingPlugin,
+			SecondsInQueue: now.Sub(e.EnteredAt).Seconds(), Plugins: e.Plugins, RejectedBy: e.Plugins, HintedBy: e.HintedBy, GatingPlugin: e.GatingPlugin,
 			LastEvent: e.LastEvent, Message: e.LastMessage, Order: e.Order,
 		}
 		if e.Pod.Spec.Priority != nil {

@@ -114,7 +114,7 @@ func (e *Event) Bytes() int {
 	}
 	switch {
 	case e.Queue != nil:
-		b += strs(e.Queue.Plugins) + len(e.Queue.Message) + len(e.Queue.Event)
+		b += strs(e.Queue.Plugins) + strs(e.Queue.RejectedBy) + len(e.Queue.Message) + len(e.Queue.Event) + len(e.Queue.Order)
 	case e.Point != nil:
 		for i := range e.Point.Results {
 			r := &e.Point.Results[i]
@@ -221,8 +221,11 @@ type QueueMove struct {
 	// Queue (on a move out of unschedulable).
 	Plugins []string `json:"plugins,omitempty"`
 	// GatingPlugin is the PreEnqueue plugin that holds the pod back.
-	GatingPlugin string `json:"gatingPlugin,omitempty"`
-	Attempts     int    `json:"attempts"`
+	// RejectedBy are the plugins that rejected the pod in its last attempt,
+	// on every move while the pod has them.
+	RejectedBy   []string `json:"rejectedBy,omitempty"`
+	GatingPlugin string   `json:"gatingPlugin,omitempty"`
+	Attempts     int      `json:"attempts"`
 	// BackoffUntil is when the pod's backoff ends, for moves into backoff. It
 	// is aligned down to a whole second, the pod's ordering window; the
 	// backoff flush moves the pod once that window is over, one second later.

@@ -115,7 +115,7 @@ func (q *Queue) hintForInFlightLocked(pi *PodInfo, message string) (queueingStra
 			continue
 		}
 		if strategy == queueSkip || s == queueImmediately {
-			strategy, c = s, cause{label: e.event.Label(), plugins: pluginList(plugin), message: message}
+			strategy, c = s, hinted(e.event.Label(), plugin, message)
 		}
 		// Only a Pending plugin can do better than after-backoff.
 		if s == queueImmediately || pi.PendingPlugins.Len() == 0 {

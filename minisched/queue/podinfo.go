@@ -55,6 +55,9 @@ type PodInfo struct {
 	// lastEvent and lastMessage say what last moved the pod, and why.
 	lastEvent   string
 	lastMessage string
+	// lastHints are the plugins whose QueueingHint made that move, when a
+	// cluster event made it.
+	lastHints []string
 }
 
 var _ fwk.QueuedEntityInfo = &PodInfo{}
@@ -86,7 +89,10 @@ type Entry struct {
 	Attempts     int
 	EnteredAt    time.Time
 	BackoffUntil time.Time
+	// Plugins rejected the pod in its last attempt; HintedBy are the plugins
+	// whose QueueingHint made its last move, when a cluster event made it.
 	Plugins      []string
+	HintedBy     []string
 	GatingPlugin string
 	// LastEvent is what last moved the pod (NodeAdd, BackoffComplete...);
 	// LastMessage why its last attempt failed.
@@ -108,7 +114,7 @@ func (q *Queue) List() []Entry {
 			out = append(out, Entry{
 				Pod: pi.Pod, Queue: pi.where, Attempts: pi.Attempts, EnteredAt: pi.enteredAt,
 				BackoffUntil: pi.BackoffExpiration, Plugins: sets.List(pi.rejectors()), GatingPlugin: pi.GatingPlugin,
-				LastEvent: pi.lastEvent, LastMessage: pi.lastMessage, Order: q.order(pi, pi.where),
+				LastEvent: pi.lastEvent, LastMessage: pi.lastMessage, HintedBy: pi.lastHints, Order: q.order(pi, pi.where),
 			})
 		}
 	}

@@ -363,7 +363,7 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		for _, ev := range events {
 			s, plugin := q.worthRequeuing(pi, ev, oldPod, newPod)
-			if to := q.requeueLocked(pi, s, cause{label: ev.Label(), plugins: pluginList(plugin)}); to != event.Unschedulable {
+			if to := q.requeueLocked(pi, s, hinted(ev.Label(), plugin, "")); to != event.Unschedulable {
 				return
 			}
 		}
@@ -456,6 +456,15 @@ type cause struct {
 	label   string
 	plugins []string
 	message string
+	// hint says plugins are those whose QueueingHint said Queue for the
+	// cluster event label names; otherwise they rejected the pod.
+	hint bool
+}
+
+// hinted is the cause of a move a cluster event made: plugin's
+// QueueingHint said the pod may fit now.
+func hinted(label, plugin, message string) cause {
+	return cause{label: label, plugins: pluginList(plugin), message: message, hint: true}
 }
 
 // takeLocked takes pi out of the part of the queue that holds it, and says
@@ -518,13 +527,16 @@ func (q *Queue) podLocked(uid types.UID) *PodInfo {
 
 func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.QueueName, c cause) {
 	if c.label != "" && action != event.ActionUpdate {
-		pi.lastEvent = c.label
+		pi.lastEvent, pi.lastHints = c.label, nil
+		if c.hint {
+			pi.lastHints = c.plugins
+		}
 	}
 	if c.message != "" {
 		pi.lastMessage = c.message
 	}
 	move := &event.QueueMove{
-		Action: action, From: from, To: to, Event: c.label, Plugins: c.plugins,
+		Action: action, From: from, To: to, Event: c.label, Plugins: c.plugins, RejectedBy: sets.List(pi.rejectors()),
 		GatingPlugin: pi.GatingPlugin, Attempts: pi.Attempts, Message: c.message,
 	}
 	if to == event.BackoffQ || to == event.ErrorBackoffQ {

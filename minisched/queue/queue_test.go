@@ -781,3 +781,42 @@ func TestListAndCounts(t *testing.T) {
 		t.Errorf("Counts = %v", c)
 	}
 }
+
+// TestRejectedAndHinted: the plugins that rejected a pod and the plugins
+// whose QueueingHint moved it are told apart, on the events and in List.
+func TestRejectedAndHinted(t *testing.T) {
+	f := newFixture(t, fitOnNodeAdd)
+	f.failOnce(t, pod("p", 0), rejectedByFit)
+	f.q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil)
+	moves := f.rec.Find(func(e event.Event) bool { return e.Kind == event.KindQueue && e.Pod.Name == "p" })
+	tests := []struct {
+		name                      string
+		move                      *event.QueueMove
+		wantPlugins, wantRejected string
+	}{
+		{"added: nothing yet", moves[0].Queue, "[]", "[]"},
+		{"the failure names the rejecting plugin", moves[2].Queue, "[Fit]", "[Fit]"},
+		{"the node's arrival: Fit's hint moved it, and Fit rejected it", moves[3].Queue, "[Fit]", "[Fit]"},
+	}
+	for _, tt := range tests {
+		if got := fmt.Sprint(tt.move.Plugins); got != tt.wantPlugins {
+			t.Errorf("%s: plugins %s, want %s", tt.name, got, tt.wantPlugins)
+		}
+		if got := fmt.Sprint(tt.move.RejectedBy); got != tt.wantRejected {
+			t.Errorf("%s: rejectedBy %s, want %s", tt.name, got, tt.wantRejected)
+		}
+	}
+	if moves[3].Queue.Event != nodeAdd.Label() {
+		t.Fatalf("the last move: %+v", moves[3].Queue)
+	}
+	list := f.q.List()
+	if len(list) != 1 || fmt.Sprint(list[0].HintedBy) != "[Fit]" || fmt.Sprint(list[0].Plugins) != "[Fit]" || list[0].LastEvent != nodeAdd.Label() {
+		t.Errorf("List: %+v", list)
+	}
+	// A move that no cluster event made forgets the hint.
+	f.clk.Step(time.Minute)
+	f.q.FlushBackoffQCompleted()
+	if list := f.q.List(); len(list) != 1 || list[0].HintedBy != nil || list[0].LastEvent != EventBackoffComplete {
+		t.Errorf("after the backoff: %+v", list)
+	}
+}

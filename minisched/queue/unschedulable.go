@@ -79,7 +79,7 @@ func (q *Queue) moveLocked(pods []*PodInfo, ev fwk.ClusterEvent, oldObj, newObj 
 			continue
 		}
 		if s, plugin := q.worthRequeuing(pi, ev, oldObj, newObj); s != queueSkip {
-			q.requeueLocked(pi, s, cause{label: ev.Label(), plugins: pluginList(plugin)})
+			q.requeueLocked(pi, s, hinted(ev.Label(), plugin, ""))
 		}
 	}
 	q.flight.record(ev, oldObj, newObj)
