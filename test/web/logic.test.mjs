@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { codeClass, codeName, formatAgo, formatBytes, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent } from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
-  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginRows,
+  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginRows, priorityClassManifest, splitDocuments,
   podManifest, podManifests,
 } from '../../web/static/js/manifests.js';
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
 import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
 import { createStore } from '../../web/static/js/store/index.js';
 import { createActions } from '../../web/static/js/actions.js';
-import { segments, timeRange } from '../../web/static/js/timeline-logic.js';
+import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
 import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
@@ -267,7 +267,7 @@ test('actions: failures become notices; a missing scenario API is said in words'
   await actions.createNode({ name: 'Not Valid' });
   assert.match(store.page.notices.value.at(-1).text, /node name "Not Valid"/);
   await actions.createFromYaml('apiVersion: v1\nkind: Service\n');
-  assert.match(store.page.notices.value.at(-1).text, /kind is "Service"/);
+  assert.match(store.page.notices.value.at(-1).text, /0 of 1 document created; kind "Service": paste a Node, a Pod, a PriorityClass/);
 });
 
 class FakeSocket {
@@ -366,6 +366,12 @@ test('timeline window: fitted to the activity, or a fixed span', () => {
   assert.deepEqual(minute.rows.map((r) => r.key), ['a', 'b']);
   assert.equal(timeRange(rows, 10_000, now).rows.length, 1, 'b is still queued, so it stays');
   assert.equal(timeRange(rows, 0, now).t0, now - 990_000);
+  // A finished lesson: the window ends with the last activity, not now (issue 16, 7).
+  const done = timeRange([rows[0]], -1, now + 300_000);
+  assert.deepEqual([done.t0, done.t1], [now - 49_500, now - 29_500]);
+  const zoom = zoomed({ t0: 0, t1: 40_000 }, 2);
+  assert.deepEqual([zoom.t0, zoom.t1], [20_000, 40_000]);
+  assert.equal(zoomed({ t0: 0, t1: 3000 }, 4).t0, 1000, 'never below 2 s');
 });
 
 test('notices: successes fade, errors stay until dismissed', () => {
@@ -391,4 +397,29 @@ test('actions: several pods from one form, and busy flags while it runs', async 
   assert.deepEqual(fetchImpl.calls.map((c) => JSON.parse(c.body).metadata.name).sort(), ['batch-1', 'batch-2', 'batch-3', 'batch-4', 'batch-5']);
   assert.equal(store.page.isBusy('createPod'), false);
   assert.match(store.page.notices.value.at(-1).text, /5 pods created/);
+});
+
+test('a pasted YAML stream creates every document at its kind\'s route and reports on each (issue 16, 8)', async () => {
+  const text = '# nodes first\n---\napiVersion: v1\nkind: Node\nmetadata:\n  name: big\n  labels: {zone: a}\n---\nkind: PriorityClass\napiVersion: scheduling.k8s.io/v1\nmetadata: {name: high}\nvalue: 1000\n--- # a pod\nkind: Pod\nmetadata:\n  name: web-1\n---\n\n';
+  const docs = splitDocuments(text);
+  assert.deepEqual(docs.map((d) => [d.line, d.kind, d.name]), [[3, 'Node', 'big'], [9, 'PriorityClass', 'high'], [14, 'Pod', 'web-1']]);
+  const store = createStore();
+  const fetchImpl = fakeFetch((url, init) => {
+    if (url.endsWith('/priorityclasses') && init.method === 'GET') return { status: 200, body: { items: [{ metadata: { name: 'high' }, value: 1000 }, { metadata: { name: 'system-node-critical' }, value: 2000001000 }] } };
+    if (url.endsWith('/pods')) return { status: 409, body: { error: 'pods "web-1" already exists', reason: 'AlreadyExists' } };
+    return { status: 201, body: {} };
+  });
+  const actions = createActions({ api: createApi({ fetchImpl }), store });
+  const results = await actions.createFromYaml(text);
+  const posts = fetchImpl.calls.filter((c) => c.method === 'POST');
+  assert.deepEqual(posts.map((c) => c.url), ['/api/v1/nodes', '/api/v1/priorityclasses', '/api/v1/pods']);
+  assert.ok(posts.every((c) => c.headers['Content-Type'] === 'application/yaml' && !c.body.includes('---')), 'one document per request');
+  assert.deepEqual(results.map((r) => r.ok), [true, true, false]);
+  assert.match(results[2].error, /Pod web-1 \(line 14\): pods "web-1" already exists/);
+  assert.match(store.page.notices.value.at(-1).text, /^2 of 3 documents created \(Node big, PriorityClass high\); Pod web-1/);
+  // A class made from the paste shows in the pod form's list, with every other class.
+  assert.deepEqual(store.cluster.priorityClasses.value.map((c) => c.metadata.name), ['high', 'system-node-critical']);
+  assert.deepEqual(priorityClassManifest({ name: 'low', value: '-5', preemptionPolicy: 'Never' }),
+    { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'low' }, value: -5, preemptionPolicy: 'Never' });
+  assert.throws(() => priorityClassManifest({ name: 'x', value: '2000000000' }), /up to 1000000000/);
 });

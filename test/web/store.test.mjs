@@ -575,3 +575,32 @@ test('names sort as a person reads them: rl-2 before rl-10 (issue 16, 13)', () =
   assert.deepEqual(s.lane('unschedulable').value, ['default/rl-1', 'default/rl-2', 'default/rl-10', 'default/rl-11']);
   assert.deepEqual(s.nodeNames.value, ['n1', 'n2', 'n10']);
 });
+
+test('after a reload the history rebuilds the queue bands, and the pods deleted before it (issue 16, 7)', () => {
+  const s = fresh();
+  // What happened before the page connected, as GET /events serves it.
+  const past = [
+    E.queue('p', { action: 'add', to: 'active', event: 'PodAdd' }, 0),
+    E.queue('p', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 10),
+    E.queue('p', { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], attempts: 1, message: 'no room' }, 20),
+    E.queue('gone', { action: 'add', to: 'active', event: 'PodAdd' }, 30),
+    E.queue('gone', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 40),
+    E.queue('gone', { action: 'done', from: 'inFlight', attempts: 1 }, 50),
+    E.pod('deleted', podSummary('gone', { nodeName: 'n1' }), 60),
+  ];
+  s.applyMessage(snapshot({
+    pods: [podSummary('p')],
+    queue: { unschedulable: [queued('p', 'unschedulable', { attempts: 1, plugins: ['NodeResourcesFit'], enteredAt: at(20) })] },
+  }));
+  const upTo = s.server.seq.value;
+  // A live move after the snapshot, before the history arrives.
+  s.applyMessage(events([E.queue('p', { action: 'move', from: 'unschedulable', to: 'backoff', event: 'NodeAdd', plugins: ['NodeResourcesFit'], attempts: 1 }, 70)]));
+  s.applyHistory(past, upTo);
+  assert.deepEqual(s.cycles.podInfo.get('default/p').trail.map((t) => t.to), ['active', 'inFlight', 'unschedulable', 'backoff']);
+  const gone = s.timelineRows.value.find((r) => r.key === 'default/gone');
+  assert.deepEqual(gone.trail.map((t) => t.to), ['active', 'inFlight', null]);
+  assert.equal(gone.deletedAt, toMillis(at(60)));
+  // Read twice (a second snapshot), it tells the same.
+  s.applyHistory(past, upTo);
+  assert.equal(s.cycles.podInfo.get('default/p').trail.length, 4);
+});

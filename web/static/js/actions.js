@@ -3,7 +3,15 @@
 // nothing else (no logic in DOM handlers).
 
 import { describeError } from './api.js';
-import { configWithPlugins, manifestKind, nodeManifest, podManifests, FormError } from './manifests.js';
+import { plural } from './format.js';
+import {
+  configWithPlugins, MANIFEST_ROUTES, nodeManifest, podManifests, priorityClassManifest, splitDocuments, FormError,
+} from './manifests.js';
+
+// How far back a page that connects reads the server's history, in events,
+// and how many it asks for at once.
+const HISTORY_EVENTS = 50_000;
+const HISTORY_PAGE = 10_000;
 
 export function createActions({ api, store }) {
   async function run(name, doing, fn) {
@@ -55,16 +63,56 @@ export function createActions({ api, store }) {
       });
     },
 
-    /** Sends a pasted manifest as YAML (JSON is YAML too). */
-    async createFromYaml(text, kindHint = '') {
+    /**
+     * Creates every document of a pasted YAML stream (JSON is YAML too) at
+     * the route for its kind, one after the other, and reports on each:
+     * [{index, line, kind, name, ok, error}].
+     */
+    async createFromYaml(text) {
       return run('createYaml', 'Could not create from the manifest', async () => {
-        const kind = manifestKind(text) || kindHint;
-        if (!String(text || '').trim()) throw new FormError('manifest', 'Paste a Node or Pod manifest first.');
-        if (kind === 'Node') await api.createNode(text, 'application/yaml');
-        else if (kind === 'Pod') await api.createPod(text, 'application/yaml');
-        else throw new FormError('manifest', `The manifest's kind is "${kind || 'missing'}": paste a Node or a Pod (with kind: Node or kind: Pod).`);
-        store.addNotice('ok', `${kind} created from the manifest.`);
-        return kind;
+        const docs = splitDocuments(text);
+        if (!docs.length) throw new FormError('manifest', 'Paste a Node, Pod or PriorityClass manifest first.');
+        const results = [];
+        for (const d of docs) {
+          const route = MANIFEST_ROUTES[d.kind];
+          const what = `${d.kind || 'document'} ${d.name || `#${d.index + 1}`}`;
+          if (!route) {
+            results.push({ ...d, ok: false, error: `kind "${d.kind || 'missing'}": paste a ${Object.keys(MANIFEST_ROUTES).join(', a ')}` });
+            continue;
+          }
+          try {
+            await api.create(route, d.text, 'application/yaml');
+            results.push({ ...d, ok: true, error: '' });
+          } catch (err) {
+            results.push({ ...d, ok: false, error: describeError(err, `${what} (line ${d.line})`) });
+          }
+        }
+        const made = results.filter((r) => r.ok);
+        if (made.some((r) => r.kind === 'PriorityClass')) await actions.loadPriorityClasses();
+        const names = made.map((r) => `${r.kind} ${r.name || `#${r.index + 1}`}`).join(', ');
+        if (made.length === results.length) store.addNotice('ok', `Created from the manifest: ${names}.`);
+        else store.addNotice('error', `${made.length} of ${plural(results.length, 'document')} created${names ? ` (${names})` : ''}; ${results.filter((r) => !r.ok).map((r) => r.error).join('; ')}`);
+        return results;
+      });
+    },
+
+    /** Loads the PriorityClasses for the pod form. */
+    async loadPriorityClasses() {
+      try {
+        const res = await api.priorityClasses();
+        store.setPriorityClasses(res?.items || []);
+      } catch (err) {
+        store.addNotice('error', describeError(err, 'Could not list the PriorityClasses'));
+      }
+    },
+
+    async createPriorityClass(form) {
+      return run('createPriorityClass', 'Could not create the PriorityClass', async () => {
+        const manifest = priorityClassManifest(form);
+        await api.create('priorityclasses', manifest);
+        store.addNotice('ok', `PriorityClass ${manifest.metadata.name} (${manifest.value}) created.`);
+        await actions.loadPriorityClasses();
+        return manifest.metadata.name;
       });
     },
 
@@ -210,13 +258,28 @@ export function createActions({ api, store }) {
       }
     },
 
-    /** Fills the timeline with the cycles that ran before this page connected. */
-    async loadRecentCycles(limit = 1000) {
+    /**
+     * Fills the timeline with what happened before this page connected:
+     * the queue moves and deletions of the server's history up to the
+     * snapshot (its newest HISTORY_EVENTS events at most), then the cycles.
+     */
+    async loadHistory() {
+      const upTo = store.server.seq.peek();
+      let since = Math.max(store.server.historyFirstSeq.peek() - 1, upTo - HISTORY_EVENTS, 0);
+      const past = [];
       try {
-        const res = await api.cycles('', limit);
-        store.addCycleSummaries(res?.items || []);
+        while (since < upTo) {
+          const res = await api.events(since, HISTORY_PAGE);
+          for (const e of res?.events || []) if (e.kind === 'queue' || e.kind === 'pod' || e.kind === 'preemption') past.push(e);
+          if (!res?.events?.length || res.lastSeq <= since) break;
+          since = res.lastSeq;
+        }
+        store.applyHistory(past, upTo);
+        const cycles = await api.cycles('', 1000);
+        store.addCycleSummaries(cycles?.items || []);
       } catch (err) {
-        store.addNotice('error', describeError(err, 'Could not load the recent cycles'));
+        // 410: the history moved on while it was read; the live view goes on.
+        if (err?.status !== 410) store.addNotice('error', describeError(err, 'Could not load the recent history'));
       }
     },
 

@@ -77,16 +77,21 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     return res.text();
   }
   const enc = encodeURIComponent;
-  return {
+  const api = {
     request,
     listNodes: () => request('GET', '/nodes'),
-    createNode: (manifest, type) => request('POST', '/nodes', { body: manifest, type }),
+    /** Creates an object at one of the routes that take manifests (nodes, pods, priorityclasses). */
+    create: (route, manifest, type) => request('POST', `/${route}`, { body: manifest, type }),
+    createNode: (manifest, type) => api.create('nodes', manifest, type),
+    patchNode: (name, patch) => request('PATCH', `/nodes/${enc(name)}`, { body: patch }),
+    priorityClasses: () => request('GET', '/priorityclasses'),
     deleteNode: (name) => request('DELETE', `/nodes/${enc(name)}`),
-    createPod: (manifest, type) => request('POST', '/pods', { body: manifest, type }),
+    createPod: (manifest, type) => api.create('pods', manifest, type),
     deletePod: (ns, name) => request('DELETE', `/pods/${enc(ns)}/${enc(name)}`),
     queue: () => request('GET', '/queue'),
     cycles: (pod, limit = 50) => request('GET', `/cycles?${pod ? `pod=${enc(pod)}&` : ''}limit=${limit}`),
     cycle: (id) => request('GET', `/cycles/${enc(id)}`),
+    events: (since, limit) => request('GET', `/events?since=${since}&limit=${limit}`),
     pause: () => request('POST', '/scheduler/pause'),
     resume: () => request('POST', '/scheduler/resume'),
     step: () => request('POST', '/scheduler/step'),
@@ -100,4 +105,5 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     scenario: (id) => request('GET', `/scenarios/${enc(id)}`),
     cancelScenario: (id) => request('DELETE', `/scenarios/${enc(id)}`),
   };
+  return api;
 }

@@ -157,9 +157,9 @@ effect(() => {
 
 const stream = connectStream({ store });
 
-// After every snapshot, fill the timeline with the cycles that ran before.
+// After every snapshot, fill the timeline with what happened before it.
 effect(() => {
-  if (store.server.snapshots.value > 0) untracked(() => actions.loadRecentCycles());
+  if (store.server.snapshots.value > 0) untracked(() => actions.loadHistory());
 });
 setInterval(() => store.expireNotices(), 1000);
 

@@ -5,13 +5,6 @@
 
 export const PAUSE_IMAGE = 'pause:3.10';
 
-/** The priority classes every cluster has; minisched offers no API to add others. */
-export const PRIORITY_CLASSES = Object.freeze([
-  { name: '', label: 'none (priority 0)' },
-  { name: 'system-cluster-critical', label: 'system-cluster-critical (2000000000)' },
-  { name: 'system-node-critical', label: 'system-node-critical (2000001000)' },
-]);
-
 export const EFFECTS = Object.freeze(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 export const OPERATORS = Object.freeze(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
 
@@ -208,7 +201,64 @@ export function nextName(prefix, taken) {
   }
 }
 
-/** Guesses the kind of a pasted manifest ("Node", "Pod" or ""). */
+/** The kinds a pasted manifest may create, and the API's route for each. */
+export const MANIFEST_ROUTES = Object.freeze({ Node: 'nodes', Pod: 'pods', PriorityClass: 'priorityclasses' });
+
+/**
+ * splitDocuments cuts a pasted YAML stream at its "---" lines: [{index,
+ * line, text, kind, name}], line the first line of the document (1-based),
+ * kind and name as far as they can be read without parsing; documents
+ * holding only comments and blanks are left out.
+ */
+export function splitDocuments(text) {
+  const lines = String(text || '').split('\n');
+  const docs = [];
+  let start = 0;
+  const flush = (end) => {
+    const body = lines.slice(start, end).join('\n');
+    if (body.split('\n').some((l) => l.trim() && !l.trim().startsWith('#'))) {
+      docs.push({ index: docs.length, line: start + 1, text: body, kind: manifestKind(body), name: manifestName(body) });
+    }
+  };
+  lines.forEach((l, i) => {
+    if (/^---(\s.*)?$/.test(l)) {
+      flush(i);
+      start = i + 1;
+    }
+  });
+  flush(lines.length);
+  return docs;
+}
+
+/** The metadata.name of a manifest, as far as a glance can tell, or "". */
+export function manifestName(text) {
+  const src = String(text || '');
+  const flow = /^metadata\s*:\s*\{[^}]*\bname\s*:\s*["']?([-a-z0-9.]+)/m.exec(src);
+  if (flow) return flow[1];
+  const block = /^metadata\s*:\s*\n((?:[ \t]+.*\n?)*)/m.exec(src);
+  const name = block && /^[ \t]+name\s*:\s*["']?([-a-z0-9.]+)/m.exec(block[1]);
+  if (name) return name[1];
+  try {
+    return JSON.parse(src)?.metadata?.name || '';
+  } catch {
+    return '';
+  }
+}
+
+/** priorityClassManifest builds a PriorityClass from its form. */
+export function priorityClassManifest(form) {
+  const name = checkName('class name', form.name);
+  const value = String(form.value ?? '').trim();
+  if (!/^-?\d+$/.test(value) || Math.abs(Number(value)) > 1_000_000_000) {
+    throw new FormError('value', `value "${value}": write a whole number up to 1000000000 (higher ones are for system- classes)`);
+  }
+  const pc = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value: Number(value) };
+  if (String(form.description || '').trim()) pc.description = form.description.trim();
+  if (form.preemptionPolicy === 'Never') pc.preemptionPolicy = 'Never';
+  return pc;
+}
+
+/** Guesses the kind of a pasted manifest ("Node", "Pod", "PriorityClass" or ""). */
 export function manifestKind(text) {
   const src = String(text || '');
   const m = /^\s*["']?kind["']?\s*:\s*["']?([A-Za-z]+)["']?/m.exec(src);

@@ -21,30 +21,53 @@ export function segments(trail, t0, t1) {
 /** The time a row last changed (Infinity while the pod is still queued). */
 export function lastActivity(row) {
   const a = row.trail.length ? row.trail[row.trail.length - 1].t : 0;
-  const c = row.cycles.length ? row.cycles[row.cycles.length - 1].start : 0;
+  const last = row.cycles.length ? row.cycles[row.cycles.length - 1] : null;
+  const c = last ? Math.max(last.start || 0, last.endTime || 0, last.bindTime || 0) : 0;
   const queued = row.trail.length && row.trail[row.trail.length - 1].to ? Infinity : 0;
-  return Math.max(a, c, queued);
+  return Math.max(a, c, row.deletedAt || 0, queued);
 }
 
 /**
- * timeRange picks the rows and the time window [t0, now] to draw: the last
+ * timeRange picks the rows and the time window [t0, t1] to draw: the last
  * windowMs milliseconds (rows active in it), everything (0), or, for -1,
- * a window fitted to the activity of the last 15 minutes, at least 20 s.
+ * a window fitted to the activity of the last 15 minutes, at least 20 s:
+ * it ends with the last activity (now while a pod is queued), so that a
+ * finished lesson fills the width.
  */
 export function timeRange(rows, windowMs, now) {
   if (windowMs > 0) {
     const t0 = now - windowMs;
-    return { t0, rows: rows.filter((r) => lastActivity(r) >= t0) };
+    return { t0, t1: now, rows: rows.filter((r) => lastActivity(r) >= t0) };
   }
   if (windowMs === 0) {
     let t0 = now - 60_000;
     for (const r of rows) if (r.firstSeen) t0 = Math.min(t0, r.firstSeen);
-    return { t0, rows };
+    return { t0, t1: now, rows };
   }
   const horizon = now - 900_000;
   const kept = rows.filter((r) => lastActivity(r) >= horizon);
   let first = now;
-  for (const r of kept) first = Math.min(first, Math.max(horizon, r.firstSeen || now));
-  const span = Math.max(20_000, (now - first) * 1.05);
-  return { t0: now - span, rows: kept };
+  let end = kept.length ? 0 : now;
+  for (const r of kept) {
+    first = Math.min(first, Math.max(horizon, r.firstSeen || now));
+    end = Math.max(end, Math.min(now, lastActivity(r)));
+  }
+  first = Math.min(first, end);
+  const span = Math.max(20_000, (end - first) * 1.05);
+  const t1 = Math.min(now, end + (span - (end - first)) / 2);
+  return { t0: t1 - span, t1, rows: kept };
+}
+
+/**
+ * zoomed narrows [t0, t1] by factor (2 halves it) around its end, or widens
+ * it for a factor below 1; never below 2 s.
+ */
+export function zoomed(range, factor) {
+  const span = Math.max(2000, (range.t1 - range.t0) / factor);
+  return { ...range, t0: range.t1 - span };
+}
+
+/** Whether a row's pod failed an attempt (unschedulable, an error, a failed binding). */
+export function failedRow(row) {
+  return row.trail.some((s) => s.failed) || row.cycles.some((c) => (c.end && c.end.result !== 'scheduled') || c.binding?.bound === false);
 }

@@ -11,6 +11,8 @@ export function createCluster() {
   // it. A node that is gone keeps its entry while pods still name it.
   const usage = keyedMap();
   const bound = signal(0);
+  // GET /priorityclasses: [{name, value, ...}], highest value first.
+  const priorityClasses = signal([]);
 
   function unbind(pod) {
     const u = pod.nodeName ? usage.get(pod.nodeName) : null;
@@ -39,6 +41,7 @@ export function createCluster() {
     pods,
     usage,
     bound,
+    priorityClasses,
 
     setNode(node) {
       nodes.set(node.name, node);

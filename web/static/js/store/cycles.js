@@ -115,6 +115,22 @@ export function createCycles(limits) {
     },
 
     /**
+     * Puts the steps the server's history tells of, up to seq upTo, before
+     * the trail's newer steps, in place of the snapshot's step and of what
+     * the trail held before; the last failed attempt among them is the
+     * last failure unless a newer one is known.
+     */
+    pastSteps(key, steps, upTo) {
+      const failed = steps.filter((s) => s.failed).at(-1);
+      updateInfo(key, (info) => ({
+        ...info,
+        trail: bounded([...steps, ...info.trail.filter((s) => s.seq > upTo)], limits.trail),
+        lastFailure: info.lastFailure || (failed ? { t: failed.t, plugins: failed.rejectedBy, message: failed.message, attempts: failed.attempts } : null),
+        firstSeen: earliest(info.firstSeen, steps[0]?.t),
+      }));
+    },
+
+    /**
      * Keeps the story of a deleted pod (the timeline and the inspector
      * still show it), up to limits.deletedPods of them, oldest dropped.
      */

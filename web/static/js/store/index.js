@@ -12,9 +12,9 @@
 // a whole message at once.
 
 import { batch } from '../signals.js';
-import { podKey, toMillis } from './common.js';
+import { podKey, sameUid, toMillis } from './common.js';
 import { createCluster } from './cluster.js';
-import { createQueue } from './queue.js';
+import { createQueue, moveStep } from './queue.js';
 import { createCycles } from './cycles.js';
 import { createServer } from './server.js';
 import { createPage } from './page.js';
@@ -126,6 +126,33 @@ export function createStore(options = {}) {
     }
   }
 
+  /**
+   * Applies the events of the server's history up to seq upTo, the
+   * snapshot's (GET /events): the queue moves become the trails the
+   * snapshot could not tell, and the pods deleted before it keep their
+   * story.
+   */
+  function applyHistory(list, upTo) {
+    // Pod key -> {uid, steps, deletedAt}: a new uid under a name is another pod.
+    const told = new Map();
+    for (const e of list) {
+      if (!e.pod || e.seq > upTo) continue;
+      const key = podKey(e.pod);
+      let p = told.get(key);
+      if (!p || (e.pod.uid && p.uid && e.pod.uid !== p.uid)) told.set(key, p = { uid: e.pod.uid, steps: [], deletedAt: null });
+      const t = toMillis(e.time) ?? now();
+      if (e.kind === 'queue' && e.queue && e.queue.action !== 'update') p.steps.push(moveStep(e.queue, t, e.seq));
+      else if (e.kind === 'pod' && e.podChange?.action === 'deleted') p.deletedAt = t;
+    }
+    for (const [key, p] of told) {
+      const pod = cluster.pods.peek(key);
+      const current = pod ? sameUid(pod, p) : p.deletedAt != null;
+      if (!current || !p.steps.length) continue;
+      cycles.pastSteps(key, p.steps, upTo);
+      if (!pod) cycles.podDeleted(key, p.deletedAt);
+    }
+  }
+
   /** Applies one message of the stream. Returns its type, for logs. */
   function applyMessage(msg) {
     switch (msg?.type) {
@@ -176,5 +203,7 @@ export function createStore(options = {}) {
     addFetchedCycle: writer(cycles.addFetched),
     addRemoteCycles: writer(cycles.addRemote),
     addCycleSummaries: writer((items) => cycles.addSummaries(items, podExists)),
+    applyHistory: writer(applyHistory),
+    setPriorityClasses: writer((items) => { cluster.priorityClasses.value = items; }),
   };
 }

@@ -32,13 +32,15 @@ function sameItems(a, b) {
  * plugins rejected the pod. On any other move, plugins are those whose
  * QueueingHint said Queue to the cluster event that moved it. rejectedBy,
  * when the server sends it, names the last attempt's rejecters on every
- * move. event is null for the event the queue event names.
+ * move. event, when given, replaces the one the queue event names; seq is
+ * the event's place in the history.
  */
-export function moveStep(q, t, event = null) {
+export function moveStep(q, t, seq, event = null) {
   const failed = q.action === 'move' && q.from === 'inFlight';
   const plugins = q.plugins || NONE;
   return {
     t,
+    seq: seq ?? null,
     action: q.action,
     from: q.from || null,
     to: q.to || null,
@@ -97,7 +99,7 @@ export function createQueue() {
       const same = !!old && sameUid(old.pod, e.pod);
       if (q.action === 'delete' || q.action === 'done') {
         if (same) entries.delete(key);
-        return { step: moveStep(q, t, null), failure: null };
+        return { step: moveStep(q, t, e.seq), failure: null };
       }
       if (!q.to) return null;
       const moved = !same || old.queue !== q.to;
@@ -107,7 +109,7 @@ export function createQueue() {
       if (q.action === 'pop') event = 'Pop';
       // An update in place (the pod object changed) keeps what moved it here.
       else if (q.event && (!inPlace || !base.event)) event = q.event;
-      const step = moveStep(q, t, event);
+      const step = moveStep(q, t, e.seq, event);
       const entry = {
         key,
         pod: e.pod,
@@ -156,7 +158,7 @@ export function createQueue() {
           }]);
           told.push({
             key,
-            step: { t: entered, action: 'snapshot', from: null, to: name, event, rejectedBy, hintedBy, failed: false },
+            step: { t: entered, seq: null, action: 'snapshot', from: null, to: name, event, rejectedBy, hintedBy, failed: false },
             failure: rejectedBy.length ? { t: entered, plugins: rejectedBy, message, attempts: qp.attempts ?? 0 } : null,
           });
         }

@@ -16,6 +16,8 @@ export function createServer(limits) {
   const seq = signal(0);
   // Snapshots applied: the first and one after every resync.
   const snapshots = signal(0);
+  // The oldest event the server's history held at the last snapshot.
+  const historyFirstSeq = signal(0);
   const scheduler = signal({ state: 'unknown', generation: 0, steps: 0, message: '' });
   // The names the stream uses: status codes by number, extension points,
   // event kinds, queues, cycle results.
@@ -38,6 +40,7 @@ export function createServer(limits) {
     conn,
     seq,
     snapshots,
+    historyFirstSeq,
     scheduler,
     vocabulary,
     scenarios,
@@ -51,6 +54,7 @@ export function createServer(limits) {
     fromSnapshot(snap) {
       seq.value = snap.seq ?? 0;
       snapshots.value = snapshots.peek() + 1;
+      historyFirstSeq.value = snap.history?.firstSeq ?? 0;
       if (snap.scheduler) setScheduler(snap.scheduler);
       vocabulary.value = snap.vocabulary || NO_VOCABULARY;
     },

@@ -4,7 +4,7 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../ui.js';
-import { nextName, pluginRows, PRIORITY_CLASSES } from '../manifests.js';
+import { nextName, pluginRows } from '../manifests.js';
 
 function Field({ id, label, hint, children }) {
   return html`<div class="field">
@@ -59,6 +59,8 @@ const POD_DEFAULTS = {
 
 function PodForm({ store, actions }) {
   const [form, update, bind] = useForm(POD_DEFAULTS);
+  useEffect(() => { actions.loadPriorityClasses(); }, []);
+  const classes = store.cluster.priorityClasses.value;
   const pods = store.cluster.pods;
   const suggested = nextName('pod', (n) => pods.has(`${form.namespace || 'default'}/${n}`) || pods.has(`${form.namespace || 'default'}/${n}-1`));
   const submit = async (ev) => {
@@ -79,7 +81,8 @@ function PodForm({ store, actions }) {
     </div>
     <${Field} id="pod-priority" label="Priority class">
       <select id="pod-priority" value=${form.priorityClassName} onChange=${(e) => update({ priorityClassName: e.currentTarget.value })}>
-        ${PRIORITY_CLASSES.map((p) => html`<option value=${p.name}>${p.label}</option>`)}
+        <option value="">none (priority 0)</option>
+        ${classes.map((p) => html`<option key=${p.metadata?.name} value=${p.metadata?.name}>${p.metadata?.name} (${p.value})</option>`)}
       </select>
     </${Field}>
     <${Field} id="pod-labels" label="Labels" hint="app=web, tier=front"><input ...${bind('labels')} id="pod-labels" /></${Field}>
@@ -115,24 +118,59 @@ spec:
 status:
   allocatable: {cpu: "16", memory: 64Gi, pods: "110"}
 `,
+  PriorityClass: `apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 100000
+description: pods that may preempt others
+`,
 };
 
 function YamlForm({ store, actions }) {
   const [text, setText] = useState('');
-  const submit = (ev) => {
+  const [results, setResults] = useState(null);
+  const submit = async (ev) => {
     ev.preventDefault();
-    actions.createFromYaml(text);
+    setResults(await actions.createFromYaml(text) || null);
   };
   return html`<form class="panel form" onSubmit=${submit} aria-labelledby="yaml-h" id="yaml-form">
-    <h2 id="yaml-h">Paste a manifest</h2>
-    <${Field} id="yaml-text" label="Node or Pod manifest (YAML or JSON)">
+    <h2 id="yaml-h">Paste manifests</h2>
+    <${Field} id="yaml-text" label="Nodes, Pods and PriorityClasses (YAML or JSON); separate documents with ---">
       <textarea id="yaml-text" rows="12" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
     </${Field}>
     <div class="form-actions">
-      <button type="submit" class="primary" disabled=${store.page.isBusy('createYaml')}>Create from manifest</button>
-      <button type="button" onClick=${() => setText(YAML_TEMPLATES.Pod)}>Pod template</button>
-      <button type="button" onClick=${() => setText(YAML_TEMPLATES.Node)}>Node template</button>
+      <button type="submit" class="primary" disabled=${store.page.isBusy('createYaml')}>Create from manifests</button>
+      ${Object.keys(YAML_TEMPLATES).map((k) => html`<button type="button" key=${k} onClick=${() => setText(YAML_TEMPLATES[k])}>${k} template</button>`)}
     </div>
+    ${results ? html`<ul class="doc-results" aria-label="documents" id="yaml-results">${results.map((r) => html`<li key=${r.index} class=${r.ok ? 'ok' : 'failed'}>
+      <span aria-hidden="true">${r.ok ? '✓' : '✗'}</span> line ${r.line}: ${r.kind || 'no kind'} ${r.name}${r.ok ? ' created' : html` <span class="why-rejected">${r.error}</span>`}
+    </li>`)}</ul>` : null}
+  </form>`;
+}
+
+const CLASS_DEFAULTS = { name: '', value: '1000', description: '', preemptionPolicy: 'PreemptLowerPriority' };
+
+function PriorityClassForm({ store, actions }) {
+  const [form, update, bind] = useForm(CLASS_DEFAULTS);
+  const submit = async (ev) => {
+    ev.preventDefault();
+    if (await actions.createPriorityClass(form)) update({ name: '' });
+  };
+  return html`<form class="panel form" onSubmit=${submit} aria-labelledby="pc-form-h" id="pc-form">
+    <h2 id="pc-form-h">Create a PriorityClass</h2>
+    <div class="row2">
+      <${Field} id="pc-name" label="Name"><input ...${bind('name')} id="pc-name" placeholder="high" autocomplete="off" /></${Field}>
+      <${Field} id="pc-value" label="Value"><input ...${bind('value')} id="pc-value" inputmode="numeric" /></${Field}>
+    </div>
+    <${Field} id="pc-preemption" label="Preemption">
+      <select id="pc-preemption" value=${form.preemptionPolicy} onChange=${(e) => update({ preemptionPolicy: e.currentTarget.value })}>
+        <option value="PreemptLowerPriority">may preempt lower priority pods</option>
+        <option value="Never">never preempts</option>
+      </select>
+    </${Field}>
+    <div class="form-actions"><button type="submit" class="primary" disabled=${store.page.isBusy('createPriorityClass')}>Create class</button>
+      <span class="hint">${store.cluster.priorityClasses.value.length} classes; the pod form lists them all.</span></div>
   </form>`;
 }
 

@@ -7,7 +7,7 @@ import { html, VirtualList } from '../ui.js';
 import { clock } from '../clock.js';
 import { formatClock, formatDuration, keyLabel, podLabel, queueTitle } from '../format.js';
 import { outcomeClass, outcomeText } from '../inspect.js';
-import { segments, timeRange } from '../timeline-logic.js';
+import { failedRow, segments, timeRange, zoomed } from '../timeline-logic.js';
 
 const WINDOWS = Object.freeze([
   { id: 'fit', label: 'fit', ms: -1 },
@@ -30,7 +30,7 @@ function Row({ row, t0, t1, actions, selected }) {
   const name = row.pod ? podLabel(row.pod) : keyLabel(row.key);
   return html`<div class=${`tl-row${selected ? ' selected' : ''}`}>
     <button type="button" class="tl-name" data-pod=${row.key} onClick=${() => actions.inspectPod(row.key)} title=${row.key}>
-      ${name}${row.bound ? html` <span class="muted small">→ ${row.pod.nodeName}</span>` : null}
+      ${name}${row.bound ? html` <span class="muted small">→ ${row.pod.nodeName}</span>` : null}${row.deletedAt ? html` <span class="badge">deleted</span>` : null}
     </button>
     <div class="tl-track">
       ${bands.map((b) => html`<span class=${`tl-band q-${b.queue}`} style=${`left:${pct(b.from, t0, span)}%;width:${Math.max(0.2, pct(b.to, t0, span) - pct(b.from, t0, span))}%`}
@@ -65,20 +65,27 @@ function Legend({ store }) {
 export default function Timeline({ store, actions }) {
   const [win, setWin] = useState('fit');
   const [filter, setFilter] = useState('');
+  const [onlyFailed, setOnlyFailed] = useState(false);
+  const [zoom, setZoom] = useState(1);
   let rows = store.timelineRows.value;
   const selected = store.page.selectedPod.value;
   const f = filter.trim().toLowerCase();
   if (f) rows = rows.filter((r) => r.key.toLowerCase().includes(f));
+  if (onlyFailed) rows = rows.filter(failedRow);
   const w = WINDOWS.find((x) => x.id === win) || WINDOWS[0];
-  const t1 = clock(1000);
-  const range = timeRange(rows, w.ms, t1);
-  const t0 = range.t0;
+  const range = zoomed(timeRange(rows, w.ms, clock(1000)), zoom);
+  const { t0, t1 } = range;
   rows = range.rows;
   return html`<div class="timeline">
     <div class="tl-tools">
       <fieldset class="segmented"><legend>Show</legend>
-        ${WINDOWS.map((x) => html`<label><input type="radio" name="tl-window" value=${x.id} checked=${x.id === win} onChange=${() => setWin(x.id)} /> ${x.label}</label>`)}
+        ${WINDOWS.map((x) => html`<label><input type="radio" name="tl-window" value=${x.id} checked=${x.id === win} onChange=${() => { setWin(x.id); setZoom(1); }} /> ${x.label}</label>`)}
       </fieldset>
+      <div class="zoom" role="group" aria-label="zoom">
+        <button type="button" class="small" id="tl-zoom-in" onClick=${() => setZoom((z) => z * 2)} title="show the last half of the window">Zoom in</button>
+        <button type="button" class="small" id="tl-zoom-out" disabled=${zoom <= 1} onClick=${() => setZoom((z) => Math.max(1, z / 2))}>Zoom out</button>
+      </div>
+      <label class="check"><input type="checkbox" id="tl-failed" checked=${onlyFailed} onChange=${(e) => setOnlyFailed(e.currentTarget.checked)} /> only pods that failed an attempt</label>
       <label class="filter-box">Find pod <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
       <span class="muted">${rows.length} pods</span>
     </div>
