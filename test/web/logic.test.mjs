@@ -2,10 +2,12 @@
 // configuration, the API client's errors and the stream's reconnects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { codeClass, codeName, formatAgo, formatBytes, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent } from '../../web/static/js/format.js';
+import {
+  codeClass, codeName, formatAgo, formatBytes, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent, plural, tidyReason,
+} from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
-  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginRows, priorityClassManifest, splitDocuments,
+  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginChecks, pluginRows, priorityClassManifest, splitDocuments,
   podManifest, podManifests,
 } from '../../web/static/js/manifests.js';
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
@@ -18,10 +20,17 @@ import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixture
 const { codes } = VOCABULARY;
 
 test('format: CPU, memory, durations, codes', () => {
-  assert.equal(formatCpu(500), '500m');
+  assert.equal(formatCpu(500), '0.5');
   assert.equal(formatCpu(2000), '2');
-  assert.equal(formatCpu(1500), '1.5');
+  assert.equal(formatCpu(1250), '1.25');
   assert.equal(formatCpu(0), '0');
+  // Figures carry their unit; one of a thing is singular (issue 16, 9).
+  assert.equal(formatCores(500), '0.5 cores');
+  assert.equal(formatCores(1000), '1 core');
+  assert.equal(plural(1, 'pod'), '1 pod');
+  assert.equal(plural(2, 'pod'), '2 pods');
+  assert.equal(tidyReason('found a potential placement for pod on node n-2, preempting 1 victims'), 'found a potential placement for pod on node n-2, preempting 1 victim');
+  assert.equal(tidyReason('preempting 11 victims; 0/1 nodes'), 'preempting 11 victims; 0/1 nodes');
   assert.equal(formatBytes(16 * 2 ** 30), '16Gi');
   assert.equal(formatBytes(1.5 * 2 ** 30), '1.5Gi');
   assert.equal(formatBytes(512 * 2 ** 20), '512Mi');
@@ -99,6 +108,11 @@ test('score table: sorted by total, winner and ties marked', () => {
   assert.deepEqual(u.failed, []);
   const failing = scoreTable({ ...score, plugins: [{ ...score.plugins[0], code: 1, reason: 'boom' }, score.plugins[1]] }, null, codes);
   assert.deepEqual(failing.failed.map((p) => [p.name, p.codeName, p.reason]), [['NodeResourcesFit', 'Error', 'boom']]);
+  // Close totals look apart: the bars start below the lowest (issue 16, 11).
+  const close = scoreTable({ plugins: score.plugins, nodes: [{ node: 'x', total: 442 }, { node: 'y', total: 436 }] }, null, codes);
+  assert.equal(close.floor, 434);
+  assert.deepEqual(close.rows.map((r) => r.bar), [100, 25]);
+  assert.equal(scoreTable({ plugins: [], nodes: [{ node: 'x', total: 0 }, { node: 'y', total: 10 }] }, null, codes).floor, 0);
 });
 
 test('points in the order they ran, and plugin times', () => {
@@ -175,6 +189,11 @@ const PLUGINS_VIEW = {
     Permit: [],
     PreFilter: [{ name: 'NodeResourcesFit' }],
   },
+  // What each plugin may run at (contract D): disabled ones too.
+  plugins: [
+    { name: 'NodeNumber', extensionPoints: ['PreScore', 'Score'], events: [] },
+    { name: 'PermitDelay', extensionPoints: ['Permit'], events: [] },
+  ],
 };
 
 test('plugins: rows and the configuration that enables, disables and weighs', () => {
@@ -185,6 +204,9 @@ test('plugins: rows and the configuration that enables, disables and weighs', ()
   assert.equal(rows.find((r) => r.name === 'TaintToleration').weight, 3);
   assert.deepEqual(rows.find((r) => r.name === 'NodeResourcesFit').points, ['PreFilter', 'Filter', 'Score'], 'in the order a pod meets them');
   assert.equal(rows.find((r) => r.name === 'NodeNumber').score, true);
+  // A disabled plugin names the points it would run at (issue 16, 12).
+  assert.deepEqual(rows.find((r) => r.name === 'NodeNumber').canRun, ['PreScore', 'Score']);
+  assert.deepEqual(rows.find((r) => r.name === 'NodeNumber').points, []);
   const config = {
     apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
     profiles: [{ schedulerName: 'default-scheduler', plugins: { multiPoint: { enabled: [{ name: 'TaintToleration', weight: 3 }, { name: 'ImageLocality', weight: 1 }, { name: 'NodeName', weight: 0 }] } } }],
@@ -202,6 +224,25 @@ test('plugins: rows and the configuration that enables, disables and weighs', ()
   assert.ok(again.profiles[0].plugins.multiPoint.enabled.some((p) => p.name === 'ImageLocality'));
   assert.throws(() => configWithPlugins(config, { NodeNumber: { weight: 'x' } }), /whole number/);
   assert.throws(() => configWithPlugins({}, {}), /no profile/);
+});
+
+test('plugins: the points a profile requires lock their last plugins on (issue 16, 12)', () => {
+  const view = {
+    available: ['PrioritySort', 'CustomSort', 'DefaultBinder', 'NodeName'],
+    plugins: [{ name: 'PrioritySort', extensionPoints: ['QueueSort'] }, { name: 'CustomSort', extensionPoints: ['QueueSort'] },
+      { name: 'DefaultBinder', extensionPoints: ['Bind'] }, { name: 'NodeName', extensionPoints: ['Filter'] }],
+    enabled: { QueueSort: [{ name: 'PrioritySort' }], Bind: [{ name: 'DefaultBinder' }], Filter: [{ name: 'NodeName' }] },
+    required: { QueueSort: 1, Bind: 1 },
+  };
+  const rows = pluginRows(view, ['QueueSort', 'PreFilter', 'Filter', 'Bind']);
+  const none = pluginChecks(rows, {}, view.required);
+  assert.deepEqual(Object.keys(none.locked).sort(), ['DefaultBinder', 'PrioritySort']);
+  assert.deepEqual(none.problems, []);
+  const two = pluginChecks(rows, { CustomSort: { enabled: true } }, view.required);
+  assert.deepEqual(Object.keys(two.locked), ['DefaultBinder'], 'with two QueueSort plugins either may go');
+  assert.match(two.problems[0], /takes one QueueSort plugin: untick 1 of PrioritySort, CustomSort/);
+  assert.deepEqual(pluginChecks(rows, { DefaultBinder: { enabled: false } }, view.required).problems, ['a profile needs a Bind plugin']);
+  assert.deepEqual(pluginChecks(rows, {}, undefined), { locked: {}, problems: [] }, 'an older server requires nothing');
 });
 
 function fakeFetch(routes) {
@@ -422,4 +463,16 @@ test('a pasted YAML stream creates every document at its kind\'s route and repor
   assert.deepEqual(priorityClassManifest({ name: 'low', value: '-5', preemptionPolicy: 'Never' }),
     { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'low' }, value: -5, preemptionPolicy: 'Never' });
   assert.throws(() => priorityClassManifest({ name: 'x', value: '2000000000' }), /up to 1000000000/);
+});
+
+test('a form\'s bad input is marked, and the mark goes with the next try (issue 16, 14)', async () => {
+  const store = createStore();
+  const actions = createActions({ api: createApi({ fetchImpl: fakeFetch(() => ({ status: 201, body: {} })) }), store });
+  await actions.createNode({ name: 'n1', cpu: 'lots', memory: '1Gi', pods: '10' });
+  assert.equal(store.page.invalidInput('createNode'), 'cpu');
+  assert.match(store.page.notices.value.at(-1).text, /CPU "lots"/);
+  await actions.createPods({ name: 'p', namespace: 'default', cpu: '1', memory: '1Gi', tolerations: 'gpu:Sometimes' });
+  assert.equal(store.page.invalidInput('createPod'), 'tolerations');
+  await actions.createNode({ name: 'n1', cpu: '2', memory: '1Gi', pods: '10' });
+  assert.equal(store.page.invalidInput('createNode'), null);
 });

@@ -604,3 +604,12 @@ test('after a reload the history rebuilds the queue bands, and the pods deleted 
   s.applyHistory(past, upTo);
   assert.equal(s.cycles.podInfo.get('default/p').trail.length, 4);
 });
+
+test('while disconnected the header shows no scheduler state (issue 16, 13)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ scheduler: { state: 'running', generation: 1 } }));
+  s.setConnection({ status: 'open' });
+  assert.deepEqual([s.schedulerShown.value.state, s.schedulerShown.value.live], ['running', true]);
+  s.setConnection({ status: 'reconnecting' });
+  assert.deepEqual([s.schedulerShown.value.state, s.schedulerShown.value.live], ['unknown', false]);
+});

@@ -16,10 +16,13 @@ const HISTORY_PAGE = 10_000;
 export function createActions({ api, store }) {
   async function run(name, doing, fn) {
     store.setBusy(name, true);
+    store.markInvalid(name, null);
     try {
       return await fn();
     } catch (err) {
       if (err?.name === 'AbortError') return undefined;
+      // A form's bad input is marked where it is, as well as said.
+      if (err instanceof FormError) store.markInvalid(name, err.field);
       store.addNotice('error', err instanceof FormError ? err.message : describeError(err, doing));
       return undefined;
     } finally {
@@ -182,7 +185,8 @@ export function createActions({ api, store }) {
       store.setBusy('scenarios', true);
       try {
         const res = await api.scenarios();
-        for (const r of res?.runs || []) store.setScenarioRun(r);
+        // The server lists the newest first; the store keeps the newest last.
+        for (const r of [...(res?.runs || [])].reverse()) store.setScenarioRun(r);
         return { bundled: res?.bundled || [], runs: res?.runs || [] };
       } catch (err) {
         if (err?.status === 404) {
@@ -194,15 +198,19 @@ export function createActions({ api, store }) {
       }
     },
 
-    async runScenario(name) {
+    /**
+     * Runs a bundled scenario; with reset (the default for lessons) the
+     * server empties the cluster first, in the same request.
+     */
+    async runScenario(name, { reset = true } = {}) {
       return run('scenarioRun', `Could not start scenario ${name}`, async () => {
         try {
-          const res = await api.runScenario(name);
+          const res = await api.runScenario(name, reset);
           store.setScenarioRun({ name, state: 'running', ...res });
-          store.addNotice('ok', `Scenario ${name} started.`);
+          store.addNotice('ok', `Scenario ${name} started${reset ? ' on an empty cluster' : ''}.`);
           return res;
         } catch (err) {
-          if (err?.status === 409) throw new Error(`a scenario is running already; cancel it first (${err.message})`);
+          if (err?.status === 409) throw new Error(`${err.message} (a reset or another scenario is under way; cancel it or wait)`);
           throw err;
         }
       });

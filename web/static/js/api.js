@@ -101,7 +101,7 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     putConfig: (cfg, type) => request('PUT', '/scheduler/config', { body: cfg, type }),
     reset: () => request('POST', '/reset'),
     scenarios: () => request('GET', '/scenarios'),
-    runScenario: (name) => request('POST', `/scenarios?bundled=${enc(name)}`),
+    runScenario: (name, reset = false) => request('POST', `/scenarios?bundled=${enc(name)}${reset ? '&reset=true' : ''}`),
     scenario: (id) => request('GET', `/scenarios/${enc(id)}`),
     cancelScenario: (id) => request('DELETE', `/scenarios/${enc(id)}`),
   };

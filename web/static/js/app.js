@@ -47,8 +47,8 @@ function Connection({ store, stream }) {
 }
 
 function SchedulerBar({ store, actions }) {
-  const scheduler = store.server.scheduler.value;
-  const busy = store.page.isBusy('scheduler');
+  const scheduler = store.schedulerShown.value;
+  const busy = store.page.isBusy('scheduler') || !scheduler.live;
   const paused = scheduler.state === 'paused';
   return html`<div class="sched" role="group" aria-label="scheduler">
     <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${scheduler.message || ''}>

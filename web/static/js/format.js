@@ -22,19 +22,16 @@ export function codeClass(name) {
   return CODE_CLASSES[name] || 'error';
 }
 
-/** CPU in millicores -> "500m", "2", "1.5". */
+/** CPU in millicores -> cores: "0.5", "2", "1.25". */
 export function formatCpu(milli) {
   if (milli == null || Number.isNaN(milli)) return '–';
-  if (milli === 0) return '0';
-  if (milli % 1000 === 0) return String(milli / 1000);
-  if (milli >= 1000) return trim((milli / 1000).toFixed(2));
-  return `${milli}m`;
+  return trim((milli / 1000).toFixed(3));
 }
 
 /** CPU in millicores with its unit: "0.5 cores", "1 core", "2 cores". */
 export function formatCores(milli) {
-  if (milli == null || Number.isNaN(milli)) return '–';
-  return plural(Number(trim((milli / 1000).toFixed(3))), 'core');
+  const cores = formatCpu(milli);
+  return cores === '–' ? cores : plural(Number(cores), 'core');
 }
 
 /** plural(1, "pod") -> "1 pod"; plural(3, "pod") -> "3 pods". */

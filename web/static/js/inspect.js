@@ -2,7 +2,7 @@
 // events. Pure functions, no DOM: tested with node --test. Status codes are
 // numbers in the events; codes (the vocabulary's, index = code) names them.
 
-import { codeClass, codeName } from './format.js';
+import { codeClass, codeName, tidyReason } from './format.js';
 
 /** A status code's name, and its class: pass, fail, wait, skip or error. */
 function status(code, codes) {
@@ -68,8 +68,9 @@ export function reasonSummary(matrix) {
  * scoreTable turns a score event (and the cycle's end) into rows sorted by
  * total, best first: [{node, raw, normalized, weighted, nanos, total,
  * winner, tie, rank}]. winner is the node the cycle chose; tie marks the
- * nodes that shared the best total with it. failed lists the plugins that
- * did not succeed, with their status's name.
+ * nodes that shared the best total with it; bar the length of its bar in
+ * percent, from floor (where the bars start) to max. failed lists the
+ * plugins that did not succeed, with their status's name.
  */
 export function scoreTable(score, end, codes) {
   if (!score) return null;
@@ -87,7 +88,13 @@ export function scoreTable(score, end, codes) {
   const best = rows.length ? rows[0].total : 0;
   rows.forEach((r, i) => { r.rank = i + 1; r.best = r.total === best; });
   const failed = plugins.filter((p) => p.code != null && status(p.code, codes).state !== 'pass').map((p) => ({ ...p, codeName: codeName(p.code, codes) }));
-  return { plugins, rows, best, max: Math.max(1, ...rows.map((r) => r.total)), nanos: score.nanos || 0, failed };
+  // The bars start a little below the lowest total, not at 0: totals of
+  // 442 and 436 would look the same from 0.
+  const max = Math.max(1, ...rows.map((r) => r.total));
+  const min = rows.length ? Math.min(...rows.map((r) => r.total)) : 0;
+  const floor = rows.length > 1 && min > 0 ? Math.max(0, Math.floor(min - Math.max(1, (max - min) / 4))) : 0;
+  rows.forEach((r) => { r.bar = max > floor ? ((r.total - floor) / (max - floor)) * 100 : 100; });
+  return { plugins, rows, best, max, floor, nanos: score.nanos || 0, failed };
 }
 
 /**
@@ -100,7 +107,7 @@ export function pointRows(points, codes) {
     point: p.point, node: p.node || '', index: i,
     results: (p.results || []).map((r) => {
       const { name, state } = status(r.code, codes);
-      return { plugin: r.plugin, code: r.code, state, label: name, reason: r.reason || '', nanos: r.nanos ?? null, extra: resultExtra(r) };
+      return { plugin: r.plugin, code: r.code, state, label: name, reason: tidyReason(r.reason), nanos: r.nanos ?? null, extra: resultExtra(r) };
     }),
   }));
 }

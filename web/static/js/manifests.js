@@ -15,6 +15,16 @@ export class FormError extends Error {
   }
 }
 
+/** at(input, fn): fn's result; a FormError it throws names the form's input. */
+function at(input, fn) {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof FormError) err.field = input;
+    throw err;
+  }
+}
+
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
@@ -132,10 +142,10 @@ export function checkMemory(text, field = 'memory') {
 
 /** nodeManifest builds a Node from the node form. */
 export function nodeManifest(form) {
-  const name = checkName('node name', form.name);
+  const name = at('name', () => checkName('node name', form.name));
   const allocatable = {};
-  const cpu = checkCpu(form.cpu, 'CPU');
-  const memory = checkMemory(form.memory, 'memory');
+  const cpu = at('cpu', () => checkCpu(form.cpu, 'CPU'));
+  const memory = at('memory', () => checkMemory(form.memory, 'memory'));
   const pods = String(form.pods ?? '').trim();
   if (cpu) allocatable.cpu = cpu;
   if (memory) allocatable.memory = memory;
@@ -143,8 +153,8 @@ export function nodeManifest(form) {
     if (!/^\d+$/.test(pods)) throw new FormError('pods', `pods "${pods}": write a whole number`);
     allocatable.pods = pods;
   }
-  const labels = parseLabels(form.labels, 'node labels');
-  const taints = parseTaints(form.taints);
+  const labels = at('labels', () => parseLabels(form.labels, 'node labels'));
+  const taints = at('taints', () => parseTaints(form.taints));
   const node = { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: {}, status: { allocatable, capacity: { ...allocatable } } };
   if (Object.keys(labels).length) node.metadata.labels = { ...labels };
   if (!labels['kubernetes.io/hostname']) node.metadata.labels = { ...node.metadata.labels, 'kubernetes.io/hostname': name };
@@ -155,23 +165,23 @@ export function nodeManifest(form) {
 
 /** podManifest builds a Pod from the pod form (one pause container). */
 export function podManifest(form) {
-  const name = checkName('pod name', form.name);
-  const namespace = checkName('namespace', form.namespace || 'default');
+  const name = at('name', () => checkName('pod name', form.name));
+  const namespace = at('namespace', () => checkName('namespace', form.namespace || 'default'));
   const requests = {};
-  const cpu = checkCpu(form.cpu, 'CPU request');
-  const memory = checkMemory(form.memory, 'memory request');
+  const cpu = at('cpu', () => checkCpu(form.cpu, 'CPU request'));
+  const memory = at('memory', () => checkMemory(form.memory, 'memory request'));
   if (cpu) requests.cpu = cpu;
   if (memory) requests.memory = memory;
   const container = { name: 'app', image: PAUSE_IMAGE };
   if (Object.keys(requests).length) container.resources = { requests };
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [container] } };
-  const labels = parseLabels(form.labels, 'pod labels');
+  const labels = at('labels', () => parseLabels(form.labels, 'pod labels'));
   if (Object.keys(labels).length) pod.metadata.labels = labels;
-  const selector = parseLabels(form.nodeSelector, 'node selector');
+  const selector = at('nodeSelector', () => parseLabels(form.nodeSelector, 'node selector'));
   if (Object.keys(selector).length) pod.spec.nodeSelector = selector;
-  const tolerations = parseTolerations(form.tolerations);
+  const tolerations = at('tolerations', () => parseTolerations(form.tolerations));
   if (tolerations.length) pod.spec.tolerations = tolerations;
-  const affinity = parseAffinity(form.affinity);
+  const affinity = at('affinity', () => parseAffinity(form.affinity));
   if (affinity.length) {
     pod.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: affinity }] } } };
   }
@@ -247,7 +257,7 @@ export function manifestName(text) {
 
 /** priorityClassManifest builds a PriorityClass from its form. */
 export function priorityClassManifest(form) {
-  const name = checkName('class name', form.name);
+  const name = at('name', () => checkName('class name', form.name));
   const value = String(form.value ?? '').trim();
   if (!/^-?\d+$/.test(value) || Math.abs(Number(value)) > 1_000_000_000) {
     throw new FormError('value', `value "${value}": write a whole number up to 1000000000 (higher ones are for system- classes)`);
@@ -275,36 +285,62 @@ export function manifestKind(text) {
 
 /**
  * pluginRows merges GET /api/v1/scheduler/plugins into one row per plugin:
- * [{name, enabled, points: [...], score, weight}], enabled ones first; each
- * row's points in the order a pod meets them (extensionPoints, the
- * vocabulary's).
+ * [{name, enabled, points: [...], canRun: [...], score, weight}], enabled
+ * ones first; points where it runs now, canRun where it may run (the
+ * server's `plugins` list; for an older server, where it runs), each in
+ * the order a pod meets them (extensionPoints, the vocabulary's).
  */
 export function pluginRows(view, extensionPoints) {
   const rows = new Map();
-  for (const name of view?.available || []) rows.set(name, { name, enabled: false, points: [], score: false, weight: 0 });
+  const row = (name) => {
+    if (!rows.has(name)) rows.set(name, { name, enabled: false, points: [], canRun: [], score: false, weight: 0 });
+    return rows.get(name);
+  };
+  for (const name of view?.available || []) row(name);
+  for (const p of view?.plugins || []) row(p.name).canRun = [...(p.extensionPoints || [])];
   for (const [point, list] of Object.entries(view?.enabled || {})) {
     for (const p of list || []) {
-      const row = rows.get(p.name) || { name: p.name, enabled: false, points: [], score: false, weight: 0 };
-      row.enabled = true;
-      row.points.push(point);
-      if (point === 'Score') {
-        row.score = true;
-        row.weight = p.weight || 1;
-      }
-      rows.set(p.name, row);
+      const r = row(p.name);
+      r.enabled = true;
+      r.points.push(point);
+      if (!r.canRun.includes(point)) r.canRun.push(point);
+      if (point === 'Score') r.weight = p.weight || 1;
     }
   }
-  const KNOWN_SCORE = new Set(['NodeNumber', 'Random', 'ImageLocality', 'NodeAffinity', 'NodeResourcesFit', 'NodeResourcesBalancedAllocation',
-    'TaintToleration', 'InterPodAffinity', 'PodTopologySpread', 'VolumeBinding', 'DynamicResources']);
   const rank = (point) => {
     const i = extensionPoints.indexOf(point);
     return i < 0 ? extensionPoints.length : i;
   };
-  for (const row of rows.values()) {
-    if (!row.enabled && KNOWN_SCORE.has(row.name)) row.score = true;
-    row.points.sort((a, b) => rank(a) - rank(b));
+  for (const r of rows.values()) {
+    r.points.sort((a, b) => rank(a) - rank(b));
+    r.canRun.sort((a, b) => rank(a) - rank(b));
+    r.score = r.canRun.includes('Score');
   }
   return [...rows.values()].sort((a, b) => Number(b.enabled) - Number(a.enabled) || (a.name < b.name ? -1 : 1));
+}
+
+// Extension points a profile holds exactly as many plugins of as the server
+// requires (kube-scheduler takes one QueueSort plugin); for the others it
+// is a least.
+const EXACTLY = new Set(['QueueSort']);
+
+/**
+ * pluginChecks says what the plugin edits would break, from the server's
+ * `required` ({QueueSort: 1, Bind: 1}): {locked: {Name: why}, problems:
+ * [words]}. A plugin is locked on when unticking it would leave a required
+ * extension point short; problems name the points the edits leave wrong.
+ */
+export function pluginChecks(rows, edits, required) {
+  const on = (r) => edits[r.name]?.enabled ?? r.enabled;
+  const locked = {};
+  const problems = [];
+  for (const [point, n] of Object.entries(required || {})) {
+    const at = rows.filter((r) => on(r) && r.canRun.includes(point));
+    if (at.length < n) problems.push(`a profile needs ${n === 1 ? 'a' : n} ${point} plugin${n === 1 ? '' : 's'}`);
+    else if (EXACTLY.has(point) && at.length > n) problems.push(`a profile takes ${n === 1 ? 'one' : n} ${point} plugin${n === 1 ? '' : 's'}: untick ${at.length - n} of ${at.map((r) => r.name).join(', ')}`);
+    if (at.length <= n) for (const r of at) locked[r.name] = `the profile needs ${n === 1 ? 'a' : n} ${point} plugin${n === 1 ? '' : 's'}`;
+  }
+  return { locked, problems };
 }
 
 /**

@@ -8,6 +8,11 @@ import { percent } from './format.js';
 
 export const html = htm.bind(h);
 
+/** n rem in pixels, at the root's font size now (smaller on small screens). */
+export function remPx(n) {
+  return Math.round(n * parseFloat(getComputedStyle(document.documentElement).fontSize || '16'));
+}
+
 /** useSize follows an element's content size. */
 export function useSize(ref, fallback = { width: 800, height: 600 }) {
   const [size, setSize] = useState(fallback);
@@ -70,4 +75,26 @@ export function Meter({ label, used, total, text }) {
     </span>
     <span class="meter-text">${text}</span>
   </div>`;
+}
+
+/**
+ * A button that asks to be clicked twice: the first click arms it (its
+ * label asks for confirmation) for five seconds, the second runs onConfirm.
+ */
+export function ConfirmButton({ label, confirm, onConfirm, disabled, className = 'danger', id, ariaLabel }) {
+  const [armed, setArmed] = useState(false);
+  useEffect(() => {
+    if (!armed) return undefined;
+    const t = setTimeout(() => setArmed(false), 5000);
+    return () => clearTimeout(t);
+  }, [armed]);
+  const click = () => {
+    if (!armed) setArmed(true);
+    else {
+      setArmed(false);
+      onConfirm();
+    }
+  };
+  return html`<button type="button" class=${`${className}${armed ? ' armed' : ''}`} id=${id} aria-label=${armed ? confirm : ariaLabel}
+    data-armed=${armed ? 'true' : 'false'} disabled=${disabled} onClick=${click}>${armed ? confirm : label}</button>`;
 }

@@ -42,6 +42,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   notices: 4,
   // Scenario runs remembered.
   scenarios: 20,
+  // Steps a scenario run keeps for the lesson banner.
+  lessonSteps: 100,
   // Deleted pods whose story (timeline row, cycles) is kept.
   deletedPods: 300,
 });
@@ -104,7 +106,7 @@ export function createStore(options = {}) {
         if (e.scheduler) server.setScheduler(e.scheduler);
         break;
       case 'scenario':
-        if (e.scenario) server.scenarioEvent(e.scenario);
+        if (e.scenario) server.scenarioEvent(e.scenario, toMillis(e.time) ?? now());
         break;
       case 'reset':
         forgetCycles();
@@ -194,6 +196,7 @@ export function createStore(options = {}) {
     expireNotices: writer((ms = 8000) => page.expireNotices(ms)),
     dismissNotice: writer(page.dismissNotice),
     setBusy: writer(page.setBusy),
+    markInvalid: writer(page.markInvalid),
     setView: writer(page.setView),
     /** Shows a view and focuses an element of it (by id), or clears the request. */
     focusOn: writer((view, id) => { if (view) page.setView(view); page.focus.value = id; }),

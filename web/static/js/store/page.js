@@ -18,6 +18,8 @@ export function createPage(limits, now) {
   const focus = signal(null);
   // Action name -> true while it runs.
   const busy = keyedMap();
+  // Action name -> the input its last run found wrong.
+  const invalid = keyedMap();
   let noticeId = 0;
 
   function setView(v) {
@@ -34,6 +36,16 @@ export function createPage(limits, now) {
 
     isBusy(name) {
       return !!busy.get(name);
+    },
+
+    /** The input of the form behind action name that its last run found wrong, or null. */
+    invalidInput(name) {
+      return invalid.get(name) || null;
+    },
+
+    markInvalid(name, input) {
+      if (input) invalid.set(name, input);
+      else invalid.delete(name);
     },
 
     setBusy(name, on) {

@@ -87,5 +87,14 @@ export function createSelectors({ cluster, queue, cycles, server }) {
     return rows.sort((a, b) => a.firstSeen - b.firstSeen || natural(a.key, b.key));
   });
 
-  return { nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+  /**
+   * The scheduler's state as the header shows it: "unknown" while the
+   * stream is down, for what the page knows then is old; live says which.
+   */
+  const schedulerShown = computed(() => {
+    const live = server.conn.value.status === 'open';
+    return { ...(live ? server.scheduler.value : { state: 'unknown', steps: 0, message: 'not connected: the state would be old' }), live };
+  });
+
+  return { schedulerShown, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
 }

@@ -59,10 +59,16 @@ export function createServer(limits) {
       vocabulary.value = snap.vocabulary || NO_VOCABULARY;
     },
 
-    /** A scenario event: its phase names the run's end when it is one of the end states. */
-    scenarioEvent(s) {
+    /**
+     * A scenario event: its phase names the run's end when it is one of the
+     * end states. The run keeps the steps it told of ({step, message}, one
+     * per step, the newest message), for the lesson banner.
+     */
+    scenarioEvent(s, t) {
       const prev = scenarios.peek().find((r) => r.id === s.id);
-      setScenarioRun({ ...s, state: SCENARIO_END.has(s.phase) ? s.phase : prev?.state || 'running' });
+      const log = (prev?.log || []).filter((l) => l.step !== s.step);
+      if (s.message) log.push({ step: s.step, message: s.message, t });
+      setScenarioRun({ ...s, state: SCENARIO_END.has(s.phase) ? s.phase : prev?.state || 'running', log: log.slice(-limits.lessonSteps) });
     },
   };
 }

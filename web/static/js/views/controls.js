@@ -3,8 +3,9 @@
 // own field values; submitting calls an action and nothing more.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { html } from '../ui.js';
-import { nextName, pluginRows } from '../manifests.js';
+import { ConfirmButton, html } from '../ui.js';
+import { plural } from '../format.js';
+import { nextName, pluginChecks, pluginRows } from '../manifests.js';
 
 function Field({ id, label, hint, children }) {
   return html`<div class="field">
@@ -14,15 +15,22 @@ function Field({ id, label, hint, children }) {
   </div>`;
 }
 
-function useForm(initial) {
+/**
+ * A form's fields; bind(name) gives an input its value and its handler,
+ * and marks it invalid when the last run of action (the form's submit)
+ * found it wrong.
+ */
+function useForm(initial, store, action) {
   const [form, setForm] = useState(initial);
   // Changes merge into the newest state, not this render's: two fields may
   // change before the next render.
   const update = (patch) => setForm((f) => ({ ...f, ...patch }));
+  const bad = store.page.invalidInput(action);
   const bind = (name) => ({
     id: `f-${name}`,
     name,
     value: form[name],
+    'aria-invalid': bad === name ? 'true' : null,
     onInput: (e) => update({ [name]: e.currentTarget.value }),
   });
   return [form, update, bind];
@@ -31,7 +39,7 @@ function useForm(initial) {
 const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', labels: '', taints: '', unschedulable: false };
 
 function NodeForm({ store, actions }) {
-  const [form, update, bind] = useForm(NODE_DEFAULTS);
+  const [form, update, bind] = useForm(NODE_DEFAULTS, store, 'createNode');
   const suggested = nextName('node', (n) => store.cluster.nodes.has(n));
   const submit = async (ev) => {
     ev.preventDefault();
@@ -58,7 +66,7 @@ const POD_DEFAULTS = {
 };
 
 function PodForm({ store, actions }) {
-  const [form, update, bind] = useForm(POD_DEFAULTS);
+  const [form, update, bind] = useForm(POD_DEFAULTS, store, 'createPod');
   useEffect(() => { actions.loadPriorityClasses(); }, []);
   const classes = store.cluster.priorityClasses.value;
   const pods = store.cluster.pods;
@@ -152,7 +160,7 @@ function YamlForm({ store, actions }) {
 const CLASS_DEFAULTS = { name: '', value: '1000', description: '', preemptionPolicy: 'PreemptLowerPriority' };
 
 function PriorityClassForm({ store, actions }) {
-  const [form, update, bind] = useForm(CLASS_DEFAULTS);
+  const [form, update, bind] = useForm(CLASS_DEFAULTS, store, 'createPriorityClass');
   const submit = async (ev) => {
     ev.preventDefault();
     if (await actions.createPriorityClass(form)) update({ name: '' });
@@ -193,6 +201,7 @@ function Plugins({ store, actions }) {
     if (next) { setData(next); setEdits({}); }
   };
   const changed = Object.keys(edits).length;
+  const checks = pluginChecks(rows, edits, data?.view?.required);
   return html`<form class="panel form plugins" onSubmit=${apply} aria-labelledby="plugins-h" id="plugins-form">
     <h2 id="plugins-h">Scheduler plugins</h2>
     ${!data ? html`<p class="muted" role="status">${busy ? 'Loading…' : 'Not loaded.'}</p>` : html`
@@ -205,18 +214,35 @@ function Plugins({ store, actions }) {
         const enabled = e.enabled ?? r.enabled;
         const weight = e.weight ?? r.weight ?? '';
         return html`<tr key=${r.name} class=${e.enabled != null || e.weight != null ? 'edited' : ''}>
-          <th scope="row">${r.name}<div class="muted small">${r.points.join(', ') || 'off'}</div></th>
-          <td><input type="checkbox" aria-label=${`enable ${r.name}`} checked=${enabled} onChange=${(ev) => edit(r.name, { enabled: ev.currentTarget.checked })} /></td>
+          <th scope="row">${r.name}<div class="muted small">${r.enabled ? r.points.join(', ') : `off${r.canRun.length ? `; runs at ${r.canRun.join(', ')}` : ''}`}</div></th>
+          <td><input type="checkbox" aria-label=${`enable ${r.name}`} checked=${enabled} disabled=${!!checks.locked[r.name]} title=${checks.locked[r.name] || ''}
+            onChange=${(ev) => edit(r.name, { enabled: ev.currentTarget.checked })} /></td>
           <td>${r.score ? html`<input type="number" min="0" max="100" class="weight" aria-label=${`weight of ${r.name}`} value=${weight || (enabled ? 1 : '')} disabled=${!enabled}
               onInput=${(ev) => edit(r.name, { weight: ev.currentTarget.value, enabled })} />` : html`<span class="muted">–</span>`}</td>
         </tr>`;
       })}</tbody>
     </table></div>
+    ${checks.problems.length ? html`<p class="why-rejected" role="alert" id="plugins-problems">${checks.problems.join('; ')}</p>` : null}
     <div class="form-actions">
-      <button type="submit" class="primary" disabled=${!changed || busy}>Apply ${changed ? `${changed} change${changed > 1 ? 's' : ''}` : ''}</button>
+      <button type="submit" class="primary" disabled=${!changed || busy || checks.problems.length > 0}>Apply ${changed ? `${changed} change${changed > 1 ? 's' : ''}` : ''}</button>
       <button type="button" disabled=${!changed} onClick=${() => setEdits({})}>Undo changes</button>
     </div>`}
   </form>`;
+}
+
+/** A run's report in words: its steps, its expectations and its pods. */
+function Report({ report }) {
+  return html`<div class="report">
+    ${report.message ? html`<p>${report.message}</p>` : null}
+    ${report.steps?.length ? html`<table class="report-steps"><caption>Steps${report.seconds != null ? ` · ${report.seconds.toFixed(1)} s` : ''}</caption>
+      <tbody>${report.steps.map((st) => html`<tr key=${st.index} class=${`o-${st.outcome}`}><td class="num">${st.index + 1}</td><td>${st.name}${st.message ? html`<div class="muted small">${st.message}</div>` : null}</td>
+        <td><span class=${`badge s-${st.outcome === 'ok' ? 'passed' : st.outcome}`}>${st.outcome}</span></td></tr>`)}</tbody></table>` : null}
+    ${report.expectations?.length ? html`<table class="report-expect"><caption>Expectations</caption>
+      <tbody>${report.expectations.map((x, i) => html`<tr key=${i}><td aria-label=${x.passed ? 'held' : 'did not hold'}>${x.passed ? '✓' : '✗'}</td><td>${x.expectation}<div class="muted small">saw: ${x.saw}</div></td></tr>`)}</tbody></table>` : null}
+    ${report.pods?.length ? html`<table class="report-pods"><caption>Pods</caption>
+      <tbody>${report.pods.map((p) => html`<tr key=${p.pod}><td>${p.pod}</td><td>${p.node ? `on ${p.node}` : html`<span class="muted">${p.reason || 'not bound'}</span>`}</td>
+        <td class="num">${plural(p.attempts, 'attempt')}</td></tr>`)}</tbody></table>` : null}
+  </div>`;
 }
 
 function ScenarioRun({ run, actions }) {
@@ -230,14 +256,15 @@ function ScenarioRun({ run, actions }) {
       ${state === 'running' ? html`<button type="button" class="small" onClick=${() => actions.cancelScenario(run.id)}>Cancel</button>`
         : html`<button type="button" class="small" onClick=${() => actions.refreshScenario(run.id)}>Reload report</button>`}
     </div>
-    ${run.steps ? html`<span class="meter-bar run-progress" role="progressbar" aria-label=${`${run.name} progress`} aria-valuemin="0" aria-valuemax=${run.steps} aria-valuenow=${run.step}><span class="meter-fill" style=${`width:${pct}%`}></span></span>` : null}
+    ${run.steps ? html`<span class="meter-bar run-progress" role="progressbar" aria-label=${`${run.name} progress`} aria-valuemin="0" aria-valuemax=${run.steps} aria-valuenow=${run.step}><span class=${`meter-fill s-${state}`} style=${`width:${pct}%`}></span></span>` : null}
     ${run.phase || run.message ? html`<div class="muted">${run.phase && run.phase !== state ? `${run.phase}: ` : ''}${run.message || ''}</div>` : null}
-    ${run.report ? html`<details><summary>Report</summary><pre class="report">${JSON.stringify(run.report, null, 2)}</pre></details>` : null}
+    ${run.report ? html`<details open=${state !== 'passed'}><summary>Report</summary><${Report} report=${run.report} /></details>` : null}
   </li>`;
 }
 
 function Scenarios({ store, actions }) {
   const [data, setData] = useState(null);
+  const [reset, setReset] = useState(true);
   const asked = useRef(new Set());
   useEffect(() => {
     let live = true;
@@ -246,6 +273,8 @@ function Scenarios({ store, actions }) {
   }, []);
   const list = store.server.scenarios.value;
   const runs = [...list].reverse();
+  const running = list.some((r) => r.state === 'running');
+  const blocked = store.page.isBusy('scenarioRun') || store.page.isBusy('reset') || running;
   // A run that ended gets its report once.
   useEffect(() => {
     for (const r of list) {
@@ -256,40 +285,31 @@ function Scenarios({ store, actions }) {
     }
   }, [list]);
   return html`<section class="panel" aria-labelledby="scen-h" id="scenarios">
-    <h2 id="scen-h">Scenarios</h2>
+    <h2 id="scen-h">Lessons</h2>
+    <${Reset} store=${store} actions=${actions} />
     ${!data ? html`<p class="muted" role="status">Loading…</p>` : data.unavailable ? html`<p class="notice-inline" role="status">${data.unavailable}</p>` : html`
+      <label class="check"><input type="checkbox" id="scen-reset" checked=${reset} onChange=${(e) => setReset(e.currentTarget.checked)} /> empty the cluster first (reset and run)</label>
+      ${!reset ? html`<p class="hint">A lesson creates its own nodes and pods: on a cluster that is not empty they may already exist.</p>` : null}
       ${data.bundled.length === 0 ? html`<p class="muted">No bundled scenario.</p>` : null}
+      ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<${ScenarioRun} key=${r.id} run=${r} actions=${actions} />`)}</ul>` : null}
       <ul class="scenario-list">${data.bundled.map((s) => html`<li key=${s.name}>
-        <div><strong>${s.title || s.name}</strong><div class="muted">${s.description}</div></div>
-        <button type="button" disabled=${store.page.isBusy('scenarioRun')} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name)}>Run</button>
+        <div><strong>${s.title || s.name}</strong><div class="muted clamp" title=${s.description}>${s.description}</div></div>
+        <button type="button" disabled=${blocked} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name, { reset })}>${reset ? 'Reset and run' : 'Run'}</button>
       </li>`)}</ul>`}
-    ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<${ScenarioRun} key=${r.id} run=${r} actions=${actions} />`)}</ul>` : null}
   </section>`;
 }
 
 function Reset({ store, actions }) {
-  const [armed, setArmed] = useState(false);
-  useEffect(() => {
-    if (!armed) return undefined;
-    const t = setTimeout(() => setArmed(false), 5000);
-    return () => clearTimeout(t);
-  }, [armed]);
-  const click = async () => {
-    if (!armed) { setArmed(true); return; }
-    setArmed(false);
-    await actions.reset();
-  };
-  return html`<section class="panel" aria-labelledby="reset-h">
-    <h2 id="reset-h">Reset</h2>
-    <p class="hint">Deletes every pod and node and clears the history. The scheduler's configuration stays.</p>
-    <button type="button" class="danger" id="reset" disabled=${store.page.isBusy('reset')} onClick=${click}>${armed ? 'Click again to reset everything' : 'Reset the cluster'}</button>
-  </section>`;
+  return html`<div class="reset-row">
+    <${ConfirmButton} id="reset" label="Reset the cluster" confirm="Click again to reset everything" disabled=${store.page.isBusy('reset')} onConfirm=${actions.reset} />
+    <span class="hint">Deletes every pod and node and clears the history; the scheduler's configuration stays.</span>
+  </div>`;
 }
 
 export default function Controls({ store, actions }) {
   return html`<div class="controls">
-    <div class="col"><${NodeForm} store=${store} actions=${actions} /><${PodForm} store=${store} actions=${actions} /></div>
+    <div class="col"><${Scenarios} store=${store} actions=${actions} /></div>
+    <div class="col"><${NodeForm} store=${store} actions=${actions} /><${PodForm} store=${store} actions=${actions} /><${PriorityClassForm} store=${store} actions=${actions} /></div>
     <div class="col"><${Plugins} store=${store} actions=${actions} /><${YamlForm} store=${store} actions=${actions} /></div>
-    <div class="col"><${Scenarios} store=${store} actions=${actions} /><${Reset} store=${store} actions=${actions} /></div>
   </div>`;
 }

@@ -3,8 +3,8 @@
 // and the time every plugin took.
 
 import { useEffect, useState } from 'preact/hooks';
-import { html } from '../ui.js';
-import { formatBytes, formatClock, formatCpu, formatNanos } from '../format.js';
+import { ConfirmButton, html } from '../ui.js';
+import { formatBytes, formatClock, formatCores, formatNanos } from '../format.js';
 import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
 
 const MATRIX_ROWS = 30;
@@ -39,12 +39,12 @@ function PodHeader({ store, actions, podKey: key }) {
     <h2>${key}</h2>
     <dl class="facts">
       <div><dt>node</dt><dd>${pod.nodeName || html`<span class="muted">not bound</span>`}</dd></div>
-      <div><dt>requests</dt><dd>CPU ${formatCpu(req.cpu || 0)}, memory ${formatBytes(req.memory || 0)}</dd></div>
+      <div><dt>requests</dt><dd>CPU ${formatCores(req.cpu || 0)}, memory ${formatBytes(req.memory || 0)}</dd></div>
       <div><dt>priority</dt><dd>${pod.priority}</dd></div>
       ${pod.nominatedNodeName ? html`<div><dt>nominated</dt><dd>${pod.nominatedNodeName}</dd></div>` : null}
       ${pod.scheduled ? html`<div><dt>PodScheduled</dt><dd>${pod.scheduled}</dd></div>` : null}
     </dl>
-    <button type="button" class="danger" disabled=${busy} onClick=${() => actions.deletePod(key)}>Delete pod</button>
+    <${ConfirmButton} id="delete-pod" label="Delete pod" confirm=${`Delete ${key}?`} disabled=${busy} onConfirm=${() => actions.deletePod(key)} />
   </div>`;
 }
 
@@ -71,7 +71,7 @@ function Outcome({ summary, matrix, truncated, permitWait }) {
       <div><dt>nodes</dt><dd>${summary.nodes}</dd></div>
       ${end ? html`<div><dt>feasible</dt><dd>${end.feasibleNodes} of ${matrix ? matrix.total : summary.nodes}</dd></div>` : null}
       ${end ? html`<div><dt>took</dt><dd>${formatNanos(end.nanos)}</dd></div>` : null}
-      ${end?.ties?.length ? html`<div><dt>ties</dt><dd>${end.ties.join(', ')}</dd></div>` : null}
+      ${end?.ties?.length ? html`<div><dt>ties</dt><dd class="wrap">${end.ties.map((n, i) => html`${i ? ', ' : ''}<span class="nowrap">${n}</span>`)}</dd></div>` : null}
       ${b ? html`<div><dt>binding</dt><dd>${b.bound ? `bound to ${b.node}` : `failed${b.plugin ? ` in ${b.plugin}` : ''}`} in ${formatNanos(b.nanos)}${b.permitNanos ? `, ${formatNanos(b.permitNanos)} at Permit` : ''}</dd></div>` : null}
     </dl>
     ${permitWait ? html`<p class="message">${summary.binding ? 'Waited' : 'Waiting'} at Permit on ${permitWait.node}: ${Object.entries(permitWait.timeoutNanos || {}).map(([p, ns]) => `${p} for up to ${formatNanos(ns)}`).join(', ')}</p>` : null}
@@ -100,7 +100,7 @@ function Points({ points, codes }) {
           ${ran.map((r, i) => html`<tr key=${`${p.index}-${i}`}>
             ${i === 0 ? html`<th scope="row" rowspan=${lines}>${p.point}${p.node ? html`<div class="muted small">on ${p.node}</div>` : null}</th>` : null}
             <td>${r.plugin}</td>
-            <td><span class=${`code c-${r.state}`}>${r.label}</span>${r.reason ? html`<div class="why">${r.reason}</div>` : null}${r.extra ? html`<div class="muted small">${r.extra}</div>` : null}</td>
+            <td><span class=${`code c-${r.state}`}>${r.label}</span>${r.reason ? html`<div class=${`why why-${r.state}`}>${r.reason}</div>` : null}${r.extra ? html`<div class="muted small">${r.extra}</div>` : null}</td>
             <td class="num">${formatNanos(r.nanos)}</td>
           </tr>`)}
           ${skipped.length ? html`<tr key=${`${p.index}-skip`}>
@@ -179,10 +179,11 @@ function ScoreBars({ table }) {
   const rows = table.rows.slice(0, BARS);
   return html`<section aria-labelledby="bars-h" class="bars">
     <h3 id="bars-h">Final scores${table.rows.length > BARS ? html` <span class="muted">(best ${BARS})</span>` : null}</h3>
+    ${table.floor > 0 ? html`<p class="muted small" id="bars-floor">The bars start at ${table.floor}, so that close totals look apart.</p>` : null}
     <div class="barchart" role="list">
       ${rows.map((r) => html`<div class=${`bar-row ${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`} role="listitem" key=${r.node}>
         <span class="bar-label">${r.node}</span>
-        <span class="bar-track"><span class="bar-fill" style=${`width:${(r.total / table.max) * 100}%`}></span></span>
+        <span class="bar-track"><span class="bar-fill" style=${`width:${r.bar}%`}></span></span>
         <span class="bar-value">${r.total}${r.winner ? ' ★' : ''}${r.tie ? ' (tie)' : ''}</span>
       </div>`)}
     </div>
