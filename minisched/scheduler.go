@@ -152,7 +152,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		informerFactory: s.factory,
 		snapshot:        s.snapshot,
 		cache:           s.cache,
-		recorder:        s.events.NewRecorder(scheme.Scheme, cfg.SchedulerName),
+		recorder:        &victimReporter{EventRecorderLogger: s.events.NewRecorder(scheme.Scheme, cfg.SchedulerName), observer: opts.Observer},
 		parallelism:     int(opts.Config.Parallelism),
 		draManager:      draManager,
 	})

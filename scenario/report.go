@@ -187,6 +187,8 @@ type podStory struct {
 	gatedBy   []string
 	lastEnd   *event.CycleEnd
 	lastScore *event.ScoreResults
+	// preempted says who evicted the pod, and from where.
+	preempted *event.Preemption
 }
 
 func newTracker(rec *recorder.Recorder) *tracker {
@@ -239,6 +241,8 @@ func (t *tracker) apply(e *event.Event) {
 		t.order = append(t.order, key)
 	}
 	switch {
+	case e.Preemption != nil:
+		p.preempted = e.Preemption
 	case e.CycleStart != nil:
 		p.attempts++
 	case e.CycleEnd != nil:
@@ -314,6 +318,8 @@ func (t *tracker) podReports(ctx context.Context, c kubernetes.Interface) []PodR
 		}
 		if r.Node == "" {
 			switch {
+			case p.preempted != nil:
+				r.Reason = fmt.Sprintf("preempted by %s, which needed room on %s", p.preempted.Preemptor.Key(), p.preempted.Node)
 			case p.lastEnd != nil && p.lastEnd.Message != "":
 				r.Reason = p.lastEnd.Message
 			default:

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"minisched/minisched/event"
 	"minisched/scenario"
 )
 
@@ -155,5 +157,39 @@ func TestBadScenariosAreRefused(t *testing.T) {
 				t.Errorf("a refused scenario changed the cluster")
 			}
 		})
+	}
+}
+
+// TestPreemptionIsReported: the lesson on priorities evicts one low pod for
+// the important one. The stream names victim and preemptor, and the report
+// says the victim was preempted, not that it waits to be scheduled.
+func TestPreemptionIsReported(t *testing.T) {
+	var run scenario.Run
+	if code := api(t, "POST", "/api/v1/scenarios?bundled=13-priorities&reset=true&wait=true", "", nil, &run); code != http.StatusOK || run.State != scenario.StatePassed {
+		t.Fatalf("13-priorities: %d %s %+v", code, run.State, run.Report)
+	}
+	var victims []string
+	for _, p := range run.Report.Pods {
+		if strings.Contains(p.Reason, "preempted by default/important, which needed room on node-1") {
+			victims = append(victims, p.Pod)
+		}
+	}
+	if len(victims) != 1 || !strings.HasPrefix(victims[0], "default/low-") {
+		t.Errorf("victims in the report: %v; pods %+v", victims, run.Report.Pods)
+	}
+	var hist struct{ FirstSeq uint64 }
+	api(t, "GET", "/api/v1/history", "", nil, &hist)
+	var page struct{ Events []event.Event }
+	if code := api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=10000", hist.FirstSeq-1), "", nil, &page); code != http.StatusOK {
+		t.Fatalf("events: %d", code)
+	}
+	var seen []string
+	for _, e := range page.Events {
+		if e.Kind == event.KindPreemption {
+			seen = append(seen, e.Pod.Key()+" by "+e.Preemption.Preemptor.Key()+" on "+e.Preemption.Node)
+		}
+	}
+	if len(victims) == 1 && (len(seen) != 1 || seen[0] != victims[0]+" by default/important on node-1") {
+		t.Errorf("preemption events: %v, want the victim %s", seen, victims[0])
 	}
 }

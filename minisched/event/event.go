@@ -47,6 +47,9 @@ const (
 	KindScenario Kind = "scenario"
 	// KindReset: the cluster and the history were cleared.
 	KindReset Kind = "reset"
+	// KindPreemption: the scheduler evicted a pod (Pod) to make room for a
+	// pod of higher priority.
+	KindPreemption Kind = "preemption"
 )
 
 // Event is one thing that happened. Exactly one of the payload pointers is
@@ -70,6 +73,7 @@ type Event struct {
 	PodChange  *PodChange      `json:"podChange,omitempty"`
 	Scheduler  *SchedulerState `json:"scheduler,omitempty"`
 	Scenario   *ScenarioStep   `json:"scenario,omitempty"`
+	Preemption *Preemption     `json:"preemption,omitempty"`
 
 	// Summary is the cycle's summary after this event, on the events that
 	// change it; the recorder sets it.
@@ -407,6 +411,12 @@ type SchedulerState struct {
 	// QueueSort says how the running scheduler orders activeQ; a restart
 	// with a new configuration may change it.
 	QueueSort *QueueSort `json:"queueSort,omitempty"`
+}
+
+// Preemption says who evicted the event's pod, and where from.
+type Preemption struct {
+	Preemptor PodRef `json:"preemptor"`
+	Node      string `json:"node"`
 }
 
 // QueueSort names the QueueSort plugin and says whether activeQ's pods
