@@ -16,7 +16,7 @@ export function resetSeq(n = 0) {
 export const VOCABULARY = Object.freeze({
   codes: ['Success', 'Error', 'Unschedulable', 'UnschedulableAndUnresolvable', 'Wait', 'Skip', 'Pending'],
   extensionPoints: ['PreEnqueue', 'PreFilter', 'Filter', 'PostFilter', 'PreScore', 'Score', 'Reserve', 'Permit', 'PreBind', 'Bind', 'PostBind', 'Unreserve'],
-  kinds: ['queue', 'cycleStart', 'point', 'filter', 'score', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset'],
+  kinds: ['queue', 'cycleStart', 'point', 'filter', 'score', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset', 'preemption'],
   queues: ['active', 'backoff', 'errorBackoff', 'unschedulable', 'inFlight'],
   results: ['scheduled', 'unschedulable', 'error'],
 });
@@ -91,6 +91,8 @@ export const E = {
   scheduler: (state, generation = 1, steps = 0, ms) => ev('scheduler', { scheduler: { state, generation, ...(steps ? { steps } : {}) } }, ms),
   scenario: (s, ms) => ev('scenario', { scenario: s }, ms),
   reset: (ms) => ev('reset', {}, ms),
+  // The scheduler evicted victim to make room for preemptor on node.
+  preemption: (victim, preemptor, node, ms) => ev('preemption', { pod: ref(victim), preemption: { preemptor: ref(preemptor), node } }, ms),
 };
 
 export function events(list) {

@@ -613,3 +613,40 @@ test('while disconnected the header shows no scheduler state (issue 16, 13)', ()
   s.setConnection({ status: 'reconnecting' });
   assert.deepEqual([s.schedulerShown.value.state, s.schedulerShown.value.live], ['unknown', false]);
 });
+
+test('a pod\'s story: moves with their cause, attempts linked to cycles, preemptions both ways, what would move it (issue 16, story)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ nodes: [nodeSummary('n1')], pods: [podSummary('big', { priority: 1000 }), podSummary('small', { nodeName: 'n1' })] }));
+  s.setPlugins({
+    available: [], enabled: {},
+    plugins: [{ name: 'NodeResourcesFit', extensionPoints: ['PreFilter', 'Filter', 'Score'], events: ['Node/Add', 'Node/UpdateNodeAllocatable', 'Pod/Delete'] }],
+  });
+  s.applyMessage(events([
+    E.queue('big', { action: 'add', to: 'active', event: 'PodAdd', order: 'a' }, 0),
+    E.queue('big', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 10),
+    E.cycleStart('big', 1, 1, 1, 11),
+    E.cycleEnd('big', 1, { result: 'unschedulable', plugins: ['NodeResourcesFit'], message: '0/1 nodes are available' }, 12),
+    E.preemption('small', 'big', 'n1', 13),
+    E.queue('big', { action: 'move', from: 'inFlight', to: 'backoff', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], attempts: 1, backoffUntil: at(1000) }, 14),
+  ]));
+  const story = s.story('default/big');
+  assert.deepEqual(story.map((e) => e.kind), ['queue', 'queue', 'attempt', 'preempting', 'queue']);
+  assert.match(story[1].text, /popped from activeQ for attempt 1/);
+  assert.deepEqual([story[2].cycle, story[2].tone], [1, 'fail']);
+  assert.match(story[2].detail, /rejected by NodeResourcesFit/);
+  assert.deepEqual([story[3].pod, story[3].text], ['default/small', 'preempted default/small on n1 to make room']);
+  assert.match(story[4].text, /attempt 1 failed: to backoffQ/);
+  assert.match(story[4].detail, /rejected by NodeResourcesFit; backoff for 2 s/);
+  // It waits in backoff: its rejecting plugin's registered events would move it.
+  assert.deepEqual(s.wakeUp('default/big'), [{ plugin: 'NodeResourcesFit', events: ['Node/Add', 'Node/UpdateNodeAllocatable', 'Pod/Delete'] }]);
+  // The victim's story names its preemptor, even once it is deleted.
+  s.applyMessage(events([E.pod('deleted', podSummary('small', { nodeName: 'n1' }), 20)]));
+  const victim = s.story('default/small');
+  assert.deepEqual(victim.map((e) => e.kind), ['preempted', 'deleted']);
+  assert.equal(victim[0].pod, 'default/big');
+  // A cluster event moves the preemptor: the plugin whose hint said Queue is named as such.
+  s.applyMessage(events([E.queue('big', { action: 'move', from: 'backoff', to: 'active', event: 'AssignedPodDelete', plugins: ['NodeResourcesFit'], rejectedBy: ['NodeResourcesFit'], attempts: 1 }, 30)]));
+  const moved = s.story('default/big').at(-1);
+  assert.deepEqual([moved.tone, moved.detail], ['ok', 'NodeResourcesFit\'s QueueingHint said Queue']);
+  assert.deepEqual(s.wakeUp('default/big'), [], 'in activeQ it waits for nothing');
+});

@@ -148,22 +148,31 @@ export function createActions({ api, store }) {
       });
     },
 
-    /** Loads the plugins view for the editor: {view, config}. */
-    async loadPlugins() {
-      return run('plugins', 'Could not load the scheduler\'s plugins', async () => {
-        const [view, config] = await Promise.all([api.plugins(), api.config()]);
-        return { view, config };
+    /** Loads what the running scheduler's plugins are (GET /scheduler/plugins) into the store. */
+    async loadPluginView() {
+      return run('pluginView', 'Could not load the scheduler\'s plugins', async () => {
+        const view = await api.plugins();
+        store.setPlugins(view);
+        return view;
       });
     },
 
-    /** Applies plugin edits: {Name: {enabled, weight}}. */
+    /** Loads the running configuration (JSON) for the plugin editor. */
+    async loadConfig() {
+      return run('plugins', 'Could not load the scheduler\'s configuration', () => api.config());
+    },
+
+    /**
+     * Applies plugin edits ({Name: {enabled, weight}}) to config; returns
+     * the configuration the scheduler restarted with.
+     */
     async applyPlugins(config, edits) {
       return run('plugins', 'The scheduler refused the configuration', async () => {
         const next = configWithPlugins(config, edits);
-        await api.putConfig(next);
+        const cfg = await api.putConfig(next);
         store.addNotice('ok', 'The scheduler restarted with the new plugins.');
-        const [view, cfg] = await Promise.all([api.plugins(), api.config()]);
-        return { view, config: cfg };
+        await actions.loadPluginView();
+        return cfg;
       });
     },
 

@@ -6,7 +6,7 @@ import { useEffect } from 'preact/hooks';
 // Teaches Preact to track the signals a component reads while it renders.
 import '@preact/signals';
 import { html } from './ui.js';
-import { effect, untracked } from './signals.js';
+import { computed, effect, untracked } from './signals.js';
 import { createStore, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
@@ -160,6 +160,12 @@ const stream = connectStream({ store });
 // After every snapshot, fill the timeline with what happened before it.
 effect(() => {
   if (store.server.snapshots.value > 0) untracked(() => actions.loadHistory());
+});
+// What the scheduler's plugins are, again after every restart (a new
+// generation; not on a pause or a step).
+const generation = computed(() => store.server.scheduler.value.generation);
+effect(() => {
+  if (generation.value > 0) untracked(() => actions.loadPluginView());
 });
 setInterval(() => store.expireNotices(), 1000);
 

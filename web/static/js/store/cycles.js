@@ -1,12 +1,13 @@
 // cycles.js: the scheduling cycles. The server's summary of each (the newest
 // limits.cycles), the full detail (points, Filter, Score, Permit) of the
 // newest limits.details seen from their start, cycles loaded over REST, and
-// per pod: its queue trail, its last failure, its cycle ids and when it was
-// deleted (the newest limits.deletedPods deleted pods keep their story).
+// per pod: its queue trail, its last failure, its cycle ids, the
+// preemptions it took part in and when it was deleted (the newest
+// limits.deletedPods deleted pods keep their story).
 
 import { keyedMap, podKey, toMillis } from './common.js';
 
-const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null, deletedAt: null });
+const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null, deletedAt: null, victims: [], preemptedBy: null });
 
 /**
  * The store's cycle summary from the server's (the `summary` of cycle
@@ -58,7 +59,8 @@ export function createCycles(limits) {
   const details = keyedMap(); // cycle id -> detail
   const fetched = keyedMap(); // cycle id -> {summary, detail, truncated}
   const remote = keyedMap(); // pod key -> summaries of its attempts, newest first
-  const podInfo = keyedMap(); // pod key -> {trail, lastFailure, cycleIds, firstSeen, deletedAt}
+  // pod key -> {trail, lastFailure, cycleIds, firstSeen, deletedAt, victims, preemptedBy}
+  const podInfo = keyedMap();
   let deleted = []; // keys of the deleted pods kept, oldest first
 
   function updateInfo(key, fn) {
@@ -127,6 +129,14 @@ export function createCycles(limits) {
         trail: bounded([...steps, ...info.trail.filter((s) => s.seq > upTo)], limits.trail),
         lastFailure: info.lastFailure || (failed ? { t: failed.t, plugins: failed.rejectedBy, message: failed.message, attempts: failed.attempts } : null),
         firstSeen: earliest(info.firstSeen, steps[0]?.t),
+      }));
+    },
+
+    /** A preemption: the preemptor evicted the victim from node (pod keys). */
+    preemption(victim, preemptor, node, t) {
+      updateInfo(victim, (info) => ({ ...info, preemptedBy: { pod: preemptor, node, t } }));
+      updateInfo(preemptor, (info) => (info.victims.some((v) => v.pod === victim && v.t === t) ? info : {
+        ...info, victims: bounded([...info.victims, { pod: victim, node, t }], limits.trail),
       }));
     },
 

@@ -102,6 +102,9 @@ export function createStore(options = {}) {
         }
         break;
       }
+      case 'preemption':
+        if (e.pod && e.preemption?.preemptor) cycles.preemption(podKey(e.pod), podKey(e.preemption.preemptor), e.preemption.node || '', toMillis(e.time) ?? now());
+        break;
       case 'scheduler':
         if (e.scheduler) server.setScheduler(e.scheduler);
         break;
@@ -145,6 +148,7 @@ export function createStore(options = {}) {
       const t = toMillis(e.time) ?? now();
       if (e.kind === 'queue' && e.queue && e.queue.action !== 'update') p.steps.push(moveStep(e.queue, t, e.seq));
       else if (e.kind === 'pod' && e.podChange?.action === 'deleted') p.deletedAt = t;
+      else if (e.kind === 'preemption' && e.preemption?.preemptor) p.preemptions = [...(p.preemptions || []), e];
     }
     for (const [key, p] of told) {
       const pod = cluster.pods.peek(key);
@@ -152,6 +156,7 @@ export function createStore(options = {}) {
       if (!current || !p.steps.length) continue;
       cycles.pastSteps(key, p.steps, upTo);
       if (!pod) cycles.podDeleted(key, p.deletedAt);
+      for (const e of p.preemptions || []) cycles.preemption(key, podKey(e.preemption.preemptor), e.preemption.node || '', toMillis(e.time) ?? now());
     }
   }
 
@@ -208,5 +213,6 @@ export function createStore(options = {}) {
     addCycleSummaries: writer((items) => cycles.addSummaries(items, podExists)),
     applyHistory: writer(applyHistory),
     setPriorityClasses: writer((items) => { cluster.priorityClasses.value = items; }),
+    setPlugins: writer((view) => { server.plugins.value = view; }),
   };
 }

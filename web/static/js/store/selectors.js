@@ -5,6 +5,7 @@
 
 import { computed } from '../signals.js';
 import { natural } from './common.js';
+import { podStory, wakeEvents } from '../story.js';
 
 export function createSelectors({ cluster, queue, cycles, server }) {
   /** Node names in name order. */
@@ -96,5 +97,22 @@ export function createSelectors({ cluster, queue, cycles, server }) {
     return { ...(live ? server.scheduler.value : { state: 'unknown', steps: 0, message: 'not connected: the state would be old' }), live };
   });
 
-  return { schedulerShown, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+  /** A pod's story, oldest first (story.js). */
+  function story(key) {
+    const info = cycles.podInfo.get(key);
+    return podStory({ ...info, cycles: podCycles(key), deletedAt: cluster.pods.get(key) ? null : info?.deletedAt ?? null });
+  }
+
+  /**
+   * For a pod that waits for a cluster event (unschedulable, or backing
+   * off after a rejection): the events its rejecting plugins registered
+   * for, [{plugin, events}].
+   */
+  function wakeUp(key) {
+    const e = queue.entries.get(key);
+    if (!e || e.queue === 'active' || e.queue === 'inFlight') return [];
+    return wakeEvents(e.rejectedBy, server.plugins.value?.plugins);
+  }
+
+  return { schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
 }

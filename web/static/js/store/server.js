@@ -24,6 +24,9 @@ export function createServer(limits) {
   const vocabulary = signal(NO_VOCABULARY);
   // Scenario runs, oldest first.
   const scenarios = signal([]);
+  // GET /scheduler/plugins of the running scheduler: {available, enabled,
+  // plugins: [{name, extensionPoints, events}], required}, or null.
+  const plugins = signal(null);
 
   function setScheduler(s) {
     scheduler.value = { steps: 0, message: '', ...s };
@@ -44,6 +47,7 @@ export function createServer(limits) {
     scheduler,
     vocabulary,
     scenarios,
+    plugins,
     setScheduler,
     setScenarioRun,
 

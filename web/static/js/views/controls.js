@@ -183,22 +183,24 @@ function PriorityClassForm({ store, actions }) {
 }
 
 function Plugins({ store, actions }) {
-  const [data, setData] = useState(null);
+  const [config, setConfig] = useState(null);
   const [edits, setEdits] = useState({});
   const busy = store.page.isBusy('plugins');
+  const view = store.server.plugins.value;
   // Loaded again whenever the scheduler restarts (a new generation).
   const generation = store.server.scheduler.value.generation;
   useEffect(() => {
     let live = true;
-    actions.loadPlugins().then((d) => { if (live && d) { setData(d); setEdits({}); } });
+    actions.loadConfig().then((c) => { if (live && c) { setConfig(c); setEdits({}); } });
     return () => { live = false; };
   }, [generation]);
-  const rows = data ? pluginRows(data.view, store.server.vocabulary.value.extensionPoints) : [];
+  const data = config && view ? { config, view } : null;
+  const rows = data ? pluginRows(view, store.server.vocabulary.value.extensionPoints) : [];
   const edit = (name, patch) => setEdits((all) => ({ ...all, [name]: { ...all[name], ...patch } }));
   const apply = async (ev) => {
     ev.preventDefault();
-    const next = await actions.applyPlugins(data.config, edits);
-    if (next) { setData(next); setEdits({}); }
+    const next = await actions.applyPlugins(config, edits);
+    if (next) { setConfig(next); setEdits({}); }
   };
   const changed = Object.keys(edits).length;
   const checks = pluginChecks(rows, edits, data?.view?.required);

@@ -48,6 +48,38 @@ function PodHeader({ store, actions, podKey: key }) {
   </div>`;
 }
 
+const STORY_SHOWN = 6;
+
+/**
+ * The pod's story, oldest first: queue moves, attempts (each opens its
+ * cycle below), preemptions (each opens the other pod) and, for a pod that
+ * waits, the cluster events that would move it.
+ */
+function Story({ store, actions, podKey: key, current }) {
+  const [all, setAll] = useState(false);
+  const entries = store.story(key);
+  const wake = store.wakeUp(key);
+  if (!entries.length && !wake.length) return null;
+  const shown = all ? entries : entries.slice(-STORY_SHOWN);
+  return html`<section class="story" aria-labelledby="story-h" id="story">
+    <h3 id="story-h">What happened to ${key}</h3>
+    ${entries.length > shown.length ? html`<button type="button" class="small" onClick=${() => setAll(true)}>Show the ${entries.length - shown.length} earlier</button>` : null}
+    <ol class="story-list">
+      ${shown.map((e, i) => html`<li key=${`${e.t}-${i}`} class=${`story-${e.kind} tone-${e.tone}${e.cycle != null && e.cycle === current ? ' current' : ''}`} data-kind=${e.kind}>
+        <time class="muted">${formatClock(e.t)}</time>
+        ${e.cycle != null ? html`<button type="button" class="link" data-cycle=${e.cycle} onClick=${() => actions.selectCycle(e.cycle)}>${e.text}</button>`
+          : e.pod ? html`<span>${e.text} <button type="button" class="link" data-pod=${e.pod} onClick=${() => actions.inspectPod(e.pod)}>open ${e.pod}</button></span>`
+          : html`<span>${e.text}</span>`}
+        ${e.detail ? html`<span class="story-detail">${e.detail}</span>` : null}
+      </li>`)}
+    </ol>
+    ${wake.length ? html`<div class="wake" id="wake">
+      <strong>What would move it:</strong> a cluster event one of its rejecting plugins registered for
+      <ul>${wake.map((w) => html`<li key=${w.plugin}><strong>${w.plugin}</strong>: ${w.events.length ? w.events.join(', ') : html`<span class="muted">registers no event (the pod waits for its timeout)</span>`}</li>`)}</ul>
+    </div>` : null}
+  </section>`;
+}
+
 function Attempts({ cycles, current, actions }) {
   if (!cycles.length) return html`<p class="muted">No scheduling cycle of this pod is recorded yet.</p>`;
   return html`<div class="attempts" role="group" aria-label="attempts">
@@ -259,6 +291,7 @@ export default function Inspector({ store, actions }) {
     <${PodPicker} store=${store} actions=${actions} />
     ${!key ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above.</p>` : html`
       <${PodHeader} store=${store} actions=${actions} podKey=${key} />
+      <${Story} store=${store} actions=${actions} podKey=${key} current=${view?.id} />
       <${Attempts} cycles=${cycles} current=${view?.id} actions=${actions} />
       ${view ? html`<${CycleBody} store=${store} view=${view} />` : null}`}
   </div>`;
