@@ -236,14 +236,14 @@ test('the dashboard drives and shows the scheduler', async (t) => {
       return el && !/Loading/.test(el.textContent);
     });
     const scen = await page.textContent('#scenarios');
-    assert.ok(/no scenario API yet|Run|No bundled scenario/.test(scen), scen);
+    assert.ok(/no scenario API yet|Reset and run|No bundled scenario/.test(scen), scen);
     await shot('controls.png');
   });
 
   await t.test('a pasted YAML manifest creates a pod', async () => {
     await page.fill('#yaml-text', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: from-yaml\nspec:\n  containers:\n  - name: app\n    image: pause:3.10\n');
     await page.click('#yaml-form button[type="submit"]');
-    await notice(/Pod created from the manifest/);
+    await notice(/Created from the manifest: Pod from-yaml/);
     await tab('cluster');
     await page.waitForSelector('.node-card [data-pod="default/from-yaml"]');
   });

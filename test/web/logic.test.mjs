@@ -15,6 +15,7 @@ import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stre
 import { createStore } from '../../web/static/js/store/index.js';
 import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
+import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
@@ -475,4 +476,55 @@ test('a form\'s bad input is marked, and the mark goes with the next try (issue 
   assert.equal(store.page.invalidInput('createPod'), 'tolerations');
   await actions.createNode({ name: 'n1', cpu: '2', memory: '1Gi', pods: '10' });
   assert.equal(store.page.invalidInput('createNode'), null);
+});
+
+test('deep links and keyboard shortcuts (issue 16, instructor mode)', () => {
+  const views = ['queue', 'cycle', 'cluster', 'timeline', 'controls'];
+  assert.deepEqual(parseHash('#/cycle/12', views), { view: 'cycle', cycle: 12 });
+  assert.deepEqual(parseHash('#/pod/default/web-1', views), { view: 'cycle', pod: 'default/web-1' });
+  assert.deepEqual(parseHash('#timeline', views), { view: 'timeline' });
+  assert.equal(parseHash('#/cycle/x', views), null);
+  assert.equal(parseHash('', views), null);
+  assert.equal(hashFor('cycle', 'default/web-1', null), '#/pod/default/web-1');
+  assert.equal(hashFor('cycle', 'default/web-1', 12), '#/cycle/12');
+  assert.equal(hashFor('cluster', 'default/web-1', 12), '#cluster');
+  const key = (k, more = {}) => shortcut({ key: k, ...more }, views);
+  assert.deepEqual(key(' '), { action: 'togglePause' });
+  assert.deepEqual(key('s'), { action: 'step' });
+  assert.deepEqual(key('R'), { action: 'askReset' });
+  assert.deepEqual(key('3'), { action: 'setView', arg: 'cluster' });
+  assert.equal(key('6'), null);
+  assert.equal(key('s', { inField: true }), null, 'typing in a field is typing');
+  assert.deepEqual(key('Escape', { inField: true }), { action: 'cancelShortcut' });
+  assert.equal(key(' ', { onButton: true }), null, 'Space on a button presses it');
+  assert.deepEqual(key('s', { onButton: true }), { action: 'step' });
+  assert.equal(key('s', { ctrlKey: true }), null);
+});
+
+test('instructor actions: Space toggles, R asks first, T and P change the display, a deep link opens a cycle', async () => {
+  resetSeq(0);
+  const store = createStore();
+  const fetchImpl = fakeFetch((url) => {
+    if (url.endsWith('/cycles/7')) return { status: 200, body: { id: 7, pod: { namespace: 'default', name: 'web-1' }, attempt: 1, events: [] } };
+    return { status: 200, body: { state: 'paused' } };
+  });
+  const actions = createActions({ api: createApi({ fetchImpl }), store });
+  store.applyMessage(snapshot({ scheduler: { state: 'running', generation: 1 } }));
+  store.setConnection({ status: 'open' });
+  await actions.togglePause();
+  assert.match(fetchImpl.calls.at(-1).url, /\/scheduler\/pause$/);
+  actions.askReset();
+  assert.equal(store.page.confirmReset.value, true);
+  actions.cancelShortcut();
+  assert.equal(store.page.confirmReset.value, false);
+  assert.equal(fetchImpl.calls.some((c) => c.url.endsWith('/reset')), false, 'nothing reset without the confirmation');
+  actions.askReset();
+  await actions.confirmReset();
+  assert.ok(fetchImpl.calls.some((c) => c.url.endsWith('/reset') && c.method === 'POST'));
+  actions.nextTheme();
+  assert.equal(store.page.theme.value, 'light');
+  actions.toggleProjector();
+  assert.equal(store.page.projector.value, true);
+  await actions.openCycle(7);
+  assert.deepEqual([store.page.view.value, store.page.selectedPod.value, store.page.selectedCycle.value], ['cycle', 'default/web-1', 7]);
 });

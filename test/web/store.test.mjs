@@ -650,3 +650,19 @@ test('a pod\'s story: moves with their cause, attempts linked to cycles, preempt
   assert.deepEqual([moved.tone, moved.detail], ['ok', 'NodeResourcesFit\'s QueueingHint said Queue']);
   assert.deepEqual(s.wakeUp('default/big'), [], 'in activeQ it waits for nothing');
 });
+
+test('after a step the page says where the pod went, and the inspector follows it (instructor mode)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ nodes: [nodeSummary('n1'), nodeSummary('n2')], pods: [podSummary('web')] }));
+  s.selectPod('default/other');
+  // A cycle that ends before the step is not the step's.
+  s.applyMessage(events(successfulCycle('early', 1, 1, ['n2'])));
+  s.watchStep();
+  assert.equal(s.page.selectedPod.value, 'default/other');
+  s.applyMessage(events(successfulCycle('web', 2, 1, ['n1', 'n2'])));
+  assert.deepEqual([s.page.selectedPod.value, s.page.selectedCycle.value], ['default/web', 2]);
+  assert.match(s.page.notices.value.at(-1).text, /^Step: default\/web → n1$/);
+  assert.equal(s.page.stepWatch.value, null, 'one step, one cycle followed');
+  s.applyMessage(events(successfulCycle('later', 3, 1, ['n2'])));
+  assert.equal(s.page.selectedPod.value, 'default/web');
+});

@@ -4,6 +4,8 @@
 
 import { describeError } from './api.js';
 import { plural } from './format.js';
+import { THEMES } from './route.js';
+import { podKey } from './store/index.js';
 import {
   configWithPlugins, MANIFEST_ROUTES, nodeManifest, podManifests, priorityClassManifest, splitDocuments, FormError,
 } from './manifests.js';
@@ -138,7 +140,44 @@ export function createActions({ api, store }) {
 
     async pause() { return run('scheduler', 'Could not pause the scheduler', () => api.pause()); },
     async resume() { return run('scheduler', 'Could not resume the scheduler', () => api.resume()); },
-    async step() { return run('scheduler', 'Could not step the scheduler', () => api.step()); },
+    /** Schedules one pod; when its cycle ends the page says where it went, and the inspector follows it. */
+    async step() {
+      store.watchStep();
+      return run('scheduler', 'Could not step the scheduler', () => api.step());
+    },
+
+    async togglePause() {
+      const s = store.schedulerShown.peek();
+      if (!s.live) return undefined;
+      return s.state === 'paused' ? actions.resume() : actions.pause();
+    },
+
+    /** R: a reset asks first; Enter or the button confirms, Escape cancels. */
+    askReset() { store.setConfirmReset(true); },
+    cancelShortcut() { store.setConfirmReset(false); },
+    async confirmReset() {
+      store.setConfirmReset(false);
+      return actions.reset();
+    },
+
+    toggleProjector() { store.setProjector(!store.page.projector.peek()); },
+    nextTheme() { store.setTheme(THEMES[(THEMES.indexOf(store.page.theme.peek()) + 1) % THEMES.length]); },
+    closeLesson(id) { store.closeLesson(id); },
+
+    /** Opens what an address's #fragment names (route.js's parseHash). */
+    openRoute(route) {
+      if (!route) return;
+      if (route.pod) actions.inspectPod(route.pod);
+      else if (route.cycle != null) actions.openCycle(route.cycle);
+      else store.setView(route.view);
+    },
+
+    /** Opens a cycle by id in the inspector, with its pod. */
+    async openCycle(id) {
+      await actions.ensureCycle(id);
+      const summary = store.cycles.summaries.peek(id) || store.cycles.fetched.peek(id)?.summary;
+      if (summary?.pod) actions.inspectPod(podKey(summary.pod), id);
+    },
 
     async reset() {
       return run('reset', 'Could not reset', async () => {

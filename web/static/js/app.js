@@ -6,7 +6,8 @@ import { useEffect } from 'preact/hooks';
 // Teaches Preact to track the signals a component reads while it renders.
 import '@preact/signals';
 import { html } from './ui.js';
-import { computed, effect, untracked } from './signals.js';
+import { computed, effect, signal, untracked } from './signals.js';
+import { hashFor, parseHash, shortcut, THEMES } from './route.js';
 import { createStore, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
@@ -18,6 +19,7 @@ import Inspector from './views/inspector.js';
 import Cluster from './views/cluster.js';
 import Timeline from './views/timeline.js';
 import Controls from './views/controls.js';
+import LessonBanner from './views/lesson.js';
 
 const TABS = [
   { id: 'queue', label: 'Queue', View: QueueBoard },
@@ -57,7 +59,7 @@ function SchedulerBar({ store, actions }) {
     ${paused
       ? html`<button type="button" id="resume" onClick=${actions.resume} disabled=${busy}>Resume</button>`
       : html`<button type="button" id="pause" onClick=${actions.pause} disabled=${busy || scheduler.state !== 'running'}>Pause</button>`}
-    <button type="button" id="step" onClick=${actions.step} disabled=${busy || !paused} title="schedule one pod, then stay paused">Step</button>
+    <button type="button" id="step" onClick=${actions.step} disabled=${busy || !paused} title="S: schedule one pod, then stay paused">Step</button>
   </div>`;
 }
 
@@ -104,6 +106,31 @@ function Tabs({ store, actions }) {
   </nav>`;
 }
 
+/** R asks before a reset: the dialog's Reset button has the focus, so Enter confirms. */
+function ResetDialog({ store, actions }) {
+  if (!store.page.confirmReset.value) return null;
+  return html`<div class="dialog-back">
+    <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="reset-dialog-h" id="reset-dialog">
+      <h2 id="reset-dialog-h">Reset the cluster?</h2>
+      <p>Every pod, node and PriorityClass (but the system- ones) goes, and the history with them. The scheduler's configuration stays.</p>
+      <div class="form-actions">
+        <button type="button" class="danger armed" id="reset-confirm" ref=${(el) => el?.focus()} onClick=${actions.confirmReset}>Reset</button>
+        <button type="button" onClick=${actions.cancelShortcut}>Cancel (Esc)</button>
+      </div>
+    </div>
+  </div>`;
+}
+
+/** The theme and the projector layout, for an instructor. */
+function Display({ store, actions }) {
+  const theme = store.page.theme.value;
+  const projector = store.page.projector.value;
+  return html`<div class="display" role="group" aria-label="display">
+    <button type="button" class="small" id="theme" onClick=${actions.nextTheme} title="T: light, dark, or as the system says">theme: ${theme}</button>
+    <button type="button" class="small" id="projector" aria-pressed=${projector ? 'true' : 'false'} onClick=${actions.toggleProjector} title="P: larger type, fewer panels">projector</button>
+  </div>`;
+}
+
 function App({ store, actions, stream }) {
   const view = store.page.view.value;
   const { View } = TABS.find((t) => t.id === view);
@@ -124,9 +151,12 @@ function App({ store, actions, stream }) {
       <${Connection} store=${store} stream=${stream} />
       <${Counts} store=${store} />
       <${SchedulerBar} store=${store} actions=${actions} />
+      <${Display} store=${store} actions=${actions} />
     </header>
     <${Tabs} store=${store} actions=${actions} />
+    <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />
     <${Notices} store=${store} actions=${actions} />
+    <${ResetDialog} store=${store} actions=${actions} />
     <main id="view" role="tabpanel" aria-labelledby=${`tab-${view}`} class=${`view view-${view}`}>
       <${View} store=${store} actions=${actions} />
     </main>
@@ -139,20 +169,43 @@ const store = createStore();
 const api = createApi();
 const actions = createActions({ api, store });
 
-// The view follows the address's #fragment, so a reload keeps it.
-function viewFromHash() {
-  const v = location.hash.replace(/^#/, '');
-  return VIEWS.includes(v) ? v : null;
-}
-const initial = viewFromHash();
-if (initial) store.setView(initial);
-window.addEventListener('hashchange', () => {
-  const v = viewFromHash();
-  if (v) store.setView(v);
-});
+// The address's #fragment names the view, or the pod or cycle the
+// inspector shows (#/pod/default/web-1, #/cycle/12): a reload keeps it, and
+// a link shares it.
+actions.openRoute(parseHash(location.hash, VIEWS));
+window.addEventListener('hashchange', () => actions.openRoute(parseHash(location.hash, VIEWS)));
 effect(() => {
-  const v = store.page.view.value;
-  if (location.hash !== `#${v}`) history.replaceState(null, '', `#${v}`);
+  const { view, selectedPod, selectedCycle } = store.page;
+  const h = hashFor(view.value, selectedPod.value, selectedCycle.value);
+  if (location.hash !== h) history.replaceState(null, '', h);
+});
+
+// Instructor mode: the theme and the projector layout, kept for the next visit.
+const saved = JSON.parse(localStorage.getItem('minisched.display') || '{}');
+store.setTheme(THEMES.includes(saved.theme) ? saved.theme : 'auto');
+store.setProjector(!!saved.projector);
+const systemDark = window.matchMedia('(prefers-color-scheme: dark)');
+const prefersDark = signal(systemDark.matches);
+systemDark.addEventListener('change', (ev) => { prefersDark.value = ev.matches; });
+effect(() => {
+  const theme = store.page.theme.value;
+  const projector = store.page.projector.value;
+  const root = document.documentElement;
+  root.dataset.theme = theme === 'auto' ? (prefersDark.value ? 'dark' : 'light') : theme;
+  root.toggleAttribute('data-projector', projector);
+  localStorage.setItem('minisched.display', JSON.stringify({ theme, projector }));
+});
+
+// Keyboard shortcuts (route.js says which key does what).
+window.addEventListener('keydown', (ev) => {
+  const el = ev.target instanceof Element ? ev.target : null;
+  const s = shortcut({
+    key: ev.key, ctrlKey: ev.ctrlKey, altKey: ev.altKey, metaKey: ev.metaKey,
+    inField: !!el?.closest('input, textarea, select, [contenteditable]'), onButton: !!el?.closest('button, summary, a'),
+  }, VIEWS);
+  if (!s) return;
+  ev.preventDefault();
+  actions[s.action](s.arg);
 });
 
 const stream = connectStream({ store });

@@ -71,6 +71,15 @@ export function createStore(options = {}) {
     page.selectedCycle.value = null;
   }
 
+  /** The cycle a step ran ended: say where the pod went, and the inspector follows it. */
+  function stepDone(e) {
+    page.stepWatch.value = null;
+    const key = podKey(e.pod);
+    const end = e.cycleEnd || {};
+    page.selectPod(key, e.cycle);
+    page.addNotice('info', end.result === 'scheduled' ? `Step: ${key} → ${end.node}` : `Step: ${key} is ${end.result || 'not placed'}${end.plugins?.length ? ` (rejected by ${end.plugins.join(', ')})` : ''}`);
+  }
+
   function applyEvent(e) {
     if (typeof e.seq === 'number') {
       if (e.seq <= server.seq.peek()) return; // seen already
@@ -85,6 +94,7 @@ export function createStore(options = {}) {
       case 'cycleStart': case 'point': case 'filter': case 'score': case 'cycleEnd': case 'permitWait': case 'bindingEnd':
         // Points without a cycle (PreEnqueue) are not shown.
         if (e.cycle && e.pod) cycles.apply(e);
+        if (e.kind === 'cycleEnd' && e.pod && page.stepWatch.peek() != null && e.seq > page.stepWatch.peek()) stepDone(e);
         break;
       case 'node':
         if (e.node?.action === 'deleted') cluster.deleteNode(e.node.object);
@@ -202,6 +212,12 @@ export function createStore(options = {}) {
     dismissNotice: writer(page.dismissNotice),
     setBusy: writer(page.setBusy),
     markInvalid: writer(page.markInvalid),
+    /** Follows the next cycle that ends: the one a step runs. */
+    watchStep: writer(() => { page.stepWatch.value = server.seq.peek(); }),
+    setTheme: writer((t) => { page.theme.value = t; }),
+    setProjector: writer((on) => { page.projector.value = !!on; }),
+    setConfirmReset: writer((on) => { page.confirmReset.value = !!on; }),
+    closeLesson: writer((id) => { page.lessonClosed.value = id; }),
     setView: writer(page.setView),
     /** Shows a view and focuses an element of it (by id), or clears the request. */
     focusOn: writer((view, id) => { if (view) page.setView(view); page.focus.value = id; }),

@@ -16,6 +16,15 @@ export function createPage(limits, now) {
   const notices = signal([]);
   // The id of the element to focus once the view shows it.
   const focus = signal(null);
+  // Instructor mode: the theme ("auto" follows the system), the projector
+  // layout, whether a reset waits for its confirmation, the stream seq
+  // after which the next cycle's end is a step's (null when no step is
+  // followed), and the lesson run whose banner was closed.
+  const theme = signal('auto');
+  const projector = signal(false);
+  const confirmReset = signal(false);
+  const stepWatch = signal(null);
+  const lessonClosed = signal(null);
   // Action name -> true while it runs.
   const busy = keyedMap();
   // Action name -> the input its last run found wrong.
@@ -33,6 +42,11 @@ export function createPage(limits, now) {
     cycleLoading,
     notices,
     focus,
+    theme,
+    projector,
+    confirmReset,
+    stepWatch,
+    lessonClosed,
 
     isBusy(name) {
       return !!busy.get(name);

@@ -1,0 +1,31 @@
+// The lesson banner: under the tabs on every view while a scenario runs and
+// after it ends (until closed): its state, the step it is at and what that
+// step does, with the steps told so far to go back and forth through.
+
+import { useState } from 'preact/hooks';
+import { html } from '../ui.js';
+import { formatClock } from '../format.js';
+
+export default function LessonBanner({ store, actions }) {
+  const runs = store.server.scenarios.value;
+  const run = runs[runs.length - 1];
+  // null follows the newest step.
+  const [at, setAt] = useState(null);
+  if (!run || store.page.lessonClosed.value === run.id) return null;
+  const log = run.log || [];
+  const i = at == null || at >= log.length ? log.length - 1 : at;
+  const entry = log[i];
+  const state = run.state || 'running';
+  return html`<section class=${`lesson s-${state}`} id="lesson" aria-label="lesson" aria-live="polite">
+    <strong class="lesson-name">${run.name || run.id}</strong>
+    <span class=${`badge s-${state}`}>${state}</span>
+    ${run.steps ? html`<span class="lesson-step">step ${entry?.step ?? run.step} of ${run.steps}</span>` : null}
+    <span class="lesson-what">${entry ? html`${entry.message} <span class="muted small">${formatClock(entry.t)}</span>` : run.message || ''}</span>
+    <span class="lesson-nav">
+      <button type="button" class="small" id="lesson-prev" disabled=${i <= 0} onClick=${() => setAt(i - 1)}>Previous</button>
+      <button type="button" class="small" id="lesson-next" disabled=${i >= log.length - 1} onClick=${() => setAt(i + 1 >= log.length - 1 ? null : i + 1)}>Next</button>
+      ${state === 'running' ? html`<button type="button" class="small" onClick=${() => actions.cancelScenario(run.id)}>Cancel</button>` : null}
+      <button type="button" class="small" aria-label="close the lesson banner" onClick=${() => actions.closeLesson(run.id)}>✕</button>
+    </span>
+  </section>`;
+}
