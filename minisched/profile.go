@@ -19,13 +19,11 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
-	"minisched/minisched/plugins"
 )
 
 // profile is one configured framework and the plugin instances it holds,
@@ -90,12 +88,9 @@ func newDRAManager(ctx context.Context, client clientset.Interface, factory info
 // plugins, the learning plugins and any out-of-tree ones, and keeps each
 // plugin instance it creates.
 func newProfile(ctx context.Context, cfg *config.KubeSchedulerProfile, outOfTree frameworkruntime.Registry, deps frameworkDeps) (*profile, error) {
-	registry := frameworkplugins.NewInTreeRegistry()
-	if err := registry.Merge(plugins.Registry()); err != nil {
-		return nil, fmt.Errorf("registering learning plugins: %w", err)
-	}
-	if err := registry.Merge(outOfTree); err != nil {
-		return nil, fmt.Errorf("registering out-of-tree plugins: %w", err)
+	registry, err := registry(outOfTree)
+	if err != nil {
+		return nil, err
 	}
 	var mu sync.Mutex
 	instances := map[string]fwk.Plugin{}

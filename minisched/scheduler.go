@@ -78,7 +78,13 @@ var errNoNodesAvailable = errors.New("no nodes available to schedule pods")
 // Scheduler watches pods and nodes through informers and schedules the pods
 // of its profile one at a time.
 type Scheduler struct {
-	opts      Options
+	opts Options
+	// catalog describes the plugins a configuration may enable (Catalog).
+	catalog struct {
+		once sync.Once
+		list []PluginInfo
+		err  error
+	}
 	client    clientset.Interface
 	profile   *profile
 	queue     *queue.Queue

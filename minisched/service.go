@@ -11,11 +11,9 @@ import (
 	"k8s.io/client-go/rest"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
-	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"minisched/minisched/event"
-	"minisched/minisched/plugins"
 	"minisched/minisched/schedconfig"
 )
 
@@ -246,12 +244,13 @@ func (s *Scheduler) Plugins() *config.Plugins { return s.profile.fw.ListPlugins(
 // AvailablePlugins names every plugin a configuration may enable: the
 // in-tree ones, the learning ones and the out-of-tree ones.
 func (s *Service) AvailablePlugins() []string {
-	registry := frameworkplugins.NewInTreeRegistry()
-	var names []string
-	for _, r := range []frameworkruntime.Registry{registry, plugins.Registry(), s.opts.OutOfTree} {
-		for name := range r {
-			names = append(names, name)
-		}
+	reg, err := registry(s.opts.OutOfTree)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(reg))
+	for name := range reg {
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	return names

@@ -51,11 +51,25 @@ func wantsYAML(c echo.Context) bool {
 	return c.QueryParam("format") == "yaml"
 }
 
+// getConfig answers the running configuration, or with ?defaults=true
+// kube-scheduler's defaults for this scheduler's name.
 func (s *Server) getConfig(c echo.Context) error {
 	if s.opts.Scheduler == nil || s.opts.Scheduler.Config() == nil {
 		return apiError(http.StatusServiceUnavailable, "no scheduler runs in this process")
 	}
-	data, err := schedconfig.Encode(s.opts.Scheduler.Config())
+	cfg := s.opts.Scheduler.Config()
+	if c.QueryParam("defaults") == "true" {
+		var err error
+		if cfg, err = schedconfig.Default(s.opts.SchedulerName); err != nil {
+			return err
+		}
+	}
+	return writeConfig(c, cfg)
+}
+
+// writeConfig answers cfg as YAML or JSON, as the client asked.
+func writeConfig(c echo.Context, cfg *config.KubeSchedulerConfiguration) error {
+	data, err := schedconfig.Encode(cfg)
 	if err != nil {
 		return err
 	}
@@ -69,9 +83,10 @@ func (s *Server) getConfig(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, js)
 }
 
-// putConfig validates a configuration and restarts the scheduler with it.
-// A configuration that does not decode, validate or build is refused with
-// 422 and the running scheduler goes on untouched.
+// putConfig validates a configuration and restarts the scheduler with it;
+// with ?dryRun=true it only checks. A configuration that does not decode,
+// validate or build is refused with 422, with the line of the problem
+// when it can be told, and the running scheduler goes on untouched.
 func (s *Server) putConfig(c echo.Context) error {
 	if s.opts.Scheduler == nil {
 		return apiError(http.StatusServiceUnavailable, "no scheduler runs in this process")
@@ -83,16 +98,24 @@ func (s *Server) putConfig(c echo.Context) error {
 	if !manifest.IsSupportedType(c.Request().Header.Get(echo.HeaderContentType)) {
 		return apiError(http.StatusUnsupportedMediaType, "send the configuration as application/yaml or application/json")
 	}
+	dryRun := c.QueryParam("dryRun") == "true"
 	cfg, err := schedconfig.Load(data, s.opts.SchedulerName)
-	if err == nil {
+	switch {
+	case err != nil:
+	case dryRun:
+		err = s.opts.Scheduler.CheckConfig(cfg)
+	default:
 		err = s.opts.Scheduler.Restart(cfg)
 	}
 	var ce *schedconfig.Error
 	if errors.As(err, &ce) {
-		return apiError(http.StatusUnprocessableEntity, "%v", ce)
+		return c.JSON(http.StatusUnprocessableEntity, errorBody{Error: ce.Error(), Line: schedconfig.Line(data, ce)})
 	}
 	if err != nil {
 		return err
+	}
+	if dryRun {
+		return writeConfig(c, cfg)
 	}
 	return s.getConfig(c)
 }
@@ -103,6 +126,12 @@ type PluginsView struct {
 	// Enabled maps each extension point to its plugins in order; Score
 	// plugins carry their weight.
 	Enabled map[string][]EnabledPlugin `json:"enabled"`
+	// Plugins says, for every available plugin, the extension points it
+	// implements and the cluster events it registers.
+	Plugins []minisched.PluginInfo `json:"plugins"`
+	// Required says how many plugins a profile needs at an extension point
+	// at least: one QueueSort (exactly one) and one Bind.
+	Required map[string]int `json:"required"`
 }
 
 // EnabledPlugin is a plugin at one extension point.
@@ -116,8 +145,13 @@ func (s *Server) getPlugins(c echo.Context) error {
 	if sched == nil {
 		return apiError(http.StatusServiceUnavailable, "no scheduler runs in this process")
 	}
+	catalog, err := sched.Catalog(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	p := sched.Plugins()
-	view := PluginsView{Available: s.opts.Scheduler.AvailablePlugins(), Enabled: map[string][]EnabledPlugin{}}
+	view := PluginsView{Available: s.opts.Scheduler.AvailablePlugins(), Enabled: map[string][]EnabledPlugin{},
+		Plugins: catalog, Required: map[string]int{"QueueSort": 1, "Bind": 1}}
 	for _, ep := range []struct {
 		name string
 		set  config.PluginSet

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/server"
 )
@@ -95,12 +98,14 @@ func TestSchedulerConfig(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
-			var e struct{ Error string }
-			if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(tt.body), &e); code != http.StatusUnprocessableEntity {
-				t.Errorf("got %d (%s), want 422", code, e.Error)
-			}
-			if !strings.Contains(e.Error, tt.mention) {
-				t.Errorf("error %q does not mention %q", e.Error, tt.mention)
+			for _, path := range []string{"/api/v1/scheduler/config?dryRun=true", "/api/v1/scheduler/config"} {
+				var e struct{ Error string }
+				if code := api(t, "PUT", path, "application/yaml", []byte(tt.body), &e); code != http.StatusUnprocessableEntity {
+					t.Errorf("PUT %s: got %d (%s), want 422", path, code, e.Error)
+				}
+				if !strings.Contains(e.Error, tt.mention) {
+					t.Errorf("PUT %s: error %q does not mention %q", path, e.Error, tt.mention)
+				}
 			}
 			var now event.SchedulerState
 			api(t, "GET", "/api/v1/scheduler", "", nil, &now)
@@ -116,7 +121,35 @@ func TestSchedulerConfig(t *testing.T) {
 	mustCreate(t, "/api/v1/pods", podJSON("too-big", "4"))
 	eventually(t, 10*time.Second, "too-big unschedulable", func() bool { return len(queueOf(t).Unschedulable) == 1 })
 
+	// The editor's checks: the line of a problem, a dry run that changes
+	// nothing, and the defaults to diff against.
+	var e struct {
+		Error string
+		Line  int
+	}
+	if code := api(t, "PUT", "/api/v1/scheduler/config?dryRun=true", "application/yaml",
+		[]byte(strings.ReplaceAll(nodeNumberConfig, "NodeNumber", "NoSuchPlugin")), &e); code != http.StatusUnprocessableEntity || e.Line != 7 {
+		t.Errorf("an unknown plugin on line 7: %d, line %d (%s)", code, e.Line, e.Error)
+	}
 	var cfg map[string]any
+	if code := api(t, "PUT", "/api/v1/scheduler/config?dryRun=true", "application/yaml", []byte(nodeNumberConfig), &cfg); code != http.StatusOK || cfg["profiles"] == nil {
+		t.Fatalf("a dry run of a valid configuration: %d %v", code, cfg)
+	}
+	if now := schedulerState(t); now.Generation != before.Generation {
+		t.Errorf("a dry run restarted the scheduler: generation %d -> %d", before.Generation, now.Generation)
+	}
+	var defaultCfg struct {
+		Profiles []struct {
+			Plugins struct {
+				MultiPoint struct{ Enabled []struct{ Name string } }
+			}
+		}
+	}
+	if code := api(t, "GET", "/api/v1/scheduler/config?defaults=true", "", nil, &defaultCfg); code != http.StatusOK ||
+		len(defaultCfg.Profiles) != 1 || len(defaultCfg.Profiles[0].Plugins.MultiPoint.Enabled) < 10 {
+		t.Errorf("the defaults: %d %+v", code, defaultCfg)
+	}
+
 	if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(nodeNumberConfig), &cfg); code != http.StatusOK {
 		t.Fatalf("valid configuration: %d %v", code, cfg)
 	}
@@ -133,6 +166,21 @@ func TestSchedulerConfig(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("NodeNumber is not a Score plugin of weight 10 after the update: %+v", plugins.Enabled["Score"])
+	}
+	// Every plugin says what it implements, enabled or not, and what
+	// cluster events it registers.
+	byName := map[string]minisched.PluginInfo{}
+	for _, p := range plugins.Plugins {
+		byName[p.Name] = p
+	}
+	if len(byName) != len(plugins.Available) {
+		t.Errorf("%d plugins described, %d available", len(byName), len(plugins.Available))
+	}
+	if fit := byName["NodeResourcesFit"]; fmt.Sprint(fit.ExtensionPoints) != "[PreFilter Filter PreScore Score]" || !slices.Contains(fit.Events, "NodeAdd") {
+		t.Errorf("NodeResourcesFit: %+v", fit)
+	}
+	if qs := byName["PrioritySort"]; fmt.Sprint(qs.ExtensionPoints) != "[QueueSort]" || plugins.Required["QueueSort"] != 1 || plugins.Required["Bind"] != 1 {
+		t.Errorf("PrioritySort %+v, required %v", qs, plugins.Required)
 	}
 	eventually(t, 20*time.Second, "too-big back in the new scheduler's queue", func() bool {
 		q := queueOf(t)

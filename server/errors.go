@@ -18,6 +18,9 @@ type errorBody struct {
 	Reason string `json:"reason,omitempty"`
 	// Causes lists field errors of an invalid object.
 	Causes []string `json:"causes,omitempty"`
+	// Line is where in the body sent the problem is, when it can be told
+	// (1-based).
+	Line int `json:"line,omitempty"`
 }
 
 // httpError is an error with the status code it deserves.
