@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -116,6 +119,26 @@ func create[T runtime.Object](c echo.Context, obj T, makeIt func(context.Context
 	}
 	created, err := makeIt(c.Request().Context(), obj)
 	return respond(c, http.StatusCreated, created, err)
+}
+
+// patchNode changes what the dashboard edits of a node: cordon, labels,
+// taints, allocatable (cluster.NodeChange).
+func (s *Server) patchNode(c echo.Context) error {
+	data, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if ct := c.Request().Header.Get(echo.HeaderContentType); !strings.HasPrefix(ct, echo.MIMEApplicationJSON) && !strings.HasPrefix(ct, "application/merge-patch+json") {
+		return apiError(http.StatusUnsupportedMediaType, "send the change as application/json")
+	}
+	var change cluster.NodeChange
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&change); err != nil {
+		return apiError(http.StatusBadRequest, "a node change is {unschedulable, labels, taints, allocatable}: %v", err)
+	}
+	node, err := s.cluster.UpdateNode(c.Request().Context(), c.Param("name"), change)
+	return respond(c, http.StatusOK, node, err)
 }
 
 func (s *Server) deleteNode(c echo.Context) error {

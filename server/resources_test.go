@@ -176,3 +176,56 @@ func TestNodeWithEmptyResourceMaps(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchNode edits a node the way the Cluster view does, and refuses
+// what is not a node change.
+func TestPatchNode(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("edited", "2"))
+	tests := []struct {
+		name, body string
+		check      func(v1.Node) bool
+	}{
+		{"cordon", `{"unschedulable": true}`, func(n v1.Node) bool { return n.Spec.Unschedulable }},
+		{"labels replace the old ones", `{"labels": {"zone": "a"}}`, func(n v1.Node) bool {
+			return n.Labels["zone"] == "a" && len(n.Labels) == 1 && n.Spec.Unschedulable
+		}},
+		{"taints", `{"taints": [{"key": "gpu", "effect": "NoSchedule"}]}`, func(n v1.Node) bool {
+			return len(n.Spec.Taints) == 1 && n.Spec.Taints[0].Key == "gpu"
+		}},
+		{"allocatable, capacity following", `{"allocatable": {"cpu": "8", "pods": "10"}}`, func(n v1.Node) bool {
+			return n.Status.Allocatable.Cpu().String() == "8" && n.Status.Capacity.Cpu().Cmp(*n.Status.Allocatable.Cpu()) >= 0 &&
+				n.Status.Allocatable.Pods().String() == "10" && n.Labels["zone"] == "a"
+		}},
+		{"uncordon", `{"unschedulable": false}`, func(n v1.Node) bool { return !n.Spec.Unschedulable && len(n.Spec.Taints) == 1 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var node v1.Node
+			if code := api(t, "PATCH", "/api/v1/nodes/edited", "application/json", []byte(tt.body), &node); code != http.StatusOK {
+				t.Fatalf("PATCH %s: %d", tt.body, code)
+			}
+			stored, err := inst.Client.CoreV1().Nodes().Get(context.Background(), "edited", metav1.GetOptions{})
+			if err != nil || !tt.check(node) || !tt.check(*stored) {
+				t.Errorf("after %s: answered %+v / %+v, stored %+v / %+v (%v)", tt.body, node.Spec, node.Status.Allocatable, stored.Spec, stored.Status.Allocatable, err)
+			}
+		})
+	}
+	refused := []struct {
+		name, path, contentType, body string
+		want                          int
+	}{
+		{"an unknown field", "/api/v1/nodes/edited", "application/json", `{"spec": {}}`, http.StatusBadRequest},
+		{"not JSON", "/api/v1/nodes/edited", "application/json", `{`, http.StatusBadRequest},
+		{"YAML", "/api/v1/nodes/edited", "application/yaml", `unschedulable: true`, http.StatusUnsupportedMediaType},
+		{"no such node", "/api/v1/nodes/nowhere", "application/json", `{"unschedulable": true}`, http.StatusNotFound},
+		{"a bad quantity", "/api/v1/nodes/edited", "application/json", `{"allocatable": {"cpu": "lots"}}`, http.StatusBadRequest},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			if code := api(t, "PATCH", tt.path, tt.contentType, []byte(tt.body), nil); code != tt.want {
+				t.Errorf("PATCH %s %s: %d, want %d", tt.path, tt.body, code, tt.want)
+			}
+		})
+	}
+}

@@ -181,6 +181,7 @@ func (s *Server) routes() {
 	api.GET("/nodes", s.listNodes)
 	api.POST("/nodes", s.createNode)
 	api.GET("/nodes/:name", s.getNode)
+	api.PATCH("/nodes/:name", s.patchNode)
 	api.DELETE("/nodes/:name", s.deleteNode)
 	api.GET("/pods", s.listPods)
 	api.POST("/pods", s.createPod)
