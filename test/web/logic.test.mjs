@@ -7,7 +7,7 @@ import {
 } from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
-  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, pluginChecks, pluginRows, priorityClassManifest, splitDocuments,
+  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, lineDiff, pluginArgs, pluginChecks, pluginRows, priorityClassManifest, splitDocuments, withPluginArgs,
   podManifest, podManifests,
 } from '../../web/static/js/manifests.js';
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
@@ -527,4 +527,34 @@ test('instructor actions: Space toggles, R asks first, T and P change the displa
   assert.equal(store.page.projector.value, true);
   await actions.openCycle(7);
   assert.deepEqual([store.page.view.value, store.page.selectedPod.value, store.page.selectedCycle.value], ['cycle', 'default/web-1', 7]);
+});
+
+test('configuration editor: plugin args, and a line diff against the defaults (issue 16, config editor)', () => {
+  const config = { profiles: [{ schedulerName: 'default-scheduler', pluginConfig: [{ name: 'NodeResourcesFit', args: { scoringStrategy: { type: 'LeastAllocated' }, ignoredResources: ['x'] } }] }] };
+  const next = withPluginArgs(config, 'NodeResourcesFit', { scoringStrategy: { type: 'MostAllocated' } });
+  assert.deepEqual(pluginArgs(next, 'NodeResourcesFit'), { scoringStrategy: { type: 'MostAllocated' }, ignoredResources: ['x'] });
+  assert.equal(pluginArgs(config, 'NodeResourcesFit').scoringStrategy.type, 'LeastAllocated', 'the input is not changed');
+  assert.deepEqual(pluginArgs(withPluginArgs(config, 'Random', { seed: 3 }), 'Random'), { seed: 3 });
+  assert.throws(() => withPluginArgs({}, 'X', {}), /no profile/);
+  const d = lineDiff('a\nb\nc\nd', 'a\nc\nd\ne');
+  assert.deepEqual(d.map((x) => `${x.op}${x.text}`), [' a', '-b', ' c', ' d', '+e']);
+  assert.deepEqual(d.filter((x) => x.op !== ' ').map((x) => [x.a, x.b]), [[2, null], [null, 4]]);
+  assert.deepEqual(lineDiff('same', 'same').map((x) => x.op), [' ']);
+});
+
+test('configuration checks: the server\'s 422 line is kept; a newer check cancels an older one', async () => {
+  const store = createStore();
+  const fetchImpl = async (url, init) => {
+    if (init.body.includes('stale')) {
+      return new Promise((_, reject) => init.signal.addEventListener('abort', () => reject(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
+    }
+    const bad = init.body.includes('bogus');
+    const body = bad ? JSON.stringify({ error: 'unknown field "bogus"', line: 3 }) : 'kind: KubeSchedulerConfiguration\n';
+    return { ok: !bad, status: bad ? 422 : 200, headers: { get: () => (bad ? 'application/json' : 'application/yaml') }, text: async () => body, json: async () => JSON.parse(body) };
+  };
+  const actions = createActions({ api: createApi({ fetchImpl }), store });
+  const older = actions.checkConfig('stale');
+  assert.deepEqual(await actions.checkConfig('a: 1\nb: 2\nbogus: 3\n'), { ok: false, message: 'unknown field "bogus"', line: 3 });
+  assert.equal(await older, null, 'the older check was cancelled');
+  assert.deepEqual(await actions.checkConfig('kind: KubeSchedulerConfiguration\n'), { ok: true, message: '', line: null });
 });

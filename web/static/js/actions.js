@@ -7,7 +7,7 @@ import { plural } from './format.js';
 import { THEMES } from './route.js';
 import { podKey } from './store/index.js';
 import {
-  configWithPlugins, MANIFEST_ROUTES, nodeManifest, podManifests, priorityClassManifest, splitDocuments, FormError,
+  configWithPlugins, MANIFEST_ROUTES, nodeManifest, podManifests, priorityClassManifest, splitDocuments, withPluginArgs, FormError,
 } from './manifests.js';
 
 // How far back a page that connects reads the server's history, in events,
@@ -16,6 +16,8 @@ const HISTORY_EVENTS = 50_000;
 const HISTORY_PAGE = 10_000;
 
 export function createActions({ api, store }) {
+  // The configuration check under way, which a newer one cancels.
+  let checking = null;
   async function run(name, doing, fn) {
     store.setBusy(name, true);
     store.markInvalid(name, null);
@@ -215,17 +217,51 @@ export function createActions({ api, store }) {
       });
     },
 
-    /** Sends a whole configuration typed by hand (YAML or JSON). */
+    /** Sends a whole configuration typed by hand (YAML or JSON); true when the scheduler restarted with it. */
     async applyConfigText(text) {
-      return run('plugins', 'The scheduler refused the configuration', async () => {
+      return run('config', 'The scheduler refused the configuration', async () => {
         await api.putConfig(text, 'application/yaml');
         store.addNotice('ok', 'The scheduler restarted with the new configuration.');
         return true;
       });
     },
 
-    async configYaml() {
-      return run('plugins', 'Could not load the configuration', () => api.configYaml());
+    /** The running configuration and the defaults, as YAML: {running, defaults}. */
+    async loadConfigYaml() {
+      return run('config', 'Could not load the configuration', async () => {
+        const [running, defaults] = await Promise.all([api.configYaml(), api.configYaml(true)]);
+        return { running, defaults };
+      });
+    },
+
+    /**
+     * Checks a configuration as it is typed (the server's dry run):
+     * {ok: true} or {ok: false, message, line}; null when a newer check
+     * replaced this one.
+     */
+    async checkConfig(text) {
+      checking?.abort();
+      const mine = new AbortController();
+      checking = mine;
+      try {
+        await api.checkConfig(text, mine.signal);
+        return { ok: true, message: '', line: null };
+      } catch (err) {
+        if (err?.name === 'AbortError') return null;
+        return { ok: false, message: describeError(err), line: err?.line ?? null };
+      } finally {
+        if (checking === mine) checking = null;
+      }
+    },
+
+    /** Gives a plugin args in the running configuration and restarts the scheduler with it. */
+    async applyPluginArgs(name, args) {
+      return run('config', `The scheduler refused ${name}'s arguments`, async () => {
+        const cfg = withPluginArgs(await api.config(), name, args);
+        await api.putConfig(cfg);
+        store.addNotice('ok', `The scheduler restarted with ${name}'s new arguments.`);
+        return cfg;
+      });
     },
 
     /** Lists bundled scenarios and runs; {unavailable: words} on 404. */

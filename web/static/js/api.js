@@ -3,11 +3,13 @@
 // ({"error", "reason"?, "causes"?}) when there is one.
 
 export class ApiError extends Error {
-  constructor(status, message, reason = '', causes = []) {
+  /** line: where in the body sent the server found the problem (1-based), or null. */
+  constructor(status, message, reason = '', causes = [], line = null) {
     super(message);
     this.status = status;
     this.reason = reason;
     this.causes = causes;
+    this.line = line;
   }
 }
 
@@ -32,7 +34,7 @@ async function errorFrom(res) {
     body = null;
   }
   if (body && typeof body.error === 'string') {
-    return new ApiError(res.status, body.error, body.reason || '', body.causes || []);
+    return new ApiError(res.status, body.error, body.reason || '', body.causes || [], body.line ?? null);
   }
   const words = {
     400: 'the server refused the request as malformed',
@@ -97,8 +99,11 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     step: () => request('POST', '/scheduler/step'),
     plugins: () => request('GET', '/scheduler/plugins'),
     config: () => request('GET', '/scheduler/config'),
-    configYaml: () => request('GET', '/scheduler/config', { accept: 'application/yaml' }),
+    /** The running configuration as YAML, or with defaults kube-scheduler's defaults for its name. */
+    configYaml: (defaults = false) => request('GET', `/scheduler/config${defaults ? '?defaults=true' : ''}`, { accept: 'application/yaml' }),
     putConfig: (cfg, type) => request('PUT', '/scheduler/config', { body: cfg, type }),
+    /** Checks a configuration without applying it (dry run). */
+    checkConfig: (text, signal) => request('PUT', '/scheduler/config?dryRun=true', { body: text, type: 'application/yaml', signal }),
     reset: () => request('POST', '/reset'),
     scenarios: () => request('GET', '/scenarios'),
     runScenario: (name, reset = false) => request('POST', `/scenarios?bundled=${enc(name)}${reset ? '&reset=true' : ''}`),

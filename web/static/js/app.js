@@ -151,9 +151,11 @@ function App({ store, actions, stream }) {
       <${Connection} store=${store} stream=${stream} />
       <${Counts} store=${store} />
       <${SchedulerBar} store=${store} actions=${actions} />
-      <${Display} store=${store} actions=${actions} />
     </header>
-    <${Tabs} store=${store} actions=${actions} />
+    <div class="tabs-row">
+      <${Tabs} store=${store} actions=${actions} />
+      <${Display} store=${store} actions=${actions} />
+    </div>
     <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />
     <${Notices} store=${store} actions=${actions} />
     <${ResetDialog} store=${store} actions=${actions} />

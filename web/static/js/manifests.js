@@ -385,3 +385,55 @@ export function configWithPlugins(config, edits) {
   else delete mp.disabled;
   return cfg;
 }
+
+/**
+ * withPluginArgs returns a copy of the configuration (JSON) whose first
+ * profile's pluginConfig gives plugin name these args, merged over the
+ * args it has (NodeResourcesFit's {scoringStrategy: {type:
+ * "MostAllocated"}}, say).
+ */
+export function withPluginArgs(config, name, args) {
+  if (!config || !Array.isArray(config.profiles) || config.profiles.length === 0) {
+    throw new FormError('config', 'the scheduler configuration has no profile to edit');
+  }
+  const cfg = JSON.parse(JSON.stringify(config));
+  const profile = cfg.profiles[0];
+  const list = profile.pluginConfig = profile.pluginConfig || [];
+  const at = list.findIndex((p) => p.name === name);
+  const old = at >= 0 ? list[at].args || {} : {};
+  const entry = { name, args: { ...old, ...args } };
+  if (at >= 0) list[at] = entry;
+  else list.push(entry);
+  return cfg;
+}
+
+/** The args the first profile gives plugin name, or {}. */
+export function pluginArgs(config, name) {
+  return config?.profiles?.[0]?.pluginConfig?.find((p) => p.name === name)?.args || {};
+}
+
+/**
+ * lineDiff compares two texts line by line (longest common subsequence):
+ * [{op: " " | "-" | "+", text, a, b}], "-" a line only in from (its line
+ * number a), "+" only in to (b), " " in both.
+ */
+export function lineDiff(from, to) {
+  const a = String(from || '').split('\n');
+  const b = String(to || '').split('\n');
+  const n = a.length;
+  const m = b.length;
+  // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  }
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) out.push({ op: ' ', text: a[i++], a: i, b: ++j });
+    else if (j < m && (i >= n || lcs[i][j + 1] >= lcs[i + 1][j])) out.push({ op: '+', text: b[j++], a: null, b: j });
+    else out.push({ op: '-', text: a[i++], a: i, b: null });
+  }
+  return out;
+}

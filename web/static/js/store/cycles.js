@@ -7,7 +7,7 @@
 
 import { keyedMap, podKey, toMillis } from './common.js';
 
-const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null, deletedAt: null, victims: [], preemptedBy: null });
+const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null, deletedAt: null, deletedSeq: null, victims: [], preemptedBy: null });
 
 /**
  * The store's cycle summary from the server's (the `summary` of cycle
@@ -132,11 +132,11 @@ export function createCycles(limits) {
       }));
     },
 
-    /** A preemption: the preemptor evicted the victim from node (pod keys). */
-    preemption(victim, preemptor, node, t) {
-      updateInfo(victim, (info) => ({ ...info, preemptedBy: { pod: preemptor, node, t } }));
-      updateInfo(preemptor, (info) => (info.victims.some((v) => v.pod === victim && v.t === t) ? info : {
-        ...info, victims: bounded([...info.victims, { pod: victim, node, t }], limits.trail),
+    /** A preemption at {t, seq}: the preemptor evicted the victim from node (pod keys). */
+    preemption(victim, preemptor, node, { t, seq }) {
+      updateInfo(victim, (info) => ({ ...info, preemptedBy: { pod: preemptor, node, t, seq } }));
+      updateInfo(preemptor, (info) => (info.victims.some((v) => v.pod === victim && v.seq === seq) ? info : {
+        ...info, victims: bounded([...info.victims, { pod: victim, node, t, seq }], limits.trail),
       }));
     },
 
@@ -144,8 +144,8 @@ export function createCycles(limits) {
      * Keeps the story of a deleted pod (the timeline and the inspector
      * still show it), up to limits.deletedPods of them, oldest dropped.
      */
-    podDeleted(key, t) {
-      updateInfo(key, (info) => ({ ...info, deletedAt: t }));
+    podDeleted(key, { t, seq }) {
+      updateInfo(key, (info) => ({ ...info, deletedAt: t, deletedSeq: seq }));
       deleted = [...deleted.filter((k) => k !== key), key];
       while (deleted.length > limits.deletedPods) podInfo.delete(deleted.shift());
     },

@@ -71,6 +71,9 @@ export function createStore(options = {}) {
     page.selectedCycle.value = null;
   }
 
+  /** When an event happened: {t, seq}. */
+  const when = (e) => ({ t: toMillis(e.time) ?? now(), seq: e.seq ?? null });
+
   /** The cycle a step ran ended: say where the pod went, and the inspector follows it. */
   function stepDone(e) {
     page.stepWatch.value = null;
@@ -108,12 +111,12 @@ export function createStore(options = {}) {
           cluster.setPod(pod);
         } else if (cluster.deletePod(pod)) {
           queue.forget(pod);
-          cycles.podDeleted(podKey(pod), toMillis(e.time) ?? now());
+          cycles.podDeleted(podKey(pod), when(e));
         }
         break;
       }
       case 'preemption':
-        if (e.pod && e.preemption?.preemptor) cycles.preemption(podKey(e.pod), podKey(e.preemption.preemptor), e.preemption.node || '', toMillis(e.time) ?? now());
+        if (e.pod && e.preemption?.preemptor) cycles.preemption(podKey(e.pod), podKey(e.preemption.preemptor), e.preemption.node || '', when(e));
         break;
       case 'scheduler':
         if (e.scheduler) server.setScheduler(e.scheduler);
@@ -136,7 +139,7 @@ export function createStore(options = {}) {
     server.fromSnapshot(snap);
     cluster.fromSnapshot(snap.nodes || [], snap.pods || []);
     cycles.keepPods(podExists);
-    for (const { key, step, failure } of queue.fromSnapshot(snap.queue, toMillis(snap.time) ?? now())) {
+    for (const { key, step, failure } of queue.fromSnapshot(snap.queue, toMillis(snap.time) ?? now(), snap.seq ?? 0)) {
       cycles.queueStep(key, step, failure);
     }
   }
@@ -148,25 +151,24 @@ export function createStore(options = {}) {
    * story.
    */
   function applyHistory(list, upTo) {
-    // Pod key -> {uid, steps, deletedAt}: a new uid under a name is another pod.
+    // Pod key -> {uid, steps, deleted}: a new uid under a name is another pod.
     const told = new Map();
     for (const e of list) {
       if (!e.pod || e.seq > upTo) continue;
       const key = podKey(e.pod);
       let p = told.get(key);
-      if (!p || (e.pod.uid && p.uid && e.pod.uid !== p.uid)) told.set(key, p = { uid: e.pod.uid, steps: [], deletedAt: null });
-      const t = toMillis(e.time) ?? now();
-      if (e.kind === 'queue' && e.queue && e.queue.action !== 'update') p.steps.push(moveStep(e.queue, t, e.seq));
-      else if (e.kind === 'pod' && e.podChange?.action === 'deleted') p.deletedAt = t;
+      if (!p || (e.pod.uid && p.uid && e.pod.uid !== p.uid)) told.set(key, p = { uid: e.pod.uid, steps: [], deleted: null });
+      if (e.kind === 'queue' && e.queue && e.queue.action !== 'update') p.steps.push(moveStep(e.queue, when(e).t, e.seq));
+      else if (e.kind === 'pod' && e.podChange?.action === 'deleted') p.deleted = when(e);
       else if (e.kind === 'preemption' && e.preemption?.preemptor) p.preemptions = [...(p.preemptions || []), e];
     }
     for (const [key, p] of told) {
       const pod = cluster.pods.peek(key);
-      const current = pod ? sameUid(pod, p) : p.deletedAt != null;
+      const current = pod ? sameUid(pod, p) : p.deleted != null;
       if (!current || !p.steps.length) continue;
       cycles.pastSteps(key, p.steps, upTo);
-      if (!pod) cycles.podDeleted(key, p.deletedAt);
-      for (const e of p.preemptions || []) cycles.preemption(key, podKey(e.preemption.preemptor), e.preemption.node || '', toMillis(e.time) ?? now());
+      if (!pod) cycles.podDeleted(key, p.deleted);
+      for (const e of p.preemptions || []) cycles.preemption(key, podKey(e.preemption.preemptor), e.preemption.node || '', when(e));
     }
   }
 

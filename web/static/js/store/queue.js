@@ -140,7 +140,7 @@ export function createQueue() {
      * Holds a snapshot's queue (GET /queue's shape) and its QueueSort.
      * Returns, per pod, the step and the last failure it tells of.
      */
-    fromSnapshot(view, t) {
+    fromSnapshot(view, t, seq) {
       const pairs = [];
       const told = [];
       for (const [name, list] of Object.entries(view || {})) {
@@ -158,7 +158,7 @@ export function createQueue() {
           }]);
           told.push({
             key,
-            step: { t: entered, seq: null, action: 'snapshot', from: null, to: name, event, rejectedBy, hintedBy, failed: false },
+            step: { t: entered, seq, action: 'snapshot', from: null, to: name, event, rejectedBy, hintedBy, failed: false },
             failure: rejectedBy.length ? { t: entered, plugins: rejectedBy, message, attempts: qp.attempts ?? 0 } : null,
           });
         }

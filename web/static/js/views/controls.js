@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ConfirmButton, html } from '../ui.js';
 import { plural } from '../format.js';
 import { nextName, pluginChecks, pluginRows } from '../manifests.js';
+import { ConfigEditor, ScoringStrategy } from './config.js';
 
 function Field({ id, label, hint, children }) {
   return html`<div class="field">
@@ -312,6 +313,6 @@ export default function Controls({ store, actions }) {
   return html`<div class="controls">
     <div class="col"><${Scenarios} store=${store} actions=${actions} /></div>
     <div class="col"><${NodeForm} store=${store} actions=${actions} /><${PodForm} store=${store} actions=${actions} /><${PriorityClassForm} store=${store} actions=${actions} /></div>
-    <div class="col"><${Plugins} store=${store} actions=${actions} /><${YamlForm} store=${store} actions=${actions} /></div>
+    <div class="col"><${Plugins} store=${store} actions=${actions} /><${ScoringStrategy} store=${store} actions=${actions} /><${ConfigEditor} store=${store} actions=${actions} /><${YamlForm} store=${store} actions=${actions} /></div>
   </div>`;
 }
