@@ -7,7 +7,7 @@ import {
 } from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
-  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, lineDiff, pluginArgs, pluginChecks, pluginRows, priorityClassManifest, splitDocuments, withPluginArgs,
+  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, lineDiff, nodeEditForm, nodePatch, pluginArgs, pluginChecks, pluginRows, priorityClassManifest, splitDocuments, withPluginArgs,
   podManifest, podManifests,
 } from '../../web/static/js/manifests.js';
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
@@ -16,6 +16,7 @@ import { createStore } from '../../web/static/js/store/index.js';
 import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
+import { nodeRows } from '../../web/static/js/nodes.js';
 import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
@@ -557,4 +558,25 @@ test('configuration checks: the server\'s 422 line is kept; a newer check cancel
   assert.deepEqual(await actions.checkConfig('a: 1\nb: 2\nbogus: 3\n'), { ok: false, message: 'unknown field "bogus"', line: 3 });
   assert.equal(await older, null, 'the older check was cancelled');
   assert.deepEqual(await actions.checkConfig('kind: KubeSchedulerConfiguration\n'), { ok: true, message: '', line: null });
+});
+
+test('node editing and the node overview: a patch from the editor, rows sorted by use and filtered by label (issue 16, cluster)', () => {
+  const node = { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', zone: 'a' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], allocatable: { cpu: 4000, memory: 16 * 2 ** 30, pods: 110 } };
+  const form = nodeEditForm(node);
+  assert.deepEqual(form, { labels: 'zone=a', taints: 'gpu=true:NoSchedule', cpu: '4', memory: '16Gi', pods: '110' });
+  assert.deepEqual(nodePatch('n1', { ...form, labels: 'zone=b, disk=ssd', taints: '' }), {
+    labels: { zone: 'b', disk: 'ssd', 'kubernetes.io/hostname': 'n1' }, taints: [], allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
+  });
+  assert.throws(() => nodePatch('n1', { ...form, cpu: 'x' }), (err) => err instanceof FormError && err.field === 'cpu');
+  const nodes = [
+    { name: 'n10', labels: { zone: 'a' }, allocatable: { cpu: 1000, memory: 100, pods: 10 } },
+    { name: 'n2', labels: { zone: 'b' }, allocatable: { cpu: 1000, memory: 100, pods: 10 }, unschedulable: true },
+    { name: 'n1', labels: { zone: 'a' }, allocatable: { cpu: 1000, memory: 100, pods: 10 } },
+  ];
+  const use = { n10: { cpu: 900, memory: 10, pods: 1 }, n1: { cpu: 100, memory: 90, pods: 5 } };
+  const usage = (n) => use[n];
+  assert.deepEqual(nodeRows(nodes, usage).map((r) => r.name), ['n1', 'n2', 'n10']);
+  assert.deepEqual(nodeRows(nodes, usage, { sort: 'cpu' }).map((r) => [r.name, r.cpu]), [['n10', 90], ['n1', 10], ['n2', 0]]);
+  assert.deepEqual(nodeRows(nodes, usage, { sort: 'memory', filter: 'zone=a' }).map((r) => r.name), ['n1', 'n10']);
+  assert.equal(nodeRows(nodes, usage, { filter: 'zone=b' })[0].cordoned, true);
 });

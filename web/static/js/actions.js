@@ -7,7 +7,7 @@ import { plural } from './format.js';
 import { THEMES } from './route.js';
 import { podKey } from './store/index.js';
 import {
-  configWithPlugins, MANIFEST_ROUTES, nodeManifest, podManifests, priorityClassManifest, splitDocuments, withPluginArgs, FormError,
+  configWithPlugins, MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, withPluginArgs, FormError,
 } from './manifests.js';
 
 // How far back a page that connects reads the server's history, in events,
@@ -120,6 +120,28 @@ export function createActions({ api, store }) {
         store.addNotice('ok', `PriorityClass ${manifest.metadata.name} (${manifest.value}) created.`);
         await actions.loadPriorityClasses();
         return manifest.metadata.name;
+      });
+    },
+
+    /** Cordons (on) or uncordons a node. */
+    async cordon(name, on) {
+      return run(`node:${name}`, `Could not ${on ? 'cordon' : 'uncordon'} node ${name}`, async () => {
+        await api.patchNode(name, { unschedulable: on });
+        store.addNotice('ok', `Node ${name} ${on ? 'cordoned: new pods are not placed there' : 'uncordoned'}.`);
+        return true;
+      });
+    },
+
+    /** Opens or closes (null) the editor of a node's labels, taints and allocatable. */
+    editNode(name) { store.editNode(name); },
+
+    /** Replaces a node's labels, taints and allocatable with the editor's. */
+    async saveNode(name, form) {
+      return run('saveNode', `Could not change node ${name}`, async () => {
+        await api.patchNode(name, nodePatch(name, form));
+        store.addNotice('ok', `Node ${name} changed.`);
+        store.editNode(null);
+        return true;
       });
     },
 

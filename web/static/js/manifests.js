@@ -163,6 +163,47 @@ export function nodeManifest(form) {
   return node;
 }
 
+/**
+ * nodeEditForm is the node editor's fields for a node as the stream
+ * summarises it (CPU in millicores, memory in bytes): labels but the
+ * hostname, taints, allocatable.
+ */
+export function nodeEditForm(node) {
+  const a = node.allocatable || {};
+  return {
+    labels: Object.entries(node.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname').map(([k, v]) => `${k}=${v}`).join(', '),
+    taints: (node.taints || []).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join(', '),
+    cpu: a.cpu != null ? String(a.cpu / 1000) : '',
+    memory: a.memory != null ? memoryText(a.memory) : '',
+    pods: a.pods != null ? String(a.pods) : '',
+  };
+}
+
+function memoryText(bytes) {
+  for (const [unit, size] of [['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]]) if (bytes % size === 0) return `${bytes / size}${unit}`;
+  return String(bytes);
+}
+
+/**
+ * nodePatch builds PATCH /nodes/{name}'s body from the node editor: each
+ * field replaces that part of the node; the hostname label stays.
+ */
+export function nodePatch(name, form) {
+  const labels = at('labels', () => parseLabels(form.labels, 'node labels'));
+  if (!labels['kubernetes.io/hostname']) labels['kubernetes.io/hostname'] = name;
+  const allocatable = {};
+  const cpu = at('cpu', () => checkCpu(form.cpu, 'CPU'));
+  const memory = at('memory', () => checkMemory(form.memory, 'memory'));
+  const pods = String(form.pods ?? '').trim();
+  if (cpu) allocatable.cpu = cpu;
+  if (memory) allocatable.memory = memory;
+  if (pods) {
+    if (!/^\d+$/.test(pods)) throw new FormError('pods', `pods "${pods}": write a whole number`);
+    allocatable.pods = pods;
+  }
+  return { labels, taints: at('taints', () => parseTaints(form.taints)), allocatable };
+}
+
 /** podManifest builds a Pod from the pod form (one pause container). */
 export function podManifest(form) {
   const name = at('name', () => checkName('pod name', form.name));

@@ -98,3 +98,32 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled, className =
   return html`<button type="button" class=${`${className}${armed ? ' armed' : ''}`} id=${id} aria-label=${armed ? confirm : ariaLabel}
     data-armed=${armed ? 'true' : 'false'} disabled=${disabled} onClick=${click}>${armed ? confirm : label}</button>`;
 }
+
+export function Field({ id, label, hint, children }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    ${children}
+    ${hint ? html`<small id=${`${id}-hint`} class="hint">${hint}</small>` : null}
+  </div>`;
+}
+
+/**
+ * A form's fields; bind(name) gives an input its value and its handler,
+ * and marks it invalid when the last run of action (the form's submit)
+ * found it wrong.
+ */
+export function useForm(initial, store, action) {
+  const [form, setForm] = useState(initial);
+  // Changes merge into the newest state, not this render's: two fields may
+  // change before the next render.
+  const update = (patch) => setForm((f) => ({ ...f, ...patch }));
+  const bad = store.page.invalidInput(action);
+  const bind = (name) => ({
+    id: `f-${name}`,
+    name,
+    value: form[name],
+    'aria-invalid': bad === name ? 'true' : null,
+    onInput: (e) => update({ [name]: e.currentTarget.value }),
+  });
+  return [form, update, bind];
+}

@@ -220,6 +220,7 @@ export function createStore(options = {}) {
     setProjector: writer((on) => { page.projector.value = !!on; }),
     setConfirmReset: writer((on) => { page.confirmReset.value = !!on; }),
     closeLesson: writer((id) => { page.lessonClosed.value = id; }),
+    editNode: writer((name) => { page.editingNode.value = name; }),
     setView: writer(page.setView),
     /** Shows a view and focuses an element of it (by id), or clears the request. */
     focusOn: writer((view, id) => { if (view) page.setView(view); page.focus.value = id; }),

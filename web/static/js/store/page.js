@@ -25,6 +25,8 @@ export function createPage(limits, now) {
   const confirmReset = signal(false);
   const stepWatch = signal(null);
   const lessonClosed = signal(null);
+  // The node whose editor is open in the cluster view, or null.
+  const editingNode = signal(null);
   // Action name -> true while it runs.
   const busy = keyedMap();
   // Action name -> the input its last run found wrong.
@@ -47,6 +49,7 @@ export function createPage(limits, now) {
     confirmReset,
     stepWatch,
     lessonClosed,
+    editingNode,
 
     isBusy(name) {
       return !!busy.get(name);

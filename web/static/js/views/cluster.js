@@ -1,10 +1,14 @@
 // The cluster view: one card per node with what it offers and what the pods
-// bound to it request, its taints and labels, and its pods.
+// bound to it request, its taints and labels, and its pods; or the same as
+// a compact table, sortable by use and filtered by label. Nodes are
+// cordoned and edited (labels, taints, allocatable) from here.
 
 import { useEffect, useState } from 'preact/hooks';
-import { ConfirmButton, html, Meter } from '../ui.js';
+import { ConfirmButton, Field, html, Meter, useForm } from '../ui.js';
 import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, plural } from '../format.js';
 import { natural } from '../store/index.js';
+import { nodeEditForm } from '../manifests.js';
+import { nodeRows, SORTS } from '../nodes.js';
 
 const PODS_PER_CARD = 12;
 const PAGE = 40;
@@ -25,6 +29,9 @@ function NodeCard({ store, actions, name }) {
       <h3 id=${`node-${name}`}>${name}</h3>
       ${node?.unschedulable ? html`<span class="badge warn" title="spec.unschedulable: new pods are not placed here">unschedulable</span>` : null}
       ${!node ? html`<span class="badge warn">node gone</span>` : null}
+      ${node ? html`<button type="button" class="small" aria-label=${`${node.unschedulable ? 'Uncordon' : 'Cordon'} node ${name}`} disabled=${store.page.isBusy(`node:${name}`)}
+        onClick=${() => actions.cordon(name, !node.unschedulable)}>${node.unschedulable ? 'Uncordon' : 'Cordon'}</button>
+        <button type="button" class="small" aria-label=${`Edit node ${name}`} onClick=${() => actions.editNode(name)}>Edit</button>` : null}
       ${node ? html`<${ConfirmButton} className="small danger" ariaLabel=${`Delete node ${name}`} label="Delete" confirm=${`Delete ${name}?`} disabled=${busy} onConfirm=${() => actions.deleteNode(name)} />` : null}
     </header>
     ${node ? html`
@@ -55,7 +62,73 @@ function Summary({ store }) {
     <span>memory requested <strong>${formatBytes(cap.memoryUsed)}</strong> of ${formatBytes(cap.memory)}</span>`;
 }
 
+/** The editor of one node's labels, taints and allocatable (PATCH /nodes/{name}). */
+function NodeEditor({ store, actions, name }) {
+  const node = store.cluster.nodes.peek(name);
+  const [form, , bind] = useForm(node ? nodeEditForm(node) : {}, store, 'saveNode');
+  if (!node) return null;
+  const submit = (ev) => {
+    ev.preventDefault();
+    actions.saveNode(name, form);
+  };
+  return html`<form class="panel form node-editor" id="node-editor" onSubmit=${submit} aria-labelledby="node-editor-h">
+    <h2 id="node-editor-h">Edit node ${name}</h2>
+    <div class="row3">
+      <${Field} id="ne-cpu" label="CPU (cores)"><input ...${bind('cpu')} id="ne-cpu" /></${Field}>
+      <${Field} id="ne-memory" label="Memory"><input ...${bind('memory')} id="ne-memory" /></${Field}>
+      <${Field} id="ne-pods" label="Max pods"><input ...${bind('pods')} id="ne-pods" /></${Field}>
+    </div>
+    <${Field} id="ne-labels" label="Labels" hint="key=value, comma separated; they replace the node's"><input ...${bind('labels')} id="ne-labels" /></${Field}>
+    <${Field} id="ne-taints" label="Taints" hint="key=value:Effect; they replace the node's"><input ...${bind('taints')} id="ne-taints" /></${Field}>
+    <div class="form-actions">
+      <button type="submit" class="primary" disabled=${store.page.isBusy('saveNode')}>Save</button>
+      <button type="button" onClick=${() => actions.editNode(null)}>Cancel</button>
+    </div>
+  </form>`;
+}
+
+const COLUMNS = Object.freeze([['name', 'node'], ['cpu', 'CPU'], ['memory', 'memory'], ['pods', 'pods']]);
+
+/** The node overview: one row per node, its use as a heat colour; sortable, filtered by label. */
+function NodeTable({ store, actions }) {
+  const [sort, setSort] = useState('cpu');
+  const [filter, setFilter] = useState('');
+  const rows = nodeRows(store.cluster.nodes.values(), (n) => store.cluster.usage.get(n), { sort, filter });
+  const heat = (pct) => `--heat:${Math.round(pct)}%`;
+  return html`<div class="node-table-wrap">
+    <label class="filter-box">Label <input type="search" id="node-label-filter" placeholder="zone=a" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
+    <table class="node-table" id="node-table">
+      <thead><tr>${COLUMNS.map(([id, label]) => html`<th scope="col" aria-sort=${sort === id ? (SORTS[id] ? 'descending' : 'ascending') : 'none'}>
+        <button type="button" class="link" onClick=${() => setSort(id)}>${label}${sort === id ? (SORTS[id] ? ' ▼' : ' ▲') : ''}</button></th>`)}<th scope="col">labels</th></tr></thead>
+      <tbody>${rows.map((r) => html`<tr key=${r.name} data-node=${r.name} class=${r.cordoned ? 'cordoned' : ''}>
+        <th scope="row"><button type="button" class="link" onClick=${() => actions.editNode(r.name)}>${r.name}</button>${r.cordoned ? html` <span class="badge warn">cordoned</span>` : null}</th>
+        <td class="num heat" style=${heat(r.cpu)}>${Math.round(r.cpu)}%</td>
+        <td class="num heat" style=${heat(r.memory)}>${Math.round(r.memory)}%</td>
+        <td class="num heat" style=${heat(r.pods)}>${Math.round(r.pods)}%</td>
+        <td class="small">${Object.entries(r.node.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname').map(([k, v]) => `${k}=${v}`).join(', ')}</td>
+      </tr>`)}</tbody>
+    </table>
+    ${rows.length === 0 ? html`<p class="hint">No node${filter ? ' has such a label' : ' yet'}.</p>` : null}
+  </div>`;
+}
+
 export default function Cluster({ store, actions }) {
+  const [table, setTable] = useState(false);
+  const editing = store.page.editingNode.value;
+  return html`<div class="cluster">
+    <div class="cluster-summary">
+      <${Summary} store=${store} />
+      <fieldset class="segmented"><legend>Show</legend>
+        <label><input type="radio" name="cluster-show" checked=${!table} onChange=${() => setTable(false)} /> cards</label>
+        <label><input type="radio" name="cluster-show" id="show-table" checked=${table} onChange=${() => setTable(true)} /> table</label>
+      </fieldset>
+    </div>
+    ${editing ? html`<${NodeEditor} key=${editing} store=${store} actions=${actions} name=${editing} />` : null}
+    ${table ? html`<${NodeTable} store=${store} actions=${actions} />` : html`<${NodeCards} store=${store} actions=${actions} />`}
+  </div>`;
+}
+
+function NodeCards({ store, actions }) {
   // The first frame draws a dozen cards and the next ones the rest of the
   // page: two short tasks instead of one long one on a big cluster.
   const [limit, setLimit] = useState(FIRST);
@@ -69,11 +142,8 @@ export default function Cluster({ store, actions }) {
   const f = filter.trim().toLowerCase();
   if (f) names = names.filter((n) => n.toLowerCase().includes(f));
   const shown = names.slice(0, limit);
-  return html`<div class="cluster">
-    <div class="cluster-summary">
-      <${Summary} store=${store} />
-      <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
-    </div>
+  return html`<div class="node-cards">
+    <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
     ${names.length === 0 && !orphans.length ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
     <div class="node-grid">
       ${shown.map((name) => html`<${NodeCard} key=${name} store=${store} actions=${actions} name=${name} />`)}

@@ -3,39 +3,10 @@
 // own field values; submitting calls an action and nothing more.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ConfirmButton, html } from '../ui.js';
+import { ConfirmButton, Field, html, useForm } from '../ui.js';
 import { plural } from '../format.js';
 import { nextName, pluginChecks, pluginRows } from '../manifests.js';
 import { ConfigEditor, ScoringStrategy } from './config.js';
-
-function Field({ id, label, hint, children }) {
-  return html`<div class="field">
-    <label for=${id}>${label}</label>
-    ${children}
-    ${hint ? html`<small id=${`${id}-hint`} class="hint">${hint}</small>` : null}
-  </div>`;
-}
-
-/**
- * A form's fields; bind(name) gives an input its value and its handler,
- * and marks it invalid when the last run of action (the form's submit)
- * found it wrong.
- */
-function useForm(initial, store, action) {
-  const [form, setForm] = useState(initial);
-  // Changes merge into the newest state, not this render's: two fields may
-  // change before the next render.
-  const update = (patch) => setForm((f) => ({ ...f, ...patch }));
-  const bad = store.page.invalidInput(action);
-  const bind = (name) => ({
-    id: `f-${name}`,
-    name,
-    value: form[name],
-    'aria-invalid': bad === name ? 'true' : null,
-    onInput: (e) => update({ [name]: e.currentTarget.value }),
-  });
-  return [form, update, bind];
-}
 
 const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', labels: '', taints: '', unschedulable: false };
 

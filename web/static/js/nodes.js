@@ -1,0 +1,37 @@
+// nodes.js: the node overview's rows: use in percent, sorted and filtered
+// by label. Pure functions, no DOM: tested with node --test.
+
+import { natural } from './store/index.js';
+import { percent } from './format.js';
+
+const NO_USE = Object.freeze({ cpu: 0, memory: 0, pods: 0 });
+
+/** The columns the overview sorts by, each a row's value. */
+export const SORTS = Object.freeze({
+  name: null,
+  cpu: (r) => r.cpu,
+  memory: (r) => r.memory,
+  pods: (r) => r.pods,
+});
+
+/**
+ * nodeRows: [{name, node, cpu, memory, pods (percent used), cordoned}]
+ * for the nodes whose labels match filter ("zone=a", "zone", or part of a
+ * key=value), sorted by sort (a SORTS key; use descending, name ascending).
+ */
+export function nodeRows(nodes, usage, { sort = 'name', filter = '' } = {}) {
+  const f = filter.trim().toLowerCase();
+  const rows = [];
+  for (const node of nodes) {
+    const labels = Object.entries(node.labels || {}).map(([k, v]) => `${k}=${v}`.toLowerCase());
+    if (f && !labels.some((l) => l.includes(f))) continue;
+    const u = usage(node.name) || NO_USE;
+    const a = node.allocatable || {};
+    rows.push({
+      name: node.name, node, cordoned: !!node.unschedulable,
+      cpu: percent(u.cpu, a.cpu), memory: percent(u.memory, a.memory), pods: percent(u.pods, a.pods),
+    });
+  }
+  const by = SORTS[sort];
+  return rows.sort((a, b) => (by ? by(b) - by(a) : 0) || natural(a.name, b.name));
+}
