@@ -8,6 +8,7 @@
 //	go run ./hack/bench stream -clients 20 -nodes 100 -pods 1000
 //	go run ./hack/bench memory -nodes 100 -pods 10000
 //	go run ./hack/bench history -nodes 100 -pods 10000
+//	go run ./hack/bench reset -nodes 50 -pods 300
 package main
 
 import (
@@ -33,12 +34,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|history|reset [flags]")
 		os.Exit(2)
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history,
+		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
