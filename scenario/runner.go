@@ -104,6 +104,11 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 			onStep(i + 1)
 		}
 		run.step(ctx, i)
+		if rep.errors > 0 {
+			// Later steps build on what this one should have done: waiting
+			// for them would only hang until their timeouts.
+			break
+		}
 	}
 	tr.catchUp()
 	stopTracking()
@@ -113,7 +118,8 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 	case ctx.Err() != nil:
 		rep.finish(StateCancelled, "cancelled")
 	case rep.errors > 0:
-		rep.finish(StateError, fmt.Sprintf("%d step(s) could not be carried out", rep.errors))
+		last := rep.Steps[len(rep.Steps)-1]
+		rep.finish(StateError, fmt.Sprintf("step %d could not be carried out, so the run stopped there: %s", last.Index+1, last.Message))
 	case rep.failures > 0:
 		rep.finish(StateFailed, fmt.Sprintf("%d expectation(s) or wait(s) did not hold", rep.failures))
 	default:
@@ -214,6 +220,9 @@ func (u *run) step(ctx context.Context, i int) {
 	}
 	if err != nil {
 		sr.Outcome, sr.Message = OutcomeError, err.Error()
+		if apierrors.IsAlreadyExists(err) {
+			sr.Message += " (the cluster was not empty: run the scenario after a reset, or with reset=true)"
+		}
 		u.rep.errors++
 	}
 	sr.Seconds = time.Since(begun).Seconds()

@@ -98,8 +98,9 @@ func TestScenarioREST(t *testing.T) {
 
 	// The lesson left its nodes and pods: the same lesson again fails on
 	// them, and with reset=true it empties the cluster first and passes.
-	if code := api(t, "POST", "/api/v1/scenarios?bundled=07-new-node&wait=true", "", nil, &run); code != http.StatusOK || run.State == scenario.StatePassed {
-		t.Errorf("07-new-node again on its own leftovers: %d %s, want a run that did not pass", code, run.State)
+	if code := api(t, "POST", "/api/v1/scenarios?bundled=07-new-node&wait=true", "", nil, &run); code != http.StatusOK ||
+		run.State != scenario.StateError || !strings.Contains(run.Report.Message, "with reset=true") || len(run.Report.Steps) != 1 {
+		t.Errorf("07-new-node again on its own leftovers: %d %s, want an error at its first step that says to reset: %+v", code, run.State, run.Report)
 	}
 	if code := api(t, "POST", "/api/v1/scenarios?bundled=07-new-node&reset=true&wait=true", "", nil, &run); code != http.StatusOK || run.State != scenario.StatePassed {
 		t.Errorf("07-new-node with reset=true: %d %s %+v", code, run.State, run.Report)
