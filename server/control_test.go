@@ -13,22 +13,20 @@ import (
 	"minisched/server"
 )
 
-func queueOf(t *testing.T) server.QueueView {
+// get reads an answer of the API; anything but 200 fails the test.
+func get[T any](t *testing.T, path string) T {
 	t.Helper()
-	var q server.QueueView
-	if code := api(t, "GET", "/api/v1/queue", "", nil, &q); code != http.StatusOK {
-		t.Fatalf("GET queue: %d", code)
+	var v T
+	if code := api(t, "GET", path, "", nil, &v); code != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, code)
 	}
-	return q
+	return v
 }
 
+func queueOf(t *testing.T) server.QueueView { return get[server.QueueView](t, "/api/v1/queue") }
+
 func schedulerState(t *testing.T) event.SchedulerState {
-	t.Helper()
-	var st event.SchedulerState
-	if code := api(t, "GET", "/api/v1/scheduler", "", nil, &st); code != http.StatusOK {
-		t.Fatalf("GET /api/v1/scheduler: %d", code)
-	}
-	return st
+	return get[event.SchedulerState](t, "/api/v1/scheduler")
 }
 
 func TestPauseStepResume(t *testing.T) {
