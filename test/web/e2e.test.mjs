@@ -63,11 +63,19 @@ async function createPod(name, cpu, memory = '256Mi') {
   await notice(new RegExp(`Pod ${name} created`));
 }
 
+/** Shows the whole story of the pod in the inspector (the newest entries show at first). */
+async function wholeStory() {
+  await page.waitForSelector('#story');
+  const more = page.locator('#story button:has-text("earlier")');
+  if (await more.count()) await more.click();
+}
+
 async function shot(file) {
   // Clear the messages so that they do not cover the view in the picture.
   await page.evaluate(() => {
     const { store } = window.minisched;
     for (const n of store.page.notices.value) store.dismissNotice(n.id);
+    document.getElementById('view').scrollTop = 0;
   });
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(SHOTS, file) });
@@ -79,6 +87,20 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForSelector('#connection[data-status="open"]');
     await page.waitForSelector('#scheduler-state');
     assert.match(await page.textContent('#scheduler-state'), /running/);
+    // The loading line goes with the first render, and the page has no scrollbar (issue 16, 1).
+    assert.equal(await page.locator('.loading').count(), 0);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollHeight <= window.innerHeight), 'no page scrollbar');
+  });
+
+  await t.test('with no node, the queue says what to do first (issue 16, 14)', async () => {
+    await tab('queue');
+    await page.waitForSelector('#no-nodes');
+    await page.click('#no-nodes button.primary');
+    await page.waitForSelector('#tab-controls[aria-selected="true"]');
+    await page.waitForFunction(() => document.activeElement?.id === 'node-name');
+    // Reset sits at the top of Controls, not below the lessons (issue 16, 10).
+    const box = await page.locator('#reset').boundingBox();
+    assert.ok(box && box.y < 400, `Reset at y=${box?.y}`);
   });
 
   await t.test('creates two nodes with the form', async () => {
@@ -173,6 +195,22 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(await page.locator('.attempts .attempt').count() >= 3, 'two attempts and "newest"');
   });
 
+  await t.test('the pod\'s story: the hog\'s moves, who rejected it, whose hint moved it, each attempt linked', async () => {
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/hog'));
+    await wholeStory();
+    await page.waitForFunction(() => /QueueingHint said Queue/.test(document.querySelector('#story')?.textContent || ''));
+    const story = await page.textContent('#story');
+    assert.match(story, /rejected by NodeResourcesFit/);
+    assert.match(story, /NodeAdd/);
+    const kinds = await page.$$eval('#story li', (lis) => lis.map((li) => li.dataset.kind));
+    assert.ok(kinds.indexOf('attempt') < kinds.lastIndexOf('queue'), `in the order it happened: ${kinds}`);
+    await page.click('#story button[data-cycle]:has-text("unschedulable")');
+    await page.waitForSelector('.outcome.o-unschedulable');
+    // giant waits: the story names the events NodeResourcesFit registered (contract D).
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/giant'));
+    await page.waitForFunction(() => /NodeResourcesFit: .*Node/.test(document.querySelector('#wake')?.textContent || ''));
+  });
+
   await t.test('pause and step from the header; activeQ in the order the server pops it', async () => {
     await page.click('#pause');
     await page.waitForFunction(() => /paused/.test(document.querySelector('#scheduler-state').textContent));
@@ -194,6 +232,9 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.click('#step');
     await page.locator('.lane-active [data-pod="default/urgent"]').waitFor({ state: 'detached' });
     assert.equal(await page.locator('.lane-active [data-pod="default/stepped"]').count(), 1, 'one step, one pod');
+    // The page says where the stepped pod went, and the inspector follows it.
+    await notice(/Step: default\/urgent → e2e-/);
+    assert.equal(await page.evaluate(() => window.minisched.store.page.selectedPod.value), 'default/urgent');
     await page.click('#step');
     await page.locator('.lane-active [data-pod="default/stepped"]').waitFor({ state: 'detached' });
     assert.match(await page.textContent('#scheduler-state'), /paused/);
@@ -222,11 +263,45 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(!heads.some((h) => /ImageLocality/.test(h)), `Score columns: ${heads}`);
   });
 
+  await t.test('the plugin editor names where a disabled plugin runs and keeps the last QueueSort and Bind plugin (issue 16, 12)', async () => {
+    await tab('controls');
+    await page.waitForSelector('#plugins-form input[aria-label="enable PrioritySort"]');
+    assert.equal(await page.isDisabled('#plugins-form input[aria-label="enable PrioritySort"]'), true);
+    assert.equal(await page.isDisabled('#plugins-form input[aria-label="enable DefaultBinder"]'), true);
+    assert.match(await page.textContent('#plugins-form tr:has(input[aria-label="enable ImageLocality"]) th'), /off; runs at .*Score/);
+  });
+
+  await t.test('the configuration editor checks as you type and marks the bad line; diff against the defaults', async () => {
+    await page.waitForSelector('#config-text');
+    const yaml = await page.inputValue('#config-text');
+    // A line that breaks the YAML: the server names the line, the gutter marks it.
+    const lines = yaml.split('\n');
+    lines.splice(2, 0, 'broken: [');
+    await page.fill('#config-text', lines.join('\n'));
+    await page.waitForFunction(() => document.querySelector('#config-check')?.classList.contains('why-rejected'));
+    const said = /^\s*line (\d+): /.exec(await page.textContent('#config-check'));
+    assert.ok(said, await page.textContent('#config-check'));
+    assert.equal(await page.textContent('.gutter .bad'), said[1]);
+    await page.fill('#config-text', yaml);
+    await page.waitForSelector('#config-check.check-ok');
+    await page.check('#config-show-diff');
+    await page.waitForSelector('#config-diff');
+    assert.match(await page.textContent('#config-diff'), /NodeNumber|ImageLocality|same as/);
+    await page.uncheck('#config-show-diff');
+  });
+
   await t.test('API errors are shown in words', async () => {
     await tab('controls');
     await page.fill('#node-name', 'e2e-small');
     await page.click('#node-form button[type="submit"]');
     await notice(/Could not create the node: .*already exists/);
+    // A bad input is marked where it is (issue 16, 14).
+    await page.fill('#node-cpu', 'lots');
+    await page.click('#node-form button[type="submit"]');
+    await page.waitForSelector('#node-cpu[aria-invalid="true"]');
+    await page.fill('#node-cpu', '4');
+    // Messages are in the flow, above the view: they cover nothing.
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.notices')).position), 'static');
     await page.fill('#yaml-text', 'apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  contaners: []\n');
     await page.click('#yaml-form button[type="submit"]');
     await notice(/unknown field "spec.contaners"/);
@@ -248,16 +323,101 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForSelector('.node-card [data-pod="default/from-yaml"]');
   });
 
+  await t.test('a multi-document paste creates a PriorityClass and a pod; a pod of that class preempts it (issue 16, 6, 8, 11; the story)', async () => {
+    await tab('controls');
+    await page.fill('#yaml-text', [
+      'apiVersion: scheduling.k8s.io/v1', 'kind: PriorityClass', 'metadata: {name: e2e-high}', 'value: 100000', '---',
+      'apiVersion: v1', 'kind: Pod', 'metadata: {name: victim}', 'spec:', '  nodeSelector: {zone: a}',
+      '  containers: [{name: app, image: "pause:3.10", resources: {requests: {cpu: 1500m}}}]', '',
+    ].join('\n'));
+    await page.click('#yaml-form button[type="submit"]');
+    await notice(/Created from the manifest: PriorityClass e2e-high, Pod victim/);
+    assert.equal(await page.locator('#yaml-results li.ok').count(), 2);
+    await page.waitForFunction(() => window.minisched.store.cluster.pods.get('default/victim')?.nodeName === 'e2e-small');
+    // The pod form lists the new class beside the system ones.
+    await page.waitForFunction(() => !!document.querySelector('#pod-priority option[value="e2e-high"]'));
+    await page.fill('#pod-name', 'preemptor');
+    await page.fill('#pod-cpu', '1500m');
+    await page.fill('#pod-memory', '64Mi');
+    await page.fill('#pod-selector', 'zone=a');
+    await page.selectOption('#pod-priority', 'e2e-high');
+    await page.click('#pod-form button[type="submit"]');
+    await notice(/Pod preemptor created/);
+    await page.waitForFunction(() => window.minisched.store.cluster.pods.get('default/preemptor')?.nodeName === 'e2e-small', null, { timeout: 60_000 });
+    await page.fill('#pod-selector', '');
+    await page.selectOption('#pod-priority', '');
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/preemptor'));
+    await wholeStory();
+    await page.waitForSelector('#story [data-kind="preempting"] [data-pod="default/victim"]');
+    // DefaultPreemption's success is no failure, and one victim is one victim.
+    await page.click('#story button[data-cycle]:has-text("unschedulable")');
+    await page.waitForSelector('.points .why-pass');
+    assert.match(await page.textContent('.points .why-pass'), /preempting \d+ victim/);
+    assert.doesNotMatch(await page.textContent('.points .why-pass'), /\b1 victims/);
+    await page.click('#story [data-kind="preempting"] [data-pod="default/victim"]');
+    await wholeStory();
+    await page.waitForSelector('#story [data-kind="preempted"] [data-pod="default/preemptor"]');
+    // The victim is gone, yet its attempts are listed and its row stays on the timeline.
+    assert.match(await page.textContent('.pod-header'), /does not exist/);
+    assert.ok(await page.locator('.attempts .attempt.o-scheduled').count() >= 1);
+    await tab('timeline');
+    await page.waitForSelector('.tl-row:has([data-pod="default/victim"]) .badge:has-text("deleted")');
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/preemptor'));
+    await page.waitForSelector('#story [data-kind="preempting"]');
+    await shot('pod-story.png');
+  });
+
+  await t.test('cluster: cordon and edit a node; cards show every pod; the overview sorts and filters (issue 16, 9; cluster editing)', async () => {
+    await api(server.url, 'POST', '/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'e2e-many', labels: { many: 'yes' } }, status: { allocatable: { cpu: '8', memory: '8Gi', pods: '110' } } });
+    for (let i = 1; i <= 14; i++) {
+      const body = podBody(`chip-${i}`, { cpu: '10m' });
+      body.spec.nodeSelector = { many: 'yes' };
+      await api(server.url, 'POST', '/pods', body);
+    }
+    await tab('cluster');
+    const card = page.locator('[data-node="e2e-many"]');
+    await page.waitForFunction(() => window.minisched.store.cluster.usage.get('e2e-many')?.pods === 14);
+    await card.locator('button.more-pods:has-text("+2 more")').click();
+    assert.equal(await card.locator('.chip').count(), 14);
+    // In natural order, and none clipped out of reach: the list scrolls.
+    assert.deepEqual((await card.locator('.chip').allTextContents()).slice(0, 3), ['chip-1', 'chip-2', 'chip-3']);
+    assert.ok(await card.locator('.node-pods').evaluate((el) => el.scrollHeight <= el.clientHeight + 1 || getComputedStyle(el).overflowY === 'auto'));
+    assert.match(await card.textContent(), /\/ 8 cores/);
+    await card.locator('button[aria-label="Cordon node e2e-many"]').click();
+    await card.locator('.badge:has-text("unschedulable")').waitFor();
+    await card.locator('button[aria-label="Uncordon node e2e-many"]').click();
+    await card.locator('.badge:has-text("unschedulable")').waitFor({ state: 'detached' });
+    await card.locator('button[aria-label="Edit node e2e-many"]').click();
+    await page.fill('#ne-labels', 'many=yes, disk=ssd');
+    await page.fill('#ne-taints', 'dedicated=chips:NoSchedule');
+    await page.fill('#ne-cpu', '16');
+    await page.click('#node-editor button[type="submit"]');
+    await notice(/Node e2e-many changed/);
+    await card.locator('.tag:has-text("disk=ssd")').waitFor();
+    await card.locator('.tag.taint:has-text("dedicated=chips:NoSchedule")').waitFor();
+    await page.waitForFunction(() => /\/ 16 cores/.test(document.querySelector('[data-node="e2e-many"]').textContent));
+    await page.check('#show-table');
+    await page.fill('#node-label-filter', 'disk=ssd');
+    await page.waitForFunction(() => document.querySelectorAll('#node-table tbody tr').length === 1);
+    await page.fill('#node-label-filter', '');
+    const cpu = await page.$$eval('#node-table tbody tr td.heat:first-of-type', (tds) => tds.map((td) => parseFloat(td.textContent)));
+    assert.ok(cpu.length >= 4 && cpu.every((v, i) => i === 0 || v <= cpu[i - 1]), `sorted by CPU use: ${cpu}`);
+    await page.check('input[name="cluster-show"]:not(#show-table)');
+  });
+
   await t.test('a dropped connection resumes with since= and misses nothing', async () => {
     const before = await page.evaluate(() => window.minisched.store.server.snapshots.value);
     await page.evaluate(() => window.minisched.stream.drop());
     await page.waitForSelector('#connection[data-status="reconnecting"]');
+    // While disconnected the header claims no state and offers no Pause (issue 16, 13).
+    await page.waitForFunction(() => /unknown/.test(document.querySelector('#scheduler-state').textContent));
+    assert.equal(await page.isDisabled('#pause'), true);
     await api(server.url, 'POST', '/pods', podBody('while-away'));
     await page.waitForSelector('#connection[data-status="open"]');
     const st = await page.evaluate(() => ({ since: window.minisched.store.server.conn.value.since, snapshots: window.minisched.store.server.snapshots.value }));
     assert.ok(st.since > 0, 'reconnected with ?since=');
     assert.equal(st.snapshots, before, 'resumed from history: no new snapshot');
-    await page.waitForSelector('.node-card [data-pod="default/while-away"]');
+    await page.waitForFunction(() => !!window.minisched.store.cluster.pods.get('default/while-away')?.nodeName);
   });
 
   await t.test('the inspector in the dark theme', async () => {
@@ -270,7 +430,16 @@ test('the dashboard drives and shows the scheduler', async (t) => {
 
   await t.test('scenarios, against the API contract (answers mocked in the browser)', async () => {
     const bundled = [{ name: 'taints', title: 'Taints and tolerations', description: 'A tainted node, pods that tolerate it and pods that do not.' }];
-    await page.route('**/api/v1/scenarios', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ bundled, runs: [] }) }));
+    // Two runs from before the reload, newest first as the server lists them.
+    const runs = [
+      { id: 'run-b', name: 'taints', state: 'error', step: 1, steps: 3, report: { state: 'error', steps: [{ index: 0, name: 'create 2 nodes', action: 'create', outcome: 'error', message: 'nodes "n1" already exists' }], expectations: [], pods: [] } },
+      { id: 'run-a', name: 'taints', state: 'passed', step: 3, steps: 3, report: {
+        state: 'passed', seconds: 1.5, steps: [{ index: 0, name: 'create 2 nodes', action: 'create', outcome: 'ok', seconds: 0.1 }],
+        expectations: [{ step: 2, expectation: 'pod tolerant-1 on node tainted', passed: true, saw: 'bound to tainted' }],
+        pods: [{ pod: 'default/tolerant-1', node: 'tainted', attempts: 1, queueSeconds: {} }],
+      } },
+    ];
+    await page.route('**/api/v1/scenarios', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ bundled, runs }) }));
     await page.route('**/api/v1/scenarios?bundled=*', (route) => route.fulfill({
       status: 202, contentType: 'application/json', body: JSON.stringify({ id: 'run-1', name: 'taints', state: 'running', step: 0, steps: 3 }),
     }));
@@ -280,7 +449,22 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     }));
     await page.reload();
     await page.waitForSelector('#connection[data-status="open"]');
+    // After a reload the cards still say who rejected a pod and why (issue 16, 4)...
+    await tab('queue');
+    await page.waitForFunction(() => /rejected by NodeResourcesFit/.test(document.querySelector('.lane-unschedulable [data-pod="default/giant"]')?.textContent || ''));
+    assert.match(await page.textContent('.lane-unschedulable [data-pod="default/giant"]'), /Insufficient cpu/);
+    // ...and the timeline has its queue bands again, from the history (issue 16, 7).
+    await tab('timeline');
+    await page.waitForSelector('.tl-row:has([data-pod="default/hog"]) .tl-band');
+    await page.waitForSelector('.tl-row:has([data-pod="default/victim"]) .badge:has-text("deleted")');
     await tab('controls');
+    // Runs newest first, reports in words, an errored run's bar red (issue 16, 10).
+    await page.waitForSelector('[data-run="run-a"]');
+    assert.deepEqual(await page.$$eval('[data-run]', (els) => els.map((e) => e.dataset.run)), ['run-b', 'run-a']);
+    assert.equal(await page.locator('[data-run="run-b"] .run-progress .meter-fill.s-error').count(), 1);
+    await page.click('[data-run="run-a"] summary');
+    assert.match(await page.textContent('[data-run="run-a"] .report'), /pod tolerant-1 on node tainted.*saw: bound to tainted/s);
+    assert.equal(await page.locator('[data-run] pre').count(), 0, 'no raw JSON');
     await page.click('button[aria-label="Run scenario Taints and tolerations"]');
     await notice(/Scenario taints started/);
     await page.waitForSelector('[data-run="run-1"]');
@@ -289,6 +473,10 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     ]));
     await page.waitForFunction(() => /step 2 of 3/.test(document.querySelector('[data-run="run-1"]').textContent));
     assert.match(await page.textContent('[data-run="run-1"]'), /pod tolerant-1 on node tainted/);
+    // The lesson banner shows the run's progress on every view.
+    await tab('queue');
+    await page.waitForFunction(() => /step 2 of 3.*pod tolerant-1 on node tainted/s.test(document.querySelector('#lesson')?.textContent || ''));
+    await tab('controls');
     await page.evaluate(() => window.minisched.store.applyEvents([
       { time: new Date().toISOString(), kind: 'scenario', scenario: { id: 'run-1', name: 'taints', step: 3, steps: 3, phase: 'passed' } },
     ]));
@@ -297,7 +485,99 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.unrouteAll();
   });
 
-  await t.test('no script error on the page', () => {
-    assert.deepEqual(pageErrors, []);
+  await t.test('instructor mode: shortcuts, the step that says where the pod went, deep links, projector and theme', async () => {
+    await page.unrouteAll();
+    await page.click('h1');
+    await page.keyboard.press('1');
+    await page.waitForSelector('#tab-queue[aria-selected="true"]');
+    await page.keyboard.press(' ');
+    await page.waitForFunction(() => /paused/.test(document.querySelector('#scheduler-state').textContent));
+    await api(server.url, 'POST', '/pods', podBody('kbd'));
+    await page.locator('.lane-active [data-pod="default/kbd"]').waitFor();
+    await page.keyboard.press('s');
+    await notice(/Step: default\/kbd → /);
+    await page.waitForFunction(() => window.minisched.store.page.selectedPod.value === 'default/kbd');
+    await page.keyboard.press(' ');
+    await page.waitForFunction(() => /running/.test(document.querySelector('#scheduler-state').textContent));
+    await page.keyboard.press('r');
+    await page.waitForSelector('#reset-dialog');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'reset-confirm');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#reset-dialog', { state: 'detached' });
+    await page.keyboard.press('p');
+    await page.waitForSelector('html[data-projector]');
+    await page.keyboard.press('t');
+    await page.waitForSelector('html[data-theme="light"]');
+    await page.keyboard.press('t');
+    await page.waitForSelector('html[data-theme="dark"]');
+    await page.keyboard.press('t');
+    await page.keyboard.press('p');
+    await page.waitForSelector('html:not([data-projector])');
+    // Deep links: a cycle, and a pod, shared with the room.
+    const id = await page.evaluate(() => window.minisched.store.podCycles('default/hog').at(-1).id);
+    await page.goto(`${server.url}/#/cycle/${id}`);
+    await page.waitForSelector('.outcome');
+    assert.match(await page.textContent('.outcome h3'), new RegExp(`Cycle ${id} `));
+    assert.match(await page.textContent('.pod-header h2'), /default\/hog/);
+    await page.goto(`${server.url}/#/pod/default/kbd`);
+    await page.waitForFunction(() => /default\/kbd/.test(document.querySelector('.pod-header h2')?.textContent || ''));
+    assert.equal(await page.evaluate(() => location.hash), '#/pod/default/kbd');
   });
+
+  await t.test('a lesson: reset and run as one action, with its banner (instructor mode)', async () => {
+    await tab('controls');
+    const run = page.locator('button[aria-label="Run scenario Lesson 7: a new node moves a waiting pod back to active"]');
+    await run.waitFor();
+    assert.equal(await run.textContent(), 'Reset and run');
+    await run.click();
+    await page.waitForSelector('#lesson');
+    await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
+    // The cluster was emptied first: the nodes of the earlier tests are gone.
+    assert.equal(await page.evaluate(() => window.minisched.store.cluster.nodes.has('e2e-small')), false);
+    const last = await page.textContent('#lesson .lesson-what');
+    await page.click('#lesson-prev');
+    await page.waitForFunction((t) => document.querySelector('#lesson .lesson-what').textContent !== t, last);
+    await page.click('#lesson-next');
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/waiting'));
+    await wholeStory();
+    await page.keyboard.press('p');
+    await page.waitForSelector('html[data-projector]');
+    await shot('instructor.png');
+    await page.keyboard.press('p');
+  });
+});
+
+test('at 1280x720 and 1024x800: lanes hold four cards, the inspector shows its cycle above the fold, the header fits', async () => {
+  const small = await browser.newPage({ viewport: { width: 1280, height: 720 }, colorScheme: 'light' });
+  small.setDefaultTimeout(TIMEOUT);
+  small.on('pageerror', (err) => pageErrors.push(err.message));
+  try {
+    await small.goto(`${server.url}/#queue`);
+    await small.waitForSelector('#connection[data-status="open"]');
+    await api(server.url, 'POST', '/scheduler/pause');
+    for (let i = 1; i <= 6; i++) await api(server.url, 'POST', '/pods', podBody(`small-${i}`));
+    await small.locator('.lane-active [data-pod="default/small-6"]').waitFor();
+    const fits = await small.$eval('.lane-active .lane-list', (list) => {
+      const bottom = list.getBoundingClientRect().bottom;
+      return [...list.querySelectorAll('.vrow')].filter((r) => r.getBoundingClientRect().bottom <= bottom + 1).length;
+    });
+    assert.ok(fits >= 4, `${fits} cards fit in activeQ's lane`);
+    await small.screenshot({ path: join(SHOTS, 'queue-board-1280x720.png') });
+    await api(server.url, 'POST', '/scheduler/resume');
+    await small.waitForFunction(() => !!window.minisched.store.cluster.pods.get('default/small-1')?.nodeName);
+    await small.evaluate(() => window.minisched.actions.inspectPod('default/small-1'));
+    await small.waitForSelector('.outcome');
+    const top = await small.$eval('.outcome', (el) => el.getBoundingClientRect().top);
+    assert.ok(top < 720 - 60, `the outcome starts at ${top}px`);
+    await small.screenshot({ path: join(SHOTS, 'cycle-inspector-1280x720.png') });
+    await small.setViewportSize({ width: 1024, height: 800 });
+    const header = await small.$eval('.top', (el) => el.getBoundingClientRect().height);
+    assert.ok(header < 70, `the header is ${header}px high: one line`);
+  } finally {
+    await small.close();
+  }
+});
+
+test('no script error on the pages', () => {
+  assert.deepEqual(pageErrors, []);
 });
