@@ -13,6 +13,9 @@ import { join, resolve } from 'node:path';
 import { ROOT, api, launchBrowser, podBody, startServer, waitReady } from './harness.mjs';
 
 const SHOTS = process.env.SCREENSHOTS ? resolve(process.env.SCREENSHOTS) : join(ROOT, 'docs', 'screenshots');
+// VIEWPORT=1280x720 runs the whole walk-through at another size (give
+// SCREENSHOTS too, to keep docs/screenshots at the desktop size).
+const [WIDTH, HEIGHT] = (process.env.VIEWPORT || '1600x1000').split('x').map(Number);
 const TIMEOUT = 20_000;
 
 let server;
@@ -24,7 +27,7 @@ before(async () => {
   server = await startServer();
   await waitReady(server.url);
   browser = await launchBrowser();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, colorScheme: 'light' });
+  page = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT }, colorScheme: 'light' });
   page.setDefaultTimeout(TIMEOUT);
   page.on('pageerror', (err) => pageErrors.push(err.message));
   mkdirSync(SHOTS, { recursive: true });
