@@ -79,7 +79,7 @@ func (s *Scheduler) requeue(ctx context.Context, pi *queue.PodInfo, status *fwk.
 		return
 	default:
 		pod = current.DeepCopy()
-		pi.Pod = pod
+		qf.Pod = pod
 		s.queue.AddUnschedulableIfNotPresent(pi, qf)
 	}
 	s.queue.AddNominatedPod(logger, podInfo(pod), f.nominating)

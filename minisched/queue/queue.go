@@ -148,6 +148,10 @@ type Failure struct {
 	// in the error backoff whatever happens.
 	Error   bool
 	Message string
+	// Pod, when set, is the pod as the informer has it now; it replaces
+	// the one the attempt began with. The queue swaps it under its lock:
+	// List shows pods in flight while their attempt ends.
+	Pod *v1.Pod
 }
 
 // Queue is the scheduling queue. It is safe for concurrent use. It is also
@@ -313,6 +317,9 @@ func (q *Queue) AddUnschedulableIfNotPresent(pi *PodInfo, f Failure) {
 	}
 	if where := q.whereLocked(uid); where != "" && where != event.InFlight {
 		return
+	}
+	if f.Pod != nil {
+		pi.Pod = f.Pod
 	}
 	pi.UnschedulablePlugins, pi.PendingPlugins = sets.New[string](), sets.New[string]()
 	if !f.Error {
