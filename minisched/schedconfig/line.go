@@ -33,7 +33,8 @@ func Line(data []byte, err error) int {
 		return 0
 	}
 	for _, path := range fieldPath.FindAllString(msg, -1) {
-		if !strings.ContainsAny(path, ".[") && !strings.Contains(msg, path+":") {
+		named := strings.Contains(msg, path+":") || strings.Contains(msg, `unknown field "`+path+`"`)
+		if !strings.ContainsAny(path, ".[") && !named {
 			continue // a plain word, not a top-level field named as one
 		}
 		if line := lineOf(doc.Content[0], path); line > 0 {

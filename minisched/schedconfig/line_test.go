@@ -26,6 +26,7 @@ profiles:
 	}{
 		{"a negative weight: the plugin's line", doc, 10},
 		{"an unknown field", strings.Replace(doc, "weight: 2", "wieght: 2", 1), 9},
+		{"an unknown top-level field", doc + "bogusField: 1\n", 12},
 		{"a YAML syntax error: the parser's line", "kind: x\nprofiles: [\n  - {a: b\n", 2},
 		{"a top-level field", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 500\n", 3},
 	}
