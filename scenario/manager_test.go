@@ -84,6 +84,18 @@ func (p *progress) saw(phase string) bool {
 	return false
 }
 
+// sawNote says whether a reported run of step had a note.
+func (p *progress) sawNote(step int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.steps {
+		if s.Step == step && s.Note != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // testManager returns a manager over a fake cluster and a scheduler that is
 // not running: enough for steps that do not wait for scheduling.
 func testManager(t *testing.T, env Env) *Manager {
@@ -375,4 +387,20 @@ func TestResetExcludesRuns(t *testing.T) {
 			t.Errorf("the run: %+v, %v", run, err)
 		}
 	})
+}
+
+// The banner shows the running step's note: its progress carries it.
+func TestProgressCarriesTheNote(t *testing.T) {
+	steps := newProgress(false)
+	m := testManager(t, Env{Observer: steps})
+	sc := parse(t, strings.Replace(waitsLong, "  - wait: {duration: 20m}", "  - wait: {duration: 20m}\n    note: Watch the queue board.", 1))
+	if _, err := m.Start(context.Background(), sc, StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	steps.waitFor(t, "the note of step 2", func(s event.ScenarioStep) bool {
+		return s.Step == 2 && s.Phase == "running" && s.Note == "Watch the queue board."
+	})
+	if steps.sawNote(1) {
+		t.Error("step 1, which has no note, reported one")
+	}
 }

@@ -158,9 +158,11 @@ func (r *Runner) prepare(sc *Scenario) error {
 }
 
 func (r *Runner) progress(id string, sc *Scenario, step int, phase, msg string) {
-	r.env.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScenario, Scenario: &event.ScenarioStep{
-		ID: id, Name: sc.Metadata.Name, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg,
-	}})
+	p := &event.ScenarioStep{ID: id, Name: sc.Metadata.Name, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg}
+	if phase == "running" && step >= 1 && step <= len(sc.Spec.Steps) {
+		p.Note = sc.Spec.Steps[step-1].Note
+	}
+	r.env.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScenario, Scenario: p})
 }
 
 // run is one scenario under way.

@@ -57,6 +57,9 @@ type QueueTuning struct {
 // Step is one action. Exactly one of its action fields is set.
 type Step struct {
 	Name string `json:"name,omitempty"`
+	// Note says what to look at while the step runs, in a sentence or two:
+	// the dashboard's lesson banner shows it.
+	Note string `json:"note,omitempty"`
 
 	Create          *Create         `json:"create,omitempty"`
 	Update          *Update         `json:"update,omitempty"`

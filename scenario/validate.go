@@ -60,6 +60,9 @@ var queueNames = []string{string(event.ActiveQ), string(event.BackoffQ), string(
 var queueEvents = []string{queue.EventPodAdd, queue.EventPodUpdate, queue.EventPodDelete, queue.EventBackoffComplete,
 	queue.EventPopFromBackoffQ, queue.EventScheduleAttemptFailure, queue.EventUnschedulableTimeout, queue.EventForceActivate}
 
+// maxNote bounds a step's note: the banner has room for a few lines.
+const maxNote = 1000
+
 // minQueueTuning bounds the queue timings a scenario may set from below.
 const minQueueTuning = 100 * time.Millisecond
 
@@ -107,6 +110,9 @@ func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) er
 	for i := range sc.Spec.Steps {
 		st := &sc.Spec.Steps[i]
 		path := stepPath(i)
+		if len(st.Note) > maxNote {
+			return errorf(path+".note", "a note of %d bytes is longer than the limit of %d: say what to look at in a sentence or two", len(st.Note), maxNote)
+		}
 		action := st.action()
 		switch action {
 		case "create":

@@ -130,6 +130,7 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"wrong kind", "apiVersion: minisched/v1\nkind: Play\n", 400, "kind Scenario"},
 		{"unknown step", head + "  - fly: {to: moon}\n", 400, "spec.steps[0]: unknown field \"fly\""},
 		{"two actions in a step", head + "  - {scheduler: pause, wait: {duration: 1s}}\n", 422, "spec.steps[0]: a step has exactly one action"},
+		{"a note too long", head + "  - {scheduler: pause, note: " + strings.Repeat("x", 1001) + "}\n", 422, "spec.steps[0].note"},
 		{"invalid manifest", head + "  - create: {manifest: {apiVersion: v1, kind: Node, metadata: {name: Bad_Node}}}\n", 422, "spec.steps[0].create.manifest"},
 		{"manifest with a typo", head + "  - create: {manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {contaners: []}}}\n", 422, "contaners"},
 		{"runaway count", head + "  - create: {count: 1000000, manifest: {apiVersion: v1, kind: Node, metadata: {name: \"n-{{i}}\"}}}\n", 422, "count 1000000"},

@@ -435,6 +435,8 @@ type ScenarioStep struct {
 	Steps   int    `json:"steps"`
 	Phase   string `json:"phase"`
 	Message string `json:"message,omitempty"`
+	// Note is the running step's note: what to look at.
+	Note string `json:"note,omitempty"`
 }
 
 // Multi fans an event out to several observers, in order.
