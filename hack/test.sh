@@ -65,5 +65,9 @@ if [ -d test/web ]; then
   ensure_node_deps
   log "dashboard tests (node --test, headless Chromium)"
   MINISCHED_BIN="$PWD/bin/minisched" node --test test/web/
+  log "the browser walk-through again at 1280x720 (a projector)"
+  shots="$(mktemp -d)"
+  VIEWPORT=1280x720 SCREENSHOTS="$shots" MINISCHED_BIN="$PWD/bin/minisched" node --test test/web/e2e.test.mjs
+  rm -rf "$shots"
 fi
 log "all tests passed"
