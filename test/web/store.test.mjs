@@ -605,6 +605,35 @@ test('after a reload the history rebuilds the queue bands, and the pods deleted 
   assert.equal(s.cycles.podInfo.get('default/p').trail.length, 4);
 });
 
+test('a lesson step\'s note: the running step carries it, its log entry keeps it, the next step replaces it', () => {
+  const s = fresh();
+  const note = 'Watch the unschedulable lane: NodeUnschedulable\'s QueueingHint says Queue to NodeAdd.';
+  const seen = renders(() => s.server.scenarios.value.at(-1)?.note);
+  s.applyMessage(events([
+    E.scenario({ id: 'r1', name: '07-new-node', step: 1, steps: 3, phase: 'running', message: 'create 9 nodes' }),
+    E.scenario({ id: 'r1', name: '07-new-node', step: 2, steps: 3, phase: 'running', message: 'wait until waiting is scheduled', note }),
+  ]));
+  const run = () => s.server.scenarios.value.find((r) => r.id === 'r1');
+  assert.equal(run().note, note, 'the run has the running step\'s note');
+  assert.deepEqual(run().log.map((l) => [l.step, l.note]), [[1, ''], [2, note]], 'each step its own note; none for a step without');
+  assert.ok(seen() >= 2, 'a reader of the run hears of the note');
+  // The next step has no note: the run's note goes, step 2's entry keeps its own.
+  s.applyMessage(events([E.scenario({ id: 'r1', name: '07-new-node', step: 3, steps: 3, phase: 'running', message: 'expect waiting on node-10' })]));
+  assert.equal(run().note, '');
+  assert.equal(run().log.find((l) => l.step === 2).note, note);
+  // The end names the last step again: its message is the report's, its note stays.
+  s.applyMessage(events([
+    E.scenario({ id: 'r1', name: '07-new-node', step: 2, steps: 3, phase: 'running', message: 'again', note: 'other' }),
+    E.scenario({ id: 'r1', name: '07-new-node', step: 2, steps: 3, phase: 'passed', message: 'all expectations held' }),
+  ]));
+  const last = run().log.at(-1);
+  assert.deepEqual([last.step, last.message, last.note, run().state], [2, 'all expectations held', 'other', 'passed']);
+  // A running step that no longer carries a note has none (a progress event says what the step does now).
+  s.applyMessage(events([E.scenario({ id: 'r2', name: 'x', step: 1, steps: 1, phase: 'running', message: 'created 1 of 2', note: 'look here' })]));
+  s.applyMessage(events([E.scenario({ id: 'r2', name: 'x', step: 1, steps: 1, phase: 'running', message: 'created 2 of 2', note: 'look here' })]));
+  assert.deepEqual(s.server.scenarios.value.find((r) => r.id === 'r2').log.map((l) => [l.message, l.note]), [['created 2 of 2', 'look here']]);
+});
+
 test('while disconnected the header shows no scheduler state (issue 16, 13)', () => {
   const s = fresh();
   s.applyMessage(snapshot({ scheduler: { state: 'running', generation: 1 } }));

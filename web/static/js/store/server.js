@@ -65,14 +65,18 @@ export function createServer(limits) {
 
     /**
      * A scenario event: its phase names the run's end when it is one of the
-     * end states. The run keeps the steps it told of ({step, message}, one
-     * per step, the newest message), for the lesson banner.
+     * end states. The run keeps the steps it told of ({step, message,
+     * note}, one per step, the newest message), for the lesson banner: note
+     * is what to look at while the step runs; the event of a running step
+     * carries it, and the step keeps it once the run has moved on or ended.
      */
     scenarioEvent(s, t) {
       const prev = scenarios.peek().find((r) => r.id === s.id);
+      const old = prev?.log?.find((l) => l.step === s.step);
       const log = (prev?.log || []).filter((l) => l.step !== s.step);
-      if (s.message) log.push({ step: s.step, message: s.message, t });
-      setScenarioRun({ ...s, state: SCENARIO_END.has(s.phase) ? s.phase : prev?.state || 'running', log: log.slice(-limits.lessonSteps) });
+      const note = s.note || (s.phase === 'running' ? '' : old?.note || '');
+      if (s.message || note) log.push({ step: s.step, message: s.message || old?.message || '', note, t });
+      setScenarioRun({ ...s, note: s.note || '', state: SCENARIO_END.has(s.phase) ? s.phase : prev?.state || 'running', log: log.slice(-limits.lessonSteps) });
     },
   };
 }

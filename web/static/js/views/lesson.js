@@ -1,6 +1,7 @@
 // The lesson banner: under the tabs on every view while a scenario runs and
 // after it ends (until closed): its state, the step it is at and what that
-// step does, with the steps told so far to go back and forth through.
+// step does, with the steps told so far to go back and forth through, and
+// the step's note (what to look at while it runs) under it.
 
 import { useState } from 'preact/hooks';
 import { html } from '../ui.js';
@@ -21,6 +22,7 @@ export default function LessonBanner({ store, actions }) {
     <span class=${`badge s-${state}`}>${state}</span>
     ${run.steps ? html`<span class="lesson-step">step ${entry?.step ?? run.step} of ${run.steps}</span>` : null}
     <span class="lesson-what">${entry ? html`${entry.message} <span class="muted small">${formatClock(entry.t)}</span>` : run.message || ''}</span>
+    ${entry?.note ? html`<p class="lesson-note" id="lesson-note"><span class="lesson-note-label">Look:</span> ${entry.note}</p>` : null}
     <span class="lesson-nav">
       <button type="button" class="small" id="lesson-prev" disabled=${i <= 0} onClick=${() => setAt(i - 1)}>Previous</button>
       <button type="button" class="small" id="lesson-next" disabled=${i >= log.length - 1} onClick=${() => setAt(i + 1 >= log.length - 1 ? null : i + 1)}>Next</button>
