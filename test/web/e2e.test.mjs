@@ -527,6 +527,27 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.equal(await page.evaluate(() => location.hash), '#/pod/default/kbd');
   });
 
+  await t.test('a lesson step\'s note shows in the banner while the step runs', async () => {
+    await tab('controls');
+    const run = page.locator('button[aria-label="Run scenario Lesson 8: the periodic flushes"]');
+    await run.waitFor();
+    await run.click();
+    // Step 4 of 5 waits 9 seconds while nothing happens: its note is up meanwhile.
+    await page.waitForFunction(() => {
+      const el = document.querySelector('#lesson');
+      return /step 4 of 5/.test(el?.querySelector('.lesson-step')?.textContent || '') && /UnschedulableTimeout/.test(el.querySelector('#lesson-note')?.textContent || '');
+    }, null, { timeout: 60_000 });
+    assert.match(await page.textContent('#lesson .badge'), /running/);
+    assert.match(await page.textContent('#lesson .lesson-what'), /nothing happens in the cluster for 9 seconds/);
+    // Under the step's name, on a line of its own.
+    const [what, note] = await Promise.all(['#lesson .lesson-what', '#lesson-note'].map((sel) => page.$eval(sel, (el) => el.getBoundingClientRect().bottom)));
+    assert.ok(note > what, `the note (bottom ${note}) is below the step (bottom ${what})`);
+    await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 60_000 });
+    // Once passed, going back to step 4 shows its note again.
+    await page.click('#lesson-prev');
+    await page.waitForFunction(() => /step 4 of 5/.test(document.querySelector('#lesson .lesson-step')?.textContent || '') && /UnschedulableTimeout/.test(document.querySelector('#lesson-note')?.textContent || ''));
+  });
+
   await t.test('a lesson: reset and run as one action, with its banner (instructor mode)', async () => {
     await tab('controls');
     const run = page.locator('button[aria-label="Run scenario Lesson 7: a new node moves a waiting pod back to active"]');

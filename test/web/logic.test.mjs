@@ -580,3 +580,33 @@ test('node editing and the node overview: a patch from the editor, rows sorted b
   assert.deepEqual(nodeRows(nodes, usage, { sort: 'memory', filter: 'zone=a' }).map((r) => r.name), ['n1', 'n10']);
   assert.equal(nodeRows(nodes, usage, { filter: 'zone=b' })[0].cordoned, true);
 });
+
+test('what would move a waiting pod: the event a later queue move names is marked as the one that moved it', async () => {
+  const { wakeEvents, movedByEvent } = await import('../../web/static/js/story.js');
+  const plugins = [
+    { name: 'NodeResourcesFit', events: ['NodeAdd', 'NodeUpdateNodeAllocatable', 'AssignedPodDelete'] },
+    { name: 'NodeUnschedulable', events: ['NodeAdd', 'NodeUpdateNodeTaint'] },
+    { name: 'TaintToleration', events: ['NodeAdd', 'NodeUpdateNodeTaint'] },
+  ];
+  const failed = { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', failed: true };
+  const moved = { action: 'move', from: 'unschedulable', to: 'backoff', event: 'NodeUpdateNodeAllocatable', failed: false };
+  // Nothing moved it yet: no mark.
+  assert.deepEqual(wakeEvents(['NodeResourcesFit'], plugins, [failed]), [{ plugin: 'NodeResourcesFit', events: plugins[0].events }]);
+  // A later move names one of the events: marked on the plugins that registered it, and on none other.
+  const marked = wakeEvents(['NodeResourcesFit', 'TaintToleration'], plugins, [failed, moved]);
+  assert.deepEqual(marked.map((w) => [w.plugin, w.moved]), [['NodeResourcesFit', 'NodeUpdateNodeAllocatable'], ['TaintToleration', undefined]]);
+  // An event both plugins registered is marked on both.
+  const added = { ...moved, event: 'NodeAdd' };
+  assert.deepEqual(wakeEvents(['NodeUnschedulable', 'TaintToleration'], plugins, [failed, added]).map((w) => w.moved), ['NodeAdd', 'NodeAdd']);
+  // A move before the last failed attempt does not count: that attempt failed again after it.
+  assert.equal(movedByEvent([failed, added, { ...failed }], ['NodeAdd']), null);
+  // Timers and pops name no registered event; the first registered one after them does.
+  const timeout = { action: 'move', from: 'unschedulable', to: 'active', event: 'UnschedulableTimeout' };
+  const pop = { action: 'pop', from: 'backoff', to: 'inFlight', event: 'Pop' };
+  assert.equal(movedByEvent([failed, timeout, pop], ['NodeAdd']), null);
+  assert.equal(movedByEvent([failed, timeout, added, { ...moved }], ['NodeAdd', 'NodeUpdateNodeAllocatable']), 'NodeAdd');
+  // Lists in the older Node/Add form match the moves' NodeAdd, and keep their own spelling.
+  assert.equal(wakeEvents(['P'], [{ name: 'P', events: ['Node/Add'] }], [failed, added])[0].moved, 'Node/Add');
+  // No trail, no plugins: the list as before.
+  assert.deepEqual(wakeEvents(['X'], null), [{ plugin: 'X', events: [] }]);
+});

@@ -678,6 +678,14 @@ test('a pod\'s story: moves with their cause, attempts linked to cycles, preempt
   const moved = s.story('default/big').at(-1);
   assert.deepEqual([moved.tone, moved.detail], ['ok', 'NodeResourcesFit\'s QueueingHint said Queue']);
   assert.deepEqual(s.wakeUp('default/big'), [], 'in activeQ it waits for nothing');
+  // Attempt 2 fails; a node event the plugin registered moves it to backoffQ: while it waits there, that event is marked.
+  s.applyMessage(events([
+    E.queue('big', { action: 'pop', from: 'active', to: 'inFlight', attempts: 2 }, 31),
+    E.queue('big', { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], attempts: 2 }, 32),
+  ]));
+  assert.equal(s.wakeUp('default/big')[0].moved, undefined, 'nothing moved it since');
+  s.applyMessage(events([E.queue('big', { action: 'move', from: 'unschedulable', to: 'backoff', event: 'NodeAdd', plugins: ['NodeResourcesFit'], rejectedBy: ['NodeResourcesFit'], attempts: 2, backoffUntil: at(3000) }, 40)]));
+  assert.equal(s.wakeUp('default/big')[0].moved, 'Node/Add');
 });
 
 test('after a step the page says where the pod went, and the inspector follows it (instructor mode)', () => {

@@ -2,7 +2,7 @@
 // queue moves (the event, the plugins whose QueueingHint said Queue, the
 // backoff), its attempts (each a cycle), the preemptions it took part in
 // and its deletion; and, for a pod that waits, the cluster events that
-// would move it. Pure functions, no DOM: tested with node --test.
+// would move it, the one that did marked. Pure functions, no DOM: tested with node --test.
 
 import { describeMove, queueTitle } from './format.js';
 import { outcomeClass, outcomeText } from './inspect.js';
@@ -72,10 +72,44 @@ function backoff(s) {
 /**
  * wakeEvents lists, for the plugins that rejected a pod, the cluster events
  * each registered for requeueing (GET /scheduler/plugins' `plugins`):
- * [{plugin, events: ["Node/Add", ...]}]; a plugin the server does not
- * describe has none.
+ * [{plugin, events: ["NodeAdd", ...]}]; a plugin the server does not
+ * describe has none. Given the pod's trail, a plugin whose events include
+ * the one that moved the pod since its last failed attempt (movedByEvent)
+ * gets `moved`, that event as its list names it.
  */
-export function wakeEvents(rejectedBy, plugins) {
+export function wakeEvents(rejectedBy, plugins, trail = []) {
   const byName = new Map((plugins || []).map((p) => [p.name, p]));
-  return (rejectedBy || []).map((name) => ({ plugin: name, events: byName.get(name)?.events || [] }));
+  const list = (rejectedBy || []).map((name) => ({ plugin: name, events: byName.get(name)?.events || [] }));
+  const moved = movedByEvent(trail, list.flatMap((w) => w.events));
+  if (!moved) return list;
+  return list.map((w) => {
+    const named = w.events.find((e) => sameEvent(e, moved));
+    return named ? { ...w, moved: named } : w;
+  });
+}
+
+/**
+ * movedByEvent: the event of the first queue move after the pod's last
+ * failed attempt that names one of events (a cluster event a rejecting
+ * plugin registered), or null. Moves by a timer or a pop name none.
+ */
+export function movedByEvent(trail, events) {
+  if (!trail?.length || !events?.length) return null;
+  let start = 0;
+  for (let i = trail.length - 1; i >= 0; i--) {
+    if (trail[i].failed) {
+      start = i + 1;
+      break;
+    }
+  }
+  for (const s of trail.slice(start)) {
+    if (s.action === 'move' && !s.failed && s.event && events.some((e) => sameEvent(e, s.event))) return s.event;
+  }
+  return null;
+}
+
+// Events as plugins list them and as queue moves name them: NodeAdd, or
+// Node/Add in older answers.
+function sameEvent(a, b) {
+  return a.replace('/', '') === b.replace('/', '');
 }

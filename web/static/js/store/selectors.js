@@ -106,12 +106,13 @@ export function createSelectors({ cluster, queue, cycles, server }) {
   /**
    * For a pod that waits for a cluster event (unschedulable, or backing
    * off after a rejection): the events its rejecting plugins registered
-   * for, [{plugin, events}].
+   * for, [{plugin, events, moved}], moved the one that moved it since its
+   * last attempt, if any did.
    */
   function wakeUp(key) {
     const e = queue.entries.get(key);
     if (!e || e.queue === 'active' || e.queue === 'inFlight') return [];
-    return wakeEvents(e.rejectedBy, server.plugins.value?.plugins);
+    return wakeEvents(e.rejectedBy, server.plugins.value?.plugins, cycles.podInfo.get(key)?.trail);
   }
 
   return { schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };

@@ -75,7 +75,7 @@ function Story({ store, actions, podKey: key, current }) {
     </ol>
     ${wake.length ? html`<div class="wake" id="wake">
       <strong>What would move it:</strong> a cluster event one of its rejecting plugins registered for
-      <ul>${wake.map((w) => html`<li key=${w.plugin}><strong>${w.plugin}</strong>: ${w.events.length ? w.events.join(', ') : html`<span class="muted">registers no event (the pod waits for its timeout)</span>`}</li>`)}</ul>
+      <ul>${wake.map((w) => html`<li key=${w.plugin}><strong>${w.plugin}</strong>: ${w.events.length ? w.events.map((ev, i) => html`${i ? ', ' : ''}${ev === w.moved ? html`<mark class="moved" title="a queue move named this event: it moved the pod">${ev} (moved it)</mark>` : ev}`) : html`<span class="muted">registers no event (the pod waits for its timeout)</span>`}</li>`)}</ul>
     </div>` : null}
   </section>`;
 }
