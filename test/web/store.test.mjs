@@ -628,6 +628,9 @@ test('a lesson step\'s note: the running step carries it, its log entry keeps it
   ]));
   const last = run().log.at(-1);
   assert.deepEqual([last.step, last.message, last.note, run().state], [2, 'all expectations held', 'other', 'passed']);
+  // An end that says nothing keeps the last step's entry, so Previous goes back from it.
+  s.applyMessage(events([E.scenario({ id: 'r1', name: '07-new-node', step: 2, steps: 3, phase: 'passed' })]));
+  assert.deepEqual(run().log.map((l) => l.step), [1, 3, 2]);
   // A running step that no longer carries a note has none (a progress event says what the step does now).
   s.applyMessage(events([E.scenario({ id: 'r2', name: 'x', step: 1, steps: 1, phase: 'running', message: 'created 1 of 2', note: 'look here' })]));
   s.applyMessage(events([E.scenario({ id: 'r2', name: 'x', step: 1, steps: 1, phase: 'running', message: 'created 2 of 2', note: 'look here' })]));

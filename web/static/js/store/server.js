@@ -75,7 +75,7 @@ export function createServer(limits) {
       const old = prev?.log?.find((l) => l.step === s.step);
       const log = (prev?.log || []).filter((l) => l.step !== s.step);
       const note = s.note || (s.phase === 'running' ? '' : old?.note || '');
-      if (s.message || note) log.push({ step: s.step, message: s.message || old?.message || '', note, t });
+      if (s.message || note || old) log.push({ step: s.step, message: s.message || old?.message || '', note, t });
       setScenarioRun({ ...s, note: s.note || '', state: SCENARIO_END.has(s.phase) ? s.phase : prev?.state || 'running', log: log.slice(-limits.lessonSteps) });
     },
   };
