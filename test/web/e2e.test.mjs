@@ -141,6 +141,14 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(filterRows.every((r) => r.includes('✓')), 'both nodes pass Filter');
     const headers = await page.$$eval('.matrix thead th', (ths) => ths.map((th) => th.textContent.trim()));
     assert.ok(headers.includes('NodeResourcesFit'), `Filter columns: ${headers}`);
+    // Node names stay whole: "e2e-small" never breaks after its hyphen (issue 16, 11).
+    const nameLines = await page.$$eval('.matrix tbody th[scope="row"]', (ths) => ths.map((th) => {
+      const lineHeight = parseFloat(getComputedStyle(th).lineHeight) || 20;
+      const range = document.createRange();
+      range.selectNodeContents(th);
+      return range.getClientRects().length > 0 ? Math.round(range.getBoundingClientRect().height / lineHeight) : 1;
+    }));
+    assert.ok(nameLines.every((n) => n <= 1), `node names wrapped onto ${nameLines} lines`);
     const scoreRows = await page.$$eval('.scores tbody tr', (rows) => rows.map((r) => r.textContent));
     assert.equal(scoreRows.length, 2);
     assert.equal(await page.locator('.scores tr.winner').count(), 1);
@@ -272,6 +280,15 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.equal(await page.isDisabled('#plugins-form input[aria-label="enable PrioritySort"]'), true);
     assert.equal(await page.isDisabled('#plugins-form input[aria-label="enable DefaultBinder"]'), true);
     assert.match(await page.textContent('#plugins-form tr:has(input[aria-label="enable ImageLocality"]) th'), /off; runs at .*Score/);
+    // The sticky header covers the checkboxes scrolled under it (issue 16, 12):
+    // it is painted above them, on an opaque background.
+    const head = await page.$eval('#plugins-form thead th', (th) => {
+      const s = getComputedStyle(th);
+      return { position: s.position, z: s.zIndex, background: s.backgroundColor };
+    });
+    assert.equal(head.position, 'sticky');
+    assert.ok(Number(head.z) >= 1, `the header's z-index is ${head.z}`);
+    assert.ok(!/rgba\(.*, 0\)$|transparent/.test(head.background), `the header's background is ${head.background}`);
   });
 
   await t.test('the configuration editor checks as you type and marks the bad line; diff against the defaults', async () => {
