@@ -140,9 +140,8 @@ export function checkMemory(text, field = 'memory') {
   return v;
 }
 
-/** nodeManifest builds a Node from the node form. */
-export function nodeManifest(form) {
-  const name = at('name', () => checkName('node name', form.name));
+/** allocatableOf reads the CPU, memory and pods fields; empty ones are left out. */
+function allocatableOf(form) {
   const allocatable = {};
   const cpu = at('cpu', () => checkCpu(form.cpu, 'CPU'));
   const memory = at('memory', () => checkMemory(form.memory, 'memory'));
@@ -153,6 +152,13 @@ export function nodeManifest(form) {
     if (!/^\d+$/.test(pods)) throw new FormError('pods', `pods "${pods}": write a whole number`);
     allocatable.pods = pods;
   }
+  return allocatable;
+}
+
+/** nodeManifest builds a Node from the node form. */
+export function nodeManifest(form) {
+  const name = at('name', () => checkName('node name', form.name));
+  const allocatable = allocatableOf(form);
   const labels = at('labels', () => parseLabels(form.labels, 'node labels'));
   const taints = at('taints', () => parseTaints(form.taints));
   const node = { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: {}, status: { allocatable, capacity: { ...allocatable } } };
@@ -191,16 +197,7 @@ function memoryText(bytes) {
 export function nodePatch(name, form) {
   const labels = at('labels', () => parseLabels(form.labels, 'node labels'));
   if (!labels['kubernetes.io/hostname']) labels['kubernetes.io/hostname'] = name;
-  const allocatable = {};
-  const cpu = at('cpu', () => checkCpu(form.cpu, 'CPU'));
-  const memory = at('memory', () => checkMemory(form.memory, 'memory'));
-  const pods = String(form.pods ?? '').trim();
-  if (cpu) allocatable.cpu = cpu;
-  if (memory) allocatable.memory = memory;
-  if (pods) {
-    if (!/^\d+$/.test(pods)) throw new FormError('pods', `pods "${pods}": write a whole number`);
-    allocatable.pods = pods;
-  }
+  const allocatable = allocatableOf(form);
   return { labels, taints: at('taints', () => parseTaints(form.taints)), allocatable };
 }
 
