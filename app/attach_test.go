@@ -22,26 +22,11 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // two more attached to it through its kubeconfig: the attached ones elect a
 // leader, and the leader binds the pods that name minisched, and only those.
 func TestAttachMode(t *testing.T) {
-	app.QuietKlog(0)
 	ctx := context.Background()
-	f := app.DefaultFlags()
-	f.Addr = "127.0.0.1:0"
-	home, err := app.Start(ctx, f, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer home.Close()
-
+	home := start(t, nil)
 	var attached []*app.Instance
 	for i := 0; i < 2; i++ {
-		g := app.DefaultFlags()
-		g.Addr, g.Kubeconfig = "127.0.0.1:0", home.ControlPlane.KubeconfigPath()
-		inst, err := app.Start(ctx, g, quiet())
-		if err != nil {
-			t.Fatalf("attaching: %v", err)
-		}
-		defer inst.Close()
-		attached = append(attached, inst)
+		attached = append(attached, start(t, attachTo(home, nil)))
 	}
 	var leader *app.Instance
 	waitUntil(t, 30*time.Second, "one attached replica to lead", func() bool {
@@ -116,13 +101,7 @@ func TestAttachMode(t *testing.T) {
 	}
 
 	// With --allow-writes it writes, and deletes only what it labelled.
-	w := app.DefaultFlags()
-	w.Addr, w.Kubeconfig, w.AllowWrites, w.LeaderElect, w.SchedulerName = "127.0.0.1:0", home.ControlPlane.KubeconfigPath(), true, false, "nobody"
-	writer, err := app.Start(ctx, w, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close()
+	writer := start(t, attachTo(home, func(f *app.Flags) { f.AllowWrites, f.LeaderElect, f.SchedulerName = true, false, "nobody" }))
 	if code := call(t, "POST", writer.URL+"api/v1/nodes", `{"metadata":{"name":"mine"}}`); code != http.StatusCreated {
 		t.Fatalf("create with --allow-writes: %d", code)
 	}
@@ -135,6 +114,34 @@ func TestAttachMode(t *testing.T) {
 	}
 	if code := call(t, "DELETE", writer.URL+"api/v1/nodes/mine", ""); code != http.StatusNoContent {
 		t.Errorf("delete of its own node: %d, want 204", code)
+	}
+}
+
+// start runs a minisched on a free port, closed when the test ends; set
+// changes its flags first.
+func start(t *testing.T, set func(*app.Flags)) *app.Instance {
+	t.Helper()
+	app.QuietKlog(0)
+	f := app.DefaultFlags()
+	f.Addr = "127.0.0.1:0"
+	if set != nil {
+		set(&f)
+	}
+	inst, err := app.Start(context.Background(), f, quiet())
+	if err != nil {
+		t.Fatalf("starting minisched: %v", err)
+	}
+	t.Cleanup(func() { _ = inst.Close() })
+	return inst
+}
+
+// attachTo sets flags that attach to home's cluster, then set's.
+func attachTo(home *app.Instance, set func(*app.Flags)) func(*app.Flags) {
+	return func(f *app.Flags) {
+		f.Kubeconfig = home.ControlPlane.KubeconfigPath()
+		if set != nil {
+			set(f)
+		}
 	}
 }
 
@@ -170,24 +177,11 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 // kept without starting a scheduler, and when it leads again it schedules
 // with the configuration last PUT, not the one it started with.
 func TestRegainedLeaseKeepsConfig(t *testing.T) {
-	app.QuietKlog(0)
 	ctx := context.Background()
-	f := app.DefaultFlags()
-	f.Addr = "127.0.0.1:0"
-	home, err := app.Start(ctx, f, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer home.Close()
-
-	g := app.DefaultFlags()
-	g.Addr, g.Kubeconfig = "127.0.0.1:0", home.ControlPlane.KubeconfigPath()
-	g.Lease = app.LeaseTiming{Duration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
-	r, err := app.Start(ctx, g, quiet())
-	if err != nil {
-		t.Fatalf("attaching: %v", err)
-	}
-	defer r.Close()
+	home := start(t, nil)
+	r := start(t, attachTo(home, func(f *app.Flags) {
+		f.Lease = app.LeaseTiming{Duration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	}))
 	running := func() bool { return r.Scheduler.Scheduler() != nil }
 	waitUntil(t, 30*time.Second, "the replica to lead", running)
 
