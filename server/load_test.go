@@ -142,6 +142,13 @@ func TestClientDisconnectsMidStream(t *testing.T) {
 
 func streamClients(t *testing.T) int {
 	t.Helper()
+	return int(metric(t, "minisched_stream_clients"))
+}
+
+// metric reads one sample from /metrics, by its name and labels as printed;
+// a sample not printed yet is 0.
+func metric(t *testing.T, sample string) float64 {
+	t.Helper()
 	resp, err := http.Get(strings.TrimSuffix(inst.URL, "/") + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -150,11 +157,13 @@ func streamClients(t *testing.T) int {
 	buf := new(bytes.Buffer)
 	buf.ReadFrom(resp.Body)
 	for _, line := range strings.Split(buf.String(), "\n") {
-		if strings.HasPrefix(line, "minisched_stream_clients ") {
-			n, _ := strconv.ParseFloat(strings.TrimPrefix(line, "minisched_stream_clients "), 64)
-			return int(n)
+		if value, ok := strings.CutPrefix(line, sample+" "); ok {
+			n, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("metric %s: %v", line, err)
+			}
+			return n
 		}
 	}
-	t.Fatal("no minisched_stream_clients metric")
 	return 0
 }
