@@ -112,3 +112,92 @@ export function podBody(name, { cpu = '100m', memory = '64Mi', namespace = 'defa
 export function nodeBody(name, { cpu = '32', memory = '64Gi', pods = '110', labels = {} } = {}) {
   return { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, status: { allocatable: { cpu, memory, pods } } };
 }
+
+/** pool runs fn(0) ... fn(n - 1), concurrency of them at a time. */
+export async function pool(n, concurrency, fn) {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(n, concurrency) }, async () => {
+    while (next < n) {
+      const i = next++;
+      await fn(i);
+    }
+  });
+  await Promise.all(workers);
+}
+
+/**
+ * loadCluster creates nodes nodes (32 CPUs, 128Gi, four zones) and pods pods
+ * (100m, 128Mi each) over REST, a few requests at a time, then giants pods
+ * that fit on no node: Filter checks every node for them (nothing passes,
+ * so it never stops early), which makes their cycles the largest a cluster
+ * of this size has. Names: scale-node-0000, scale-pod-00000, giant-0.
+ * Returns the seconds each part took.
+ */
+export async function loadCluster(url, { nodes, pods, giants = 2, concurrency = 8 }) {
+  const t0 = Date.now();
+  await pool(nodes, concurrency, (i) => api(url, 'POST', '/nodes', nodeBody(`scale-node-${String(i).padStart(4, '0')}`, {
+    cpu: '32', memory: '128Gi', labels: { zone: `z${i % 4}` },
+  })));
+  const t1 = Date.now();
+  await pool(pods, concurrency, (i) => api(url, 'POST', '/pods', podBody(`scale-pod-${String(i).padStart(5, '0')}`, { cpu: '100m', memory: '128Mi' })));
+  const t2 = Date.now();
+  for (let i = 0; i < giants; i++) await api(url, 'POST', '/pods', podBody(`giant-${i}`, { cpu: '1000' }));
+  return { nodesSeconds: (t1 - t0) / 1000, podsSeconds: (t2 - t1) / 1000 };
+}
+
+/**
+ * Starts the long-task observer before the page's own scripts: every main
+ * thread task over 50 ms lands in window.__longtasks as {start, duration}.
+ */
+export async function observeLongTasks(page) {
+  await page.addInitScript(() => {
+    window.__longtasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longtasks.push({ start: e.startTime, duration: e.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  });
+}
+
+/** The long tasks that started at or after performance.now() t, in the page. */
+export function longTasksSince(page, t) {
+  return page.evaluate((since) => window.__longtasks.filter((x) => x.start >= since), t);
+}
+
+/**
+ * timedClick clicks selector as a person would (a trusted input event, sent
+ * by the browser) and resolves with how long the page took to answer, in
+ * milliseconds of the page's own clock (performance.now()): from the
+ * click event's timeStamp (when the input reached the page, so the time it
+ * waited behind a busy main thread counts) to the first DOM change after
+ * which answer (a CSS selector, whose text includes text when given;
+ * it must not match before the click) matches, and to the next animation frame after it ("frame"). Both are
+ * measured in the page; nothing sleeps.
+ */
+export async function timedClick(page, selector, { answer, text = null, timeout = 30_000 }) {
+  await page.evaluate(({ answer: sel, text: want }) => {
+    window.__answer = new Promise((resolve) => {
+      let start = null;
+      const ok = () => {
+        const el = document.querySelector(sel);
+        return !!el && (want == null || el.textContent.includes(want));
+      };
+      const mo = new MutationObserver(() => {
+        if (start != null && ok()) finish();
+      });
+      function finish() {
+        const dom = performance.now() - start;
+        mo.disconnect();
+        requestAnimationFrame(() => resolve({ dom, frame: performance.now() - start }));
+      }
+      window.addEventListener('click', (ev) => {
+        start = ev.timeStamp;
+        mo.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+      }, { capture: true, once: true });
+    });
+    // The answer must be new: one that shows already would time nothing.
+    const el = document.querySelector(sel);
+    if (el && (want == null || el.textContent.includes(want))) throw new Error(`${sel} shows before the click`);
+  }, { answer, text });
+  await page.click(selector, { timeout });
+  return page.evaluate(() => window.__answer);
+}

@@ -17,6 +17,7 @@ import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeRows } from '../../web/static/js/nodes.js';
+import { columnsFor, gridRange, scrollTo, visibleRange } from '../../web/static/js/windowing.js';
 import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
@@ -609,4 +610,41 @@ test('what would move a waiting pod: the event a later queue move names is marke
   assert.equal(wakeEvents(['P'], [{ name: 'P', events: ['Node/Add'] }], [failed, added])[0].moved, 'Node/Add');
   // No trail, no plugins: the list as before.
   assert.deepEqual(wakeEvents(['X'], null), [{ plugin: 'X', events: [] }]);
+});
+
+test('windowing: only the rows in view, and a few more, of lists, grids and tables (issue 17)', () => {
+  // 20,000 cards of 100 px in a 600 px box scrolled to 250,000 px: rows 2500 to 2506 show.
+  assert.deepEqual(visibleRange({ count: 20000, rowHeight: 100, scrollTop: 250_000, height: 600, overscan: 2 }),
+    { first: 2498, last: 2508, offset: 249_800, total: 2_000_000 });
+  // At the top, no row before the first; an empty list renders nothing.
+  assert.deepEqual(visibleRange({ count: 5, rowHeight: 30, scrollTop: 0, height: 600 }), { first: 0, last: 5, offset: 0, total: 150 });
+  assert.deepEqual(visibleRange({ count: 0, rowHeight: 30, scrollTop: 900, height: 600 }), { first: 0, last: 0, offset: 0, total: 0 });
+  // Scrolled past the end (the list shrank under the box): the last rows, never an empty window.
+  const past = visibleRange({ count: 1000, rowHeight: 20, scrollTop: 1e9, height: 400, overscan: 0 });
+  assert.deepEqual([past.first, past.last], [999, 1000]);
+  // A box with no height yet renders the overscan only.
+  assert.deepEqual(visibleRange({ count: 1000, rowHeight: 20, scrollTop: 0, height: 0, overscan: 3 }).last, 3);
+  // Whatever the numbers, the window is within the list and never longer than the view needs.
+  for (const [count, rowHeight, scrollTop, height] of [[1, 10, 0, 5], [7, 33.5, 120.2, 99], [5000, 28, 77_777, 700], [3, 50, -40, 200]]) {
+    const r = visibleRange({ count, rowHeight, scrollTop, height, overscan: 4 });
+    assert.ok(r.first >= 0 && r.first <= r.last && r.last <= count, `${count}/${scrollTop}: ${JSON.stringify(r)}`);
+    assert.ok(r.last - r.first <= Math.ceil(height / rowHeight) + 1 + 8);
+    assert.equal(r.offset, r.first * rowHeight);
+  }
+
+  // Node cards: 1,000 in 4 columns of 250 px rows; scrolled to row 100, rows 99 to 104 render (one more each side).
+  assert.equal(columnsFor(1280, 320, 12.8), 3);
+  assert.equal(columnsFor(1318, 320, 12.8), 3);
+  assert.equal(columnsFor(1319, 320, 12.8), 4, "four cards and three gaps: 1318.4 px");
+  assert.equal(columnsFor(100, 320, 12.8), 1, 'at least one column');
+  assert.equal(columnsFor(0, 320), 1);
+  assert.deepEqual(gridRange({ count: 1000, columns: 4, rowHeight: 250, scrollTop: 25_000, height: 900, overscan: 1 }),
+    { first: 396, last: 420, row: 99, rows: 250, offset: 24_750, total: 62_500 });
+  // The last row may be short.
+  assert.deepEqual(gridRange({ count: 10, columns: 4, rowHeight: 250, scrollTop: 0, height: 2000 }).last, 10);
+
+  // Bringing a row into view moves the box as little as it can.
+  assert.equal(scrollTo({ index: 10, rowHeight: 20, scrollTop: 0, height: 100 }), 120);
+  assert.equal(scrollTo({ index: 2, rowHeight: 20, scrollTop: 100, height: 100 }), 40);
+  assert.equal(scrollTo({ index: 6, rowHeight: 20, scrollTop: 100, height: 100 }), 100);
 });

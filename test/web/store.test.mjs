@@ -706,3 +706,66 @@ test('after a step the page says where the pod went, and the inspector follows i
   s.applyMessage(events(successfulCycle('later', 3, 1, ['n2'])));
   assert.equal(s.page.selectedPod.value, 'default/web');
 });
+
+test('at scale: lanes keep the server\'s order move by move, and the views hear of a lane once per message (issue 17)', () => {
+  const s = fresh();
+  const n = 3000;
+  s.applyMessage(snapshot({ at: 0, pods: Array.from({ length: n }, (_, i) => podSummary(`p${i}`)) }));
+  // Added in a scrambled order, each with its order key: the lane is sorted by key.
+  const order = (i) => `k${String((i * 7919) % n).padStart(5, '0')}`;
+  const adds = Array.from({ length: n }, (_, i) => E.queue(`p${i}`, { action: 'add', to: 'active', event: 'PodAdd', order: order(i) }, i));
+  const heard = renders(() => s.lane('active').value);
+  s.applyMessage(events(adds));
+  assert.equal(heard(), 2, 'one message, one change of the lane');
+  const sorted = Array.from({ length: n }, (_, i) => i).sort((a, b) => (order(a) < order(b) ? -1 : 1)).map((i) => `default/p${i}`);
+  assert.deepEqual(s.lane('active').value, sorted);
+  // Pops from the head, failures into backoff (ordered by the end of their backoff), pods deleted in the middle.
+  const moves = [];
+  for (let i = 0; i < 500; i++) {
+    const pod = sorted[i].slice('default/'.length);
+    moves.push(E.queue(pod, { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, n + i));
+    if (i % 2) moves.push(E.queue(pod, { action: 'move', from: 'inFlight', to: 'backoff', attempts: 1, order: `b${String(1000 - i).padStart(4, '0')}` }, n + i));
+    else moves.push(E.queue(pod, { action: 'done', from: 'inFlight', attempts: 1 }, n + i));
+  }
+  for (const key of sorted.slice(1000, 1010)) moves.push(E.pod('deleted', podSummary(key.slice('default/'.length)), 2 * n));
+  s.applyMessage(events(moves));
+  assert.deepEqual(s.lane('active').value, [...sorted.slice(500, 1000), ...sorted.slice(1010)]);
+  const backoff = s.lane('backoff').value;
+  assert.equal(backoff.length, 250);
+  assert.deepEqual(backoff.slice(0, 2), [sorted[499], sorted[497]], 'the soonest backoff first');
+  assert.equal(s.lane('inFlight').value.length, 0);
+  assert.equal(s.counts.value.queues.active, n - 510);
+  // The lanes agree with the entries, whatever order the moves came in.
+  const byQueue = {};
+  for (const e of s.queue.entries.values()) (byQueue[e.queue] ||= []).push(e.key);
+  for (const [q, keys] of Object.entries(byQueue)) assert.deepEqual([...s.lane(q).value].sort(), keys.sort(), q);
+});
+
+test('at scale: cycle details are bounded by their Filter and Score rows as well as by count (issue 17)', () => {
+  const s = fresh({ limits: { details: 150, detailRows: 2500 } });
+  const nodes = Array.from({ length: 1000 }, (_, i) => `n${i}`);
+  s.applyMessage(snapshot({ at: 0, pods: Array.from({ length: 6 }, (_, i) => podSummary(`big${i}`)) }));
+  // Each cycle holds 1,000 Filter rows and 1,000 Score rows: 2,000 rows, so one fits the bound.
+  for (let i = 0; i < 6; i++) s.applyMessage(events(successfulCycle(`big${i}`, i + 1, 1, nodes)));
+  assert.deepEqual(s.cycles.details.keys(), [6], 'the newest detail stays, over the bound or not');
+  assert.equal(s.cycleView('default/big2', 3).source, 'missing', 'an older one is loaded from the server when looked at');
+  assert.equal(s.cycles.summaries.size, 6, 'summaries are bounded apart');
+  // Small cycles: the count bound holds.
+  const t = fresh({ limits: { details: 3, detailRows: 2500 } });
+  t.applyMessage(snapshot({ at: 0, pods: Array.from({ length: 5 }, (_, i) => podSummary(`s${i}`)) }));
+  for (let i = 0; i < 5; i++) t.applyMessage(events(successfulCycle(`s${i}`, i + 1, 1, ['n1', 'n2'])));
+  assert.deepEqual(t.cycles.details.keys(), [3, 4, 5]);
+});
+
+test('the timeline\'s rows follow any pod\'s change through one signal per map, not one per pod (issue 17)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ at: 0, pods: [podSummary('a'), podSummary('b')] }));
+  s.applyMessage(events([E.queue('a', { action: 'add', to: 'active', event: 'PodAdd' }, 10), E.queue('b', { action: 'add', to: 'active', event: 'PodAdd' }, 20)]));
+  const heard = renders(() => s.timelineRows.value);
+  assert.deepEqual(s.timelineRows.value.map((r) => r.key), ['default/a', 'default/b']);
+  s.applyMessage(events(successfulCycle('b', 1, 1, ['n1'], { ms: 30 })));
+  assert.equal(heard(), 2);
+  const b = s.timelineRows.value.find((r) => r.key === 'default/b');
+  assert.deepEqual(b.cycles.map((c) => c.id), [1]);
+  assert.equal(b.cycles[0].binding.bound, true, 'the row has the cycle as it ended');
+});

@@ -210,7 +210,9 @@ window.addEventListener('keydown', (ev) => {
   actions[s.action](s.arg);
 });
 
-const stream = connectStream({ store });
+// Messages are applied together every 50 ms at most (stream.js): the
+// views render a few times a second however fast the scheduler goes.
+const stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
 
 // After every snapshot, fill the timeline with what happened before it.
 effect(() => {

@@ -24,20 +24,81 @@ export function connectStream({
   setTimer = (fn, ms) => setTimeout(fn, ms),
   clearTimer = (id) => clearTimeout(id),
   now = () => Date.now(),
-  // Messages are parsed and applied as they come; the store applies each
-  // as one batch, so a view renders at most once per message.
+  // defer(fn) runs fn a little later (the page passes a timer of some
+  // 50 ms). With it, messages are parsed as they come but applied together:
+  // the views render once for all the messages of a burst, not once per
+  // message (a busy scheduler sends dozens a second). A flush that holds
+  // many applies them budgetMs at a time and lets the page paint between.
+  // Without defer (tests), each message is applied as it comes.
+  defer = null,
+  budgetMs = 12,
+  // The events waiting to be applied at most (the server's own stream
+  // buffer is 50,000 by default): a page that falls further behind drops
+  // them and starts again from a fresh snapshot, as the server would.
+  maxPending = 50_000,
+  clock = () => (globalThis.performance ? globalThis.performance.now() : Date.now()),
 }) {
   let ws = null;
   let attempt = 0;
   let timer = null;
   let stopped = false;
+  // Messages parsed and not applied yet, oldest first, and whether a flush
+  // is scheduled.
+  let pending = [];
+  let pendingEvents = 0;
+  let flushing = false;
+  // Set when the pending messages were dropped: the next connection asks for a snapshot.
+  let fresh = false;
+
+  /** Applies the pending messages, budgetMs worth at a time. */
+  function flush(all = false) {
+    flushing = false;
+    if (!pending.length) return;
+    const start = clock();
+    let n = 0;
+    store.inBatch(() => {
+      while (n < pending.length) {
+        store.applyMessage(pending[n]);
+        n += 1;
+        if (!all && clock() - start > budgetMs) break;
+      }
+    });
+    pending = n >= pending.length ? [] : pending.slice(n);
+    pendingEvents = pending.reduce((a, m) => a + (m.events?.length || 0), 0);
+    if (pending.length) schedule();
+  }
+
+  function schedule() {
+    if (flushing) return;
+    flushing = true;
+    defer(() => flush());
+  }
+
+  function receive(msg) {
+    if (!defer) {
+      store.applyMessage(msg);
+      return;
+    }
+    pending.push(msg);
+    pendingEvents += msg?.events?.length || 0;
+    if (pendingEvents > maxPending) {
+      pending = [];
+      pendingEvents = 0;
+      fresh = true;
+      store.addNotice('info', `The page fell ${maxPending} events behind the stream; it starts again from a fresh snapshot.`);
+      restart();
+      return;
+    }
+    schedule();
+  }
 
   function open() {
     timer = null;
     if (stopped) return;
     // Resume only once a snapshot has been applied: before it there is no
     // state to resume.
-    const since = store.server.snapshots.peek() > 0 ? store.server.seq.peek() : 0;
+    const since = store.server.snapshots.peek() > 0 && !fresh ? store.server.seq.peek() : 0;
+    fresh = false;
     store.setConnection({ status: attempt === 0 ? 'connecting' : 'reconnecting', since: since || null, retryAt: null });
     let sock;
     try {
@@ -61,7 +122,7 @@ export function connectStream({
         store.addNotice('error', 'The stream sent a message that is not JSON; it was skipped.');
         return;
       }
-      store.applyMessage(msg);
+      receive(msg);
     };
     sock.onerror = () => {
       // onclose follows and carries the reason.
@@ -69,6 +130,8 @@ export function connectStream({
     sock.onclose = (ev) => {
       if (ws !== sock) return;
       ws = null;
+      // What came before the close counts: the next connection resumes after it.
+      flush(true);
       if (stopped) {
         store.setConnection({ status: 'closed', retryAt: null });
         return;
@@ -76,6 +139,14 @@ export function connectStream({
       const why = ev?.reason ? `the server closed the stream: ${ev.reason}` : ev?.code && ev.code !== 1006 ? `the stream closed (code ${ev.code})` : 'the connection was lost';
       scheduleRetry(why);
     };
+  }
+
+  /** Closes the socket and opens another at once (no back-off). */
+  function restart() {
+    const s = ws;
+    ws = null;
+    s?.close();
+    if (!stopped) open();
   }
 
   function scheduleRetry(error) {

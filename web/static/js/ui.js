@@ -1,10 +1,11 @@
-// ui.js: what every view shares: htm bound to Preact, a virtualised list
-// and a meter.
+// ui.js: what every view shares: htm bound to Preact, a virtualised list,
+// grid and table body, and a meter.
 
 import { h } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { percent } from './format.js';
+import { columnsFor, gridRange, visibleRange } from './windowing.js';
 
 export const html = htm.bind(h);
 
@@ -32,13 +33,12 @@ export function useSize(ref, fallback = { width: 800, height: 600 }) {
 }
 
 /**
- * VirtualList renders only the rows in view (plus a few), each rowHeight
- * pixels high, in a scrolling box that fills its parent. items are keyed by
- * keyOf. Scroll events update at most once per frame.
+ * useScroll follows an element's scrollTop, at most once a frame: [ref,
+ * scrollTop, onScroll]. The handler only records where the box is; what to
+ * render follows from it (windowing.js).
  */
-export function VirtualList({ items, rowHeight, renderRow, keyOf, label, className = '', overscan = 4, empty = null }) {
+export function useScroll() {
   const ref = useRef(null);
-  const size = useSize(ref, { width: 400, height: 600 });
   const [top, setTop] = useState(0);
   const frame = useRef(0);
   useEffect(() => () => cancelAnimationFrame(frame.current), []);
@@ -50,9 +50,19 @@ export function VirtualList({ items, rowHeight, renderRow, keyOf, label, classNa
       setTop(el.scrollTop);
     });
   };
+  return [ref, top, onScroll];
+}
+
+/**
+ * VirtualList renders only the rows in view (plus a few), each rowHeight
+ * pixels high, in a scrolling box that fills its parent. items are keyed by
+ * keyOf. Scroll events update at most once per frame.
+ */
+export function VirtualList({ items, rowHeight, renderRow, keyOf, label, className = '', overscan = 4, empty = null }) {
+  const [ref, top, onScroll] = useScroll();
+  const size = useSize(ref, { width: 400, height: 600 });
   const n = items.length;
-  const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
-  const last = Math.min(n, Math.ceil((top + size.height) / rowHeight) + overscan);
+  const { first, last, total } = visibleRange({ count: n, rowHeight, scrollTop: top, height: size.height, overscan });
   const rows = [];
   for (let i = first; i < last; i++) {
     const it = items[i];
@@ -60,7 +70,70 @@ export function VirtualList({ items, rowHeight, renderRow, keyOf, label, classNa
   }
   return html`<div class=${`vlist ${className}`} ref=${ref} onScroll=${onScroll} role="list" aria-label=${label}>
     ${n === 0 && empty ? html`<div class="empty">${empty}</div>` : null}
-    <div class="vspace" style=${`height:${n * rowHeight}px`}>${rows}</div>
+    <div class="vspace" style=${`height:${total}px`}>${rows}</div>
+  </div>`;
+}
+
+/**
+ * VirtualGrid lays items out as cards of at least minWidth pixels wide and
+ * rowHeight pixels high (gap apart), as many columns as fit, and renders
+ * only the rows of cards in view, in a scrolling box that fills its parent.
+ */
+export function VirtualGrid({ items, minWidth, rowHeight, gap = 0, renderItem, keyOf, label, className = '', overscan = 1 }) {
+  const [ref, top, onScroll] = useScroll();
+  const size = useSize(ref, { width: 1200, height: 800 });
+  const columns = columnsFor(size.width, minWidth, gap);
+  const r = gridRange({ count: items.length, columns, rowHeight: rowHeight + gap, scrollTop: top, height: size.height, overscan });
+  const shown = items.slice(r.first, r.last);
+  return html`<div class=${`vgrid ${className}`} ref=${ref} onScroll=${onScroll} aria-label=${label} role="list">
+    <div class="vspace" style=${`height:${r.total}px`}>
+      <div class="vgrid-cells" style=${`top:${r.offset}px;gap:${gap}px;grid-template-columns:repeat(${columns}, minmax(0, 1fr));grid-auto-rows:${rowHeight}px`}>
+        ${shown.map((it, i) => html`<div class="vcell" role="listitem" key=${keyOf(it)}>${renderItem(it, r.first + i)}</div>`)}
+      </div>
+    </div>
+  </div>`;
+}
+
+/**
+ * virtualRows: the rows of a table's body that show in its scrolling box
+ * (scrolled to scrollTop, height pixels high, under a head headHeight
+ * pixels high), each rowHeight pixels high, with a spacer row above and
+ * below for the others; cols is the number of columns (for the spacers).
+ */
+function virtualRows({ rows, rowHeight, scrollTop, height, headHeight = 0, overscan = 8, cols, renderRow }) {
+  const r = visibleRange({ count: rows.length, rowHeight, scrollTop: Math.max(0, scrollTop - headHeight), height, overscan });
+  const out = [];
+  if (r.first > 0) out.push(html`<tr class="vpad" aria-hidden="true" key="vpad-top" style=${`height:${r.first * rowHeight}px`}><td colspan=${cols}></td></tr>`);
+  for (let i = r.first; i < r.last; i++) out.push(renderRow(rows[i], i));
+  if (r.last < rows.length) out.push(html`<tr class="vpad" aria-hidden="true" key="vpad-end" style=${`height:${(rows.length - r.last) * rowHeight}px`}><td colspan=${cols}></td></tr>`);
+  return out;
+}
+
+/**
+ * ScrollTable is a table in a scrolling box (at most its CSS max-height
+ * high) whose body renders only the rows in view: a Filter matrix of 5,000
+ * nodes costs what a screenful does. Rows are one line high (the CSS keeps
+ * them so); the height of a rendered row is measured, rowRem is the first
+ * guess. head is the <thead>; renderRow(row, i) returns a <tr> with a key.
+ */
+export function ScrollTable({ rows, rowRem = 2, head, renderRow, cols, className = '', id, describedBy, boxClass = '' }) {
+  const [ref, top, onScroll] = useScroll();
+  const size = useSize(ref, { width: 800, height: 480 });
+  const [metrics, setMetrics] = useState(null);
+  const guess = metrics || { row: remPx(rowRem), head: remPx(rowRem) };
+  useLayoutEffect(() => {
+    const box = ref.current;
+    const tr = box?.querySelector('tbody > tr:not(.vpad)');
+    const th = box?.querySelector('thead');
+    if (!tr) return;
+    const next = { row: tr.getBoundingClientRect().height, head: th ? th.getBoundingClientRect().height : 0 };
+    if (next.row > 0 && (!metrics || Math.abs(next.row - metrics.row) > 0.5 || Math.abs(next.head - metrics.head) > 0.5)) setMetrics(next);
+  });
+  return html`<div class=${`vtable ${boxClass}`} ref=${ref} onScroll=${onScroll} tabindex="0">
+    <table class=${className} id=${id} aria-describedby=${describedBy} aria-rowcount=${rows.length + 1}>
+      ${head}
+      <tbody>${virtualRows({ rows, rowHeight: guess.row, scrollTop: top, height: size.height, headHeight: guess.head, cols, renderRow })}</tbody>
+    </table>
   </div>`;
 }
 

@@ -62,6 +62,28 @@ export function createCycles(limits) {
   // pod key -> {trail, lastFailure, cycleIds, firstSeen, deletedAt, victims, preemptedBy}
   const podInfo = keyedMap();
   let deleted = []; // keys of the deleted pods kept, oldest first
+  // Cycle id -> the node rows (Filter and Score) its detail holds, and their
+  // sum: details are bounded by count and by rows, since one cycle over
+  // 5,000 nodes weighs as much as a hundred over 50.
+  const weights = new Map();
+  let weight = 0;
+
+  function weigh(id, d) {
+    const w = d ? (d.filter?.nodes?.length || 0) + (d.nominatedFilter && d.nominatedFilter !== d.filter ? d.nominatedFilter.nodes?.length || 0 : 0) + (d.score?.nodes?.length || 0) : 0;
+    weight += w - (weights.get(id) || 0);
+    if (d) weights.set(id, w);
+    else weights.delete(id);
+  }
+
+  /** Drops the oldest details until limits.details and limits.detailRows hold; the newest stays. */
+  function trimDetails() {
+    if (details.peekSize() <= limits.details && weight <= limits.detailRows) return;
+    for (const id of details.keys()) {
+      if (details.peekSize() <= 1 || (details.peekSize() <= limits.details && weight <= limits.detailRows)) break;
+      details.delete(id);
+      weigh(id, null);
+    }
+  }
 
   function updateInfo(key, fn) {
     podInfo.set(key, fn(podInfo.get(key) || NO_INFO));
@@ -91,14 +113,22 @@ export function createCycles(limits) {
         summaries.trim(limits.cycles);
         addToPod(s);
       }
-      if (e.kind === 'cycleStart' && !details.has(e.cycle)) {
+      if (e.kind === 'cycleStart' && !details.peek(e.cycle)) {
         details.set(e.cycle, newDetail());
-        details.trim(limits.details);
+        trimDetails();
       }
-      // A cycle that started before this page connected has no detail: it
-      // is loaded over REST when someone looks at it.
-      const d = details.get(e.cycle);
-      if (d) details.set(e.cycle, withEvent(d, e));
+      // A cycle that started before this page connected, or whose detail
+      // was dropped, has none: it is loaded over REST when someone looks at
+      // it.
+      const d = details.peek(e.cycle);
+      if (d) {
+        const next = withEvent(d, e);
+        details.set(e.cycle, next);
+        if (e.kind === 'filter' || e.kind === 'score') {
+          weigh(e.cycle, next);
+          trimDetails();
+        }
+      }
     },
 
     /**
@@ -166,6 +196,8 @@ export function createCycles(limits) {
     reset() {
       for (const m of [summaries, details, fetched, remote, podInfo]) m.assign([]);
       deleted = [];
+      weights.clear();
+      weight = 0;
     },
 
     /** Keeps a cycle loaded from GET /api/v1/cycles/{id}. */

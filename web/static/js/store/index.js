@@ -30,6 +30,10 @@ export const DEFAULT_LIMITS = Object.freeze({
   // Cycles whose full detail (filter matrix, scores, points) is kept; older
   // ones are fetched again from GET /api/v1/cycles/{id}.
   details: 150,
+  // ...and the Filter and Score rows (one per node) those details hold at
+  // most, about 200 bytes each: at 1,000 nodes a cycle holds some 850
+  // rows, so about 70 details are kept; at 5,000 nodes about 15.
+  detailRows: 60_000,
   // Cycles fetched over REST and kept.
   fetched: 30,
   // Pods whose attempt lists were fetched over REST and kept.
@@ -205,6 +209,8 @@ export function createStore(options = {}) {
     ...createSelectors({ cluster, queue, cycles, server }),
 
     applyMessage: writer(applyMessage),
+    /** Runs fn (which applies messages) as one batch: the views hear of them all at once. */
+    inBatch: (fn) => batch(fn),
     /** Applies events outside a message (tests, the console). */
     applyEvents: writer((events) => events.forEach(applyEvent)),
     setConnection: writer(server.setConnection),

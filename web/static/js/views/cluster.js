@@ -1,18 +1,20 @@
 // The cluster view: one card per node with what it offers and what the pods
 // bound to it request, its taints and labels, and its pods; or the same as
-// a compact table, sortable by use and filtered by label. Nodes are
-// cordoned and edited (labels, taints, allocatable) from here.
+// a compact table, sortable by use and filtered by label. Both render only
+// what is in view (a grid of cards, a table's rows): a thousand nodes cost
+// what a screenful does. Nodes are cordoned and edited (labels, taints,
+// allocatable) from here.
 
-import { useEffect, useState } from 'preact/hooks';
-import { ConfirmButton, Field, html, Meter, useForm } from '../ui.js';
-import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, plural } from '../format.js';
+import { useState } from 'preact/hooks';
+import { ConfirmButton, Field, html, Meter, remPx, ScrollTable, useForm, VirtualGrid } from '../ui.js';
+import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel } from '../format.js';
 import { natural } from '../store/index.js';
 import { nodeEditForm } from '../manifests.js';
 import { nodeRows, SORTS } from '../nodes.js';
 
 const PODS_PER_CARD = 12;
-const PAGE = 40;
-const FIRST = 12;
+// A card's size and the grid's gap, in rem (the CSS's .node-card and .node-grid).
+const CARD_REM = Object.freeze({ width: 20, height: 15.5, gap: 0.8 });
 const NO_USAGE = Object.freeze({ cpu: 0, memory: 0, pods: 0, keys: new Set() });
 
 function NodeCard({ store, actions, name }) {
@@ -46,11 +48,6 @@ function NodeCard({ store, actions, name }) {
       ${keys.length === 0 ? html`<span class="muted">no pods</span>` : null}
     </div>
   </article>`;
-}
-
-/** The words of the button that shows more node cards. */
-function moreNodes(hidden) {
-  return hidden <= PAGE * 2 ? `Show the other ${plural(hidden, 'node')}` : `Show ${PAGE * 2} more (${hidden} not shown)`;
 }
 
 function Summary({ store }) {
@@ -89,25 +86,24 @@ function NodeEditor({ store, actions, name }) {
 
 const COLUMNS = Object.freeze([['name', 'node'], ['cpu', 'CPU'], ['memory', 'memory'], ['pods', 'pods']]);
 
-/** The node overview: one row per node, its use as a heat colour; sortable, filtered by label. */
+/** The node overview: one row per node, its use as a heat colour; sortable, filtered by label. Only the rows in view render. */
 function NodeTable({ store, actions }) {
   const [sort, setSort] = useState('cpu');
   const [filter, setFilter] = useState('');
   const rows = nodeRows(store.cluster.nodes.values(), (n) => store.cluster.usage.get(n), { sort, filter });
   const heat = (pct) => `--heat:${Math.round(pct)}%`;
+  const head = html`<thead><tr>${COLUMNS.map(([id, label]) => html`<th scope="col" aria-sort=${sort === id ? (SORTS[id] ? 'descending' : 'ascending') : 'none'}>
+    <button type="button" class="link" onClick=${() => setSort(id)}>${label}${sort === id ? (SORTS[id] ? ' ▼' : ' ▲') : ''}</button></th>`)}<th scope="col">labels</th></tr></thead>`;
+  const row = (r) => html`<tr key=${r.name} data-node=${r.name} class=${r.cordoned ? 'cordoned' : ''}>
+    <th scope="row"><button type="button" class="link" onClick=${() => actions.editNode(r.name)}>${r.name}</button>${r.cordoned ? html` <span class="badge warn">cordoned</span>` : null}</th>
+    <td class="num heat" style=${heat(r.cpu)}>${Math.round(r.cpu)}%</td>
+    <td class="num heat" style=${heat(r.memory)}>${Math.round(r.memory)}%</td>
+    <td class="num heat" style=${heat(r.pods)}>${Math.round(r.pods)}%</td>
+    <td class="small">${Object.entries(r.node.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname').map(([k, v]) => `${k}=${v}`).join(', ')}</td>
+  </tr>`;
   return html`<div class="node-table-wrap">
     <label class="filter-box">Label <input type="search" id="node-label-filter" placeholder="zone=a" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
-    <table class="node-table" id="node-table">
-      <thead><tr>${COLUMNS.map(([id, label]) => html`<th scope="col" aria-sort=${sort === id ? (SORTS[id] ? 'descending' : 'ascending') : 'none'}>
-        <button type="button" class="link" onClick=${() => setSort(id)}>${label}${sort === id ? (SORTS[id] ? ' ▼' : ' ▲') : ''}</button></th>`)}<th scope="col">labels</th></tr></thead>
-      <tbody>${rows.map((r) => html`<tr key=${r.name} data-node=${r.name} class=${r.cordoned ? 'cordoned' : ''}>
-        <th scope="row"><button type="button" class="link" onClick=${() => actions.editNode(r.name)}>${r.name}</button>${r.cordoned ? html` <span class="badge warn">cordoned</span>` : null}</th>
-        <td class="num heat" style=${heat(r.cpu)}>${Math.round(r.cpu)}%</td>
-        <td class="num heat" style=${heat(r.memory)}>${Math.round(r.memory)}%</td>
-        <td class="num heat" style=${heat(r.pods)}>${Math.round(r.pods)}%</td>
-        <td class="small">${Object.entries(r.node.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname').map(([k, v]) => `${k}=${v}`).join(', ')}</td>
-      </tr>`)}</tbody>
-    </table>
+    <${ScrollTable} className="node-table" id="node-table" rows=${rows} rowRem=${2.1} cols=${COLUMNS.length + 1} head=${head} renderRow=${row} />
     ${rows.length === 0 ? html`<p class="hint">No node${filter ? ' has such a label' : ' yet'}.</p>` : null}
   </div>`;
 }
@@ -128,27 +124,20 @@ export default function Cluster({ store, actions }) {
   </div>`;
 }
 
+/** The node cards: a grid that renders only the rows of cards in view. */
 function NodeCards({ store, actions }) {
-  // The first frame draws a dozen cards and the next ones the rest of the
-  // page: two short tasks instead of one long one on a big cluster.
-  const [limit, setLimit] = useState(FIRST);
-  useEffect(() => {
-    const id = requestAnimationFrame(() => setTimeout(() => setLimit((l) => Math.max(l, PAGE)), 0));
-    return () => cancelAnimationFrame(id);
-  }, []);
   const [filter, setFilter] = useState('');
   let names = store.nodeNames.value;
   const orphans = store.orphanNodes.value;
   const f = filter.trim().toLowerCase();
   if (f) names = names.filter((n) => n.toLowerCase().includes(f));
-  const shown = names.slice(0, limit);
+  // Nodes that are gone while pods still name them come last, as cards of their own.
+  const items = f || !orphans.length ? names : [...names, ...orphans.map((name) => ({ gone: name }))];
   return html`<div class="node-cards">
     <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
-    ${names.length === 0 && !orphans.length ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
-    <div class="node-grid">
-      ${shown.map((name) => html`<${NodeCard} key=${name} store=${store} actions=${actions} name=${name} />`)}
-      ${!f ? orphans.map((name) => html`<${NodeCard} key=${`gone-${name}`} store=${store} actions=${actions} name=${name} />`) : null}
-    </div>
-    ${names.length > shown.length ? html`<button type="button" class="more" onClick=${() => setLimit((l) => l + PAGE * 2)}>${moreNodes(names.length - shown.length)}</button>` : null}
+    ${items.length === 0 ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
+    <${VirtualGrid} items=${items} minWidth=${remPx(CARD_REM.width)} rowHeight=${remPx(CARD_REM.height)} gap=${remPx(CARD_REM.gap)}
+      className="node-grid" label=${`${names.length} nodes`} keyOf=${(it) => (typeof it === 'string' ? it : `gone-${it.gone}`)}
+      renderItem=${(it) => html`<${NodeCard} store=${store} actions=${actions} name=${typeof it === 'string' ? it : it.gone} />`} />
   </div>`;
 }

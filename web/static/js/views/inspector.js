@@ -1,15 +1,17 @@
 // The cycle inspector: one pod's attempt in full. The pod-level points, the
 // Filter matrix (node x plugin), the Score table, the final scores as bars
-// and the time every plugin took.
+// and the time every plugin took. The matrices scroll, and render only the
+// rows in view: a cycle over thousands of nodes opens as fast as a small one.
 
-import { useEffect, useState } from 'preact/hooks';
-import { ConfirmButton, html } from '../ui.js';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ConfirmButton, html, ScrollTable } from '../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos } from '../format.js';
 import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
 
-const MATRIX_ROWS = 30;
-const SCORE_ROWS = 30;
+// The matrices render only the rows in view (ScrollTable); the bars and
+// the reasons show the best few.
 const BARS = 20;
+const REASONS = 8;
 
 function PodPicker({ store, actions }) {
   const [text, setText] = useState('');
@@ -149,60 +151,46 @@ function Points({ points, codes }) {
 
 function FilterMatrix({ matrix }) {
   const [onlyFailing, setOnlyFailing] = useState(false);
-  const [all, setAll] = useState(false);
   const [times, setTimes] = useState(false);
+  const reasons = useMemo(() => reasonSummary(matrix), [matrix]);
+  const rows = useMemo(() => (matrix && onlyFailing ? matrix.rows.filter((r) => !r.feasible) : matrix?.rows || []), [matrix, onlyFailing]);
   if (!matrix) return null;
-  const reasons = reasonSummary(matrix);
-  const rows = onlyFailing ? matrix.rows.filter((r) => !r.feasible) : matrix.rows;
-  const shown = all ? rows : rows.slice(0, MATRIX_ROWS);
+  const head = html`<thead><tr><th scope="col">node</th>${matrix.plugins.map((p) => html`<th scope="col">${p}</th>`)}</tr></thead>`;
+  const row = (r) => html`<tr key=${r.node} class=${r.feasible ? 'feasible' : 'infeasible'}>
+    <th scope="row">${r.node}${r.nominated ? html` <span class="badge" title="checked with nominated pods">nominated</span>` : null}</th>
+    ${r.cells.map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : c.name}${c.reason ? ` (${c.reason})` : ''}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
+      ${c.state === 'pass' ? html`<span aria-label="pass">✓</span>` : c.state === 'notrun' ? html`<span class="notrun">not run</span>` : c.label}
+      ${times && c.nanos != null ? html`<div class="muted small">${formatNanos(c.nanos)}</div>` : null}
+    </td>`)}
+  </tr>`;
   return html`<section aria-labelledby="filter-h" class="filter">
     <h3 id="filter-h">${matrix.nominatedNode ? 'Filter on the nominated node' : 'Filter'} <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
     ${matrix.nominatedNode ? html`<p class="muted">An earlier preemption nominated this node. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>` : null}
-    ${reasons.length ? html`<ul class="reasons">${reasons.map((r) => html`<li><strong>${r.count}</strong> ${r.reason} <span class="muted">(${r.plugin})</span></li>`)}</ul>` : null}
+    ${reasons.length ? html`<ul class="reasons">${reasons.slice(0, REASONS).map((r) => html`<li><strong>${r.count}</strong> ${r.reason} <span class="muted">(${r.plugin})</span></li>`)}${reasons.length > REASONS ? html`<li class="muted">and ${reasons.length - REASONS} other reasons</li>` : null}</ul>` : null}
     <div class="table-tools">
       <label><input type="checkbox" checked=${onlyFailing} onChange=${(e) => setOnlyFailing(e.currentTarget.checked)} /> only nodes that failed</label>
       <label><input type="checkbox" checked=${times} onChange=${(e) => setTimes(e.currentTarget.checked)} /> show times</label>
+      ${rows.length > 12 ? html`<span class="muted">${rows.length} nodes: scroll the table for the rest</span>` : null}
     </div>
-    <div class="scroll-x">
-    <table class="matrix" aria-describedby="filter-h">
-      <thead><tr><th scope="col">node</th>${matrix.plugins.map((p) => html`<th scope="col">${p}</th>`)}</tr></thead>
-      <tbody>
-        ${shown.map((r) => html`<tr key=${r.node} class=${r.feasible ? 'feasible' : 'infeasible'}>
-          <th scope="row">${r.node}${r.nominated ? html` <span class="badge" title="checked with nominated pods">nominated</span>` : null}</th>
-          ${r.cells.map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : c.name}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
-            ${c.state === 'pass' ? html`<span aria-label="pass">✓</span>` : c.state === 'notrun' ? html`<span class="notrun">not run</span>` : c.label}
-            ${times && c.nanos != null ? html`<div class="muted small">${formatNanos(c.nanos)}</div>` : null}
-          </td>`)}
-        </tr>`)}
-      </tbody>
-    </table>
-    </div>
-    ${rows.length > shown.length ? html`<button type="button" onClick=${() => setAll(true)}>Show all ${rows.length} nodes</button>` : null}
+    <${ScrollTable} key=${times ? 'times' : 'codes'} className=${`matrix${times ? ' with-times' : ''}`} describedBy="filter-h" rows=${rows} rowRem=${times ? 3.2 : 2}
+      cols=${matrix.plugins.length + 1} head=${head} renderRow=${row} />
   </section>`;
 }
 
 function ScoreTable({ table }) {
-  const [all, setAll] = useState(false);
   if (!table) return null;
-  const shown = all ? table.rows : table.rows.slice(0, SCORE_ROWS);
+  const head = html`<thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col">${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>`;
+  const row = (r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
+    <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
+    ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
+      <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${r.raw[i]} → ${r.normalized[i]} × ${p.weight}</div></td>`)}
+    <td class="num total"><strong>${r.total}</strong></td>
+  </tr>`;
   return html`<section aria-labelledby="score-h" class="score">
     <h3 id="score-h">Score <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
     ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${p.codeName} ${p.reason || ''}`).join('; ')}</p>` : null}
-    <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.</p>
-    <div class="scroll-x">
-    <table class="scores">
-      <thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col">${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>
-      <tbody>
-        ${shown.map((r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
-          <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
-          ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
-            <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${r.raw[i]} → ${r.normalized[i]} × ${p.weight}</div></td>`)}
-          <td class="num total"><strong>${r.total}</strong></td>
-        </tr>`)}
-      </tbody>
-    </table>
-    </div>
-    ${table.rows.length > shown.length ? html`<button type="button" onClick=${() => setAll(true)}>Show all ${table.rows.length} nodes</button>` : null}
+    <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.${table.rows.length > 12 ? ` ${table.rows.length} nodes, best first: scroll the table for the rest.` : ''}</p>
+    <${ScrollTable} className="scores" rows=${table.rows} rowRem=${3} cols=${table.plugins.length + 2} head=${head} renderRow=${row} />
   </section>`;
 }
 
@@ -239,29 +227,16 @@ function Timings({ detail }) {
   </section>`;
 }
 
-/**
- * Later renders its children one frame after it mounts, so that opening a
- * big cycle (hundreds of nodes) is two short tasks instead of one long one.
- */
-function Later({ children }) {
-  const [ready, setReady] = useState(false);
-  useEffect(() => {
-    const id = requestAnimationFrame(() => setTimeout(() => setReady(true), 0));
-    return () => cancelAnimationFrame(id);
-  }, []);
-  if (!ready) return html`<p class="muted" role="status">Loading the scores…</p>`;
-  return typeof children === 'function' ? children() : children;
-}
-
 function CycleBody({ store, view }) {
   const loading = store.page.cycleLoading.value === view.id;
   const codes = store.server.vocabulary.value.codes;
+  // Worked out once per cycle shown, not on every render.
+  const matrix = useMemo(() => filterMatrix(view.detail?.filter, codes), [view.detail?.filter, codes]);
+  const table = useMemo(() => scoreTable(view.detail?.score, view.summary?.end, codes), [view.detail?.score, view.summary?.end, codes]);
   if (!view.summary && view.source === 'none') return null;
   if (view.source === 'missing' || !view.detail) {
     return html`<p class="muted" role="status">${loading ? 'Loading this cycle from the server…' : 'This cycle is not in memory; loading it from the server…'}</p>`;
   }
-  const matrix = filterMatrix(view.detail.filter, codes);
-  const table = scoreTable(view.detail.score, view.summary?.end, codes);
   const nominated = view.detail.nominatedFilter !== view.detail.filter ? view.detail.nominatedFilter?.nodes?.[0] : null;
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
@@ -270,12 +245,11 @@ function CycleBody({ store, view }) {
       <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
       <div class="col-side"><${ScoreBars} table=${table} /></div>
     </div>
-    <${Later} key=${`l${view.id}`}>${() => html`
-      ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
-      <div class="cycle-grid">
-        <div class="col-main"><${Points} points=${view.detail.points} codes=${codes} /></div>
-        <div class="col-side"><${Timings} detail=${view.detail} /></div>
-      </div>`}</${Later}>
+    ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+    <div class="cycle-grid">
+      <div class="col-main"><${Points} points=${view.detail.points} codes=${codes} /></div>
+      <div class="col-side"><${Timings} detail=${view.detail} /></div>
+    </div>
   </div>`;
 }
 
