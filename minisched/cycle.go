@@ -411,9 +411,13 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	}
 	begun := time.Now()
 	n := len(r.nodes)
-	rows := make([]event.NodeFilter, n)
-	statuses := make([]*fwk.Status, n)
-	passed := make([]bool, n)
+	// checked holds what Filter found on one node. Only the nodes reached
+	// get one: with thousands of nodes, Filter stops after a few hundred fit.
+	type checked struct {
+		row    event.NodeFilter
+		status *fwk.Status
+	}
+	results := make([]*checked, n)
 	var found atomic.Int64
 	var failed atomic.Pointer[fwk.Status]
 
@@ -428,8 +432,11 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 
 		// run calls each plugin on one node until one does not pass.
 		run := func(state fwk.CycleState, ni fwk.NodeInfo, row *event.NodeFilter) *fwk.Status {
-			row.Codes = make([]int, 0, len(plugins))
-			row.Nanos = make([]int64, 0, len(plugins))
+			if row.Codes == nil {
+				row.Codes = make([]int, 0, len(plugins))
+				row.Nanos = make([]int64, 0, len(plugins))
+			}
+			row.Codes, row.Nanos = row.Codes[:0], row.Nanos[:0]
 			for _, pl := range plugins {
 				if s := abandoned(abandon); s != nil {
 					return s
@@ -453,7 +460,8 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		}
 		check := func(i int) {
 			ni := r.nodes[(r.start+i)%n]
-			row := event.NodeFilter{Node: ni.Node().Name}
+			res := &checked{row: event.NodeFilter{Node: ni.Node().Name}}
+			row := &res.row
 			// Pods nominated here by preemption hold their room: the first pass
 			// counts them, the second makes sure the pod does not rely on them.
 			withNominated, nominatedState, nodeInfo, err := c.addNominatedPods(ctx, state, r.pod, ni)
@@ -462,12 +470,12 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 				status = fwk.AsStatus(err)
 			} else {
 				row.Nominated = withNominated
-				status = run(nominatedState, nodeInfo, &row)
+				status = run(nominatedState, nodeInfo, row)
 				if withNominated && status.IsRejected() {
 					row.Reason = "with the pods nominated to this node: " + row.Reason
 				}
 				if withNominated && status.IsSuccess() {
-					status = run(state, ni, &row)
+					status = run(state, ni, row)
 				}
 			}
 			if status.IsSuccess() && found.Add(1) > int64(r.numToFind) {
@@ -476,15 +484,11 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 				cancel()
 				return
 			}
-			rows[i] = row
-			switch {
-			case status.Code() == fwk.Error:
+			res.status = status
+			results[i] = res
+			if status.Code() == fwk.Error {
 				failed.CompareAndSwap(nil, status)
 				cancel()
-			case status.IsSuccess():
-				passed[i] = true
-			default:
-				statuses[i] = status
 			}
 		}
 		if r.inOrder {
@@ -499,7 +503,7 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	if len(plugins) == 0 {
 		// No Filter plugin: the first numToFind nodes fit, unchecked.
 		for i := range min(r.numToFind, n) {
-			rows[i], passed[i] = event.NodeFilter{Node: r.nodes[(r.start+i)%n].Node().Name}, true
+			results[i] = &checked{row: event.NodeFilter{Node: r.nodes[(r.start+i)%n].Node().Name}}
 		}
 	} else {
 		timeout = c.bounded(ctx, "Filter", r.state, pass)
@@ -507,19 +511,25 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	if timeout != nil {
 		return nil, 0, timeout
 	}
-	feasible := make([]fwk.NodeInfo, 0, r.numToFind)
-	evaluated := make([]event.NodeFilter, 0, n)
-	for i, row := range rows {
-		if row.Node == "" {
+	reached := 0
+	for _, res := range results {
+		if res != nil {
+			reached++
+		}
+	}
+	feasible := make([]fwk.NodeInfo, 0, min(reached, r.numToFind))
+	evaluated := make([]event.NodeFilter, 0, reached)
+	for i, res := range results {
+		if res == nil {
 			continue // not reached: enough nodes fit already
 		}
-		evaluated = append(evaluated, row)
-		if passed[i] {
+		evaluated = append(evaluated, res.row)
+		switch {
+		case res.status.IsSuccess():
 			feasible = append(feasible, r.nodes[(r.start+i)%n])
-		}
-		if statuses[i] != nil {
-			r.diagnosis.NodeToStatus.Set(row.Node, statuses[i])
-			r.diagnosis.AddPluginStatus(statuses[i])
+		case res.status.Code() != fwk.Error:
+			r.diagnosis.NodeToStatus.Set(res.row.Node, res.status)
+			r.diagnosis.AddPluginStatus(res.status)
 		}
 	}
 	c.emit(event.Event{Kind: event.KindFilter, Filter: &event.FilterResults{
@@ -617,11 +627,20 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 	plugins := slices.DeleteFunc(slices.Clone(c.p.score), func(pl fwk.ScorePlugin) bool { return skip.Has(pl.Name()) })
 	begun := time.Now()
 	rows := make([]event.NodeScore, len(nodes))
+	// One array backs every row's four columns: thousands of nodes would
+	// otherwise cost four allocations each.
+	k := len(plugins)
+	backing := make([]int64, 4*k*len(nodes))
+	for i := range rows {
+		cols := backing[4*k*i:]
+		rows[i].Raw, rows[i].Normalized, rows[i].Weighted, rows[i].Nanos = cols[:k:k], cols[k:2*k:2*k], cols[2*k:3*k:3*k], cols[3*k:4*k:4*k]
+	}
 	described := make([]event.ScorePlugin, len(plugins))
 	for j, pl := range plugins {
 		described[j] = event.ScorePlugin{Name: pl.Name(), Weight: c.p.weights[pl.Name()]}
 	}
 	var failed atomic.Pointer[fwk.Status]
+	var normalizing atomic.Bool
 	timeout := c.bounded(ctx, "Score", state, func(ctx context.Context, state fwk.CycleState) {
 		// abandon is bounded's context; ctx ends the pass early as well,
 		// once a plugin fails.
@@ -632,8 +651,6 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 			ni := nodes[i]
 			row := &rows[i]
 			row.Node = ni.Node().Name
-			row.Raw = make([]int64, len(plugins))
-			row.Nanos = make([]int64, len(plugins))
 			for j, pl := range plugins {
 				if s := abandoned(abandon); s != nil {
 					failed.CompareAndSwap(nil, s)
@@ -657,13 +674,15 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		if failed.Load() != nil {
 			return
 		}
+		normalizing.Store(true)
+		list := make(fwk.NodeScoreList, len(rows))
 		for j, pl := range plugins {
 			if s := abandoned(abandon); s != nil {
 				failed.CompareAndSwap(nil, s)
 				return
 			}
 			c.plugin.Store(pl.Name())
-			if s := c.normalize(ctx, state, pod, pl, j, rows, &described[j]); s != nil {
+			if s := c.normalize(ctx, state, pod, pl, j, rows, list, &described[j]); s != nil {
 				failed.CompareAndSwap(nil, s)
 				return
 			}
@@ -681,6 +700,16 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 				}
 			}
 		}
+		// Show only what ran: no columns for nodes not reached, no
+		// normalized ones when Score itself failed.
+		for i := range rows {
+			if rows[i].Node == "" {
+				rows[i].Raw, rows[i].Nanos = nil, nil
+			}
+			if rows[i].Node == "" || !normalizing.Load() {
+				rows[i].Normalized, rows[i].Weighted = nil, nil
+			}
+		}
 		c.emit(event.Event{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: described, Nodes: rows, Nanos: time.Since(begun).Nanoseconds()}})
 		return nil, status
 	}
@@ -693,9 +722,9 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 }
 
 // normalize runs plugin j's NormalizeScore over every node's raw score,
-// then weighs the result into each node's total.
-func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod, pl fwk.ScorePlugin, j int, rows []event.NodeScore, d *event.ScorePlugin) *fwk.Status {
-	list := make(fwk.NodeScoreList, len(rows))
+// then weighs the result into each node's total. list is scratch space, one
+// entry per row.
+func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod, pl fwk.ScorePlugin, j int, rows []event.NodeScore, list fwk.NodeScoreList, d *event.ScorePlugin) *fwk.Status {
 	for i := range rows {
 		list[i] = fwk.NodeScore{Name: rows[i].Node, Score: rows[i].Raw[j]}
 	}
@@ -711,10 +740,6 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		if score < fwk.MinNodeScore || score > fwk.MaxNodeScore {
 			return fwk.AsStatus(fmt.Errorf("plugin %q returned score %d for node %s, outside [%d, %d] after normalizing",
 				pl.Name(), score, rows[i].Node, fwk.MinNodeScore, fwk.MaxNodeScore)).WithPlugin(pl.Name())
-		}
-		if rows[i].Normalized == nil {
-			rows[i].Normalized = make([]int64, len(rows[i].Raw))
-			rows[i].Weighted = make([]int64, len(rows[i].Raw))
 		}
 		rows[i].Normalized[j] = score
 		rows[i].Weighted[j] = score * d.Weight

@@ -575,17 +575,19 @@ func (s *Scheduler) numToFind(all int) int {
 // Filter found them. Equal totals carry no random tie-breaker (upstream
 // only adds one for extenders), so the heap's layout decides, and the same
 // inputs always give the same node. The other nodes with the best total are
-// reported as ties.
+// reported as ties, in Filter's order. The heap is built in totals itself,
+// which selectHost leaves reordered.
 func selectHost(totals []fwk.NodePluginScores) (string, []string) {
 	best := slices.MaxFunc(totals, func(a, b fwk.NodePluginScores) int { return cmp.Compare(a.TotalScore, b.TotalScore) }).TotalScore
-	winner := framework.NewSortedScoredNodes(slices.Clone(totals)).Pop().Name
 	var ties []string
 	for _, t := range totals {
-		if t.TotalScore == best && t.Name != winner {
+		if t.TotalScore == best {
 			ties = append(ties, t.Name)
 		}
 	}
-	return winner, ties
+	// The heap reorders totals in place, which is why the ties come first.
+	winner := framework.NewSortedScoredNodes(totals).Pop().Name
+	return winner, slices.DeleteFunc(ties, func(name string) bool { return name == winner })
 }
 
 // rejectedAt describes a rejection by a plugin on the chosen node (Reserve,

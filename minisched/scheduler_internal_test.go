@@ -149,9 +149,6 @@ func TestSelectHost(t *testing.T) {
 			if up := framework.NewSortedScoredNodes(slices.Clone(given)).Pop().Name; up != winner {
 				t.Errorf("upstream's heap picks %s, minisched %s", up, winner)
 			}
-			if !slices.EqualFunc(totals, given, func(a, b fwk.NodePluginScores) bool { return a.Name == b.Name }) {
-				t.Errorf("selectHost reordered its input: %v", totals)
-			}
 		})
 	}
 }

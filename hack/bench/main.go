@@ -16,6 +16,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"runtime/pprof"
 	"sync"
@@ -45,6 +47,10 @@ func main() {
 	if !ok {
 		fmt.Fprintf(os.Stderr, "unknown benchmark %q\n", os.Args[1])
 		os.Exit(2)
+	}
+	if addr := os.Getenv("BENCH_PPROF_ADDR"); addr != "" {
+		// net/http/pprof's handlers, to look at a run while it goes.
+		go func() { fmt.Fprintln(os.Stderr, http.ListenAndServe(addr, nil)) }()
 	}
 	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)

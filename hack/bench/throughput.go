@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/kubernetes/pkg/scheduler"
@@ -24,14 +26,18 @@ func throughput(args []string) error {
 	nodes := fs.Int("nodes", 500, "nodes")
 	pods := fs.Int("pods", 2000, "pods, created before the scheduler starts")
 	rounds := fs.Int("rounds", 2, "rounds, alternating which scheduler goes first")
-	only := fs.String("only", "", "run only this scheduler (minisched or kube-scheduler), to profile it")
+	only := fs.String("only", "", "run only this one (minisched, kube-scheduler or binds), to profile it")
 	identical := fs.Bool("identical", false, "make every pod alike (kube-scheduler's opportunistic batching then reuses one pod's results for the next)")
+	ceiling := fs.Bool("ceiling", true, "also measure the control plane's ceiling: binds from 16 parallel writers, with no scheduling")
 	_ = fs.Parse(args)
-	var mini, up []float64
+	var mini, up, binds []float64
 	for r := 0; r < *rounds; r++ {
 		order := []string{"minisched", "kube-scheduler"}
 		if r%2 == 1 {
 			order = []string{"kube-scheduler", "minisched"}
+		}
+		if *ceiling {
+			order = append(order, "binds")
 		}
 		for _, which := range order {
 			if *only != "" && which != *only {
@@ -46,10 +52,13 @@ func throughput(args []string) error {
 				return fmt.Errorf("%s: %w", which, err)
 			}
 			fmt.Printf("round %d %-14s %7.1f pods/s %s\n", r+1, which, rate, detail)
-			if which == "minisched" {
+			switch which {
+			case "minisched":
 				mini = append(mini, rate)
-			} else {
+			case "kube-scheduler":
 				up = append(up, rate)
+			default:
+				binds = append(binds, rate)
 			}
 		}
 	}
@@ -62,6 +71,10 @@ func throughput(args []string) error {
 		kind = "identical"
 	}
 	fmt.Printf("throughput: %d %s pods on %d nodes: minisched %.1f pods/s, kube-scheduler %.1f pods/s, ratio %.2f\n", *pods, kind, *nodes, m, u, m/u)
+	if *ceiling {
+		b := mean(binds)
+		fmt.Printf("ceiling: %.1f binds/s with no scheduling; minisched at %.2f of it, kube-scheduler at %.2f\n", b, m/b, u/b)
+	}
 	return nil
 }
 
@@ -104,6 +117,17 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, string, error
 			st := rec.Stats()
 			return fmt.Sprintf("(%d events recorded, history weight %d, %d dropped to stay within the cap)", st.LastSeq, st.Weight, st.Dropped)
 		}
+	case "binds":
+		// The ceiling: what the control plane takes with no scheduler,
+		// each pod bound to a node chosen round robin.
+		go func() {
+			_ = parallel(pods, func(i int) error {
+				b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%05d", i)},
+					Target: v1.ObjectReference{Kind: "Node", Name: fmt.Sprintf("node-%04d", i%nodes)}}
+				return c.CoreV1().Pods("default").Bind(ctx, b, metav1.CreateOptions{})
+			})
+		}()
+		detail = func() string { return "(16 parallel writers)" }
 	default:
 		factory := scheduler.NewInformerFactory(c, 0, nil)
 		broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.EventsV1()})
