@@ -91,7 +91,7 @@ func (c *cycle) bindingEnd(b event.BindingEnd) {
 // call runs one plugin call, times it, and turns a panic into an Error
 // status: a broken plugin fails the pod's cycle, never the scheduler.
 func call(plugin string, f func() *fwk.Status) (status *fwk.Status, nanos int64) {
-	start := time.Now()
+	start := clock()
 	defer func() {
 		if r := recover(); r != nil {
 			status = fwk.AsStatus(fmt.Errorf("plugin %s panicked: %v", plugin, r))
@@ -99,10 +99,17 @@ func call(plugin string, f func() *fwk.Status) (status *fwk.Status, nanos int64)
 		if status != nil {
 			status.SetPlugin(plugin)
 		}
-		nanos = time.Since(start).Nanoseconds()
+		nanos = clock() - start
 	}()
 	return f(), 0
 }
+
+// epoch anchors clock.
+var epoch = time.Now()
+
+// clock reads the monotonic clock alone, at half the cost of time.Now: Filter
+// and Score time every plugin on every node, thousands of calls per cycle.
+func clock() int64 { return int64(time.Since(epoch)) }
 
 func result(plugin string, status *fwk.Status, nanos int64) event.PluginResult {
 	return event.PluginResult{Plugin: plugin, Code: int(status.Code()), Reason: status.Message(), Nanos: nanos}

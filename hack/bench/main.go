@@ -4,9 +4,10 @@
 // both sides of a ratio alike.
 //
 //	go run ./hack/bench startup -bin bin/minisched -runs 5
-//	go run ./hack/bench throughput -nodes 500 -pods 2000
+//	go run ./hack/bench throughput -nodes 5000 -pods 10000
 //	go run ./hack/bench stream -clients 20 -nodes 100 -pods 1000
-//	go run ./hack/bench memory -nodes 100 -pods 10000
+//	go run ./hack/bench memory -nodes 5000 -pods 50000 -churn=false
+//	go run ./hack/bench churn -nodes 100 -pods 100000
 //	go run ./hack/bench history -nodes 100 -pods 10000
 //	go run ./hack/bench reset -nodes 50 -pods 300
 package main
@@ -36,12 +37,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|history|reset [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset [flags]")
 		os.Exit(2)
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset,
+		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {

@@ -13,14 +13,21 @@ import (
 	"minisched/app"
 )
 
-// memory schedules many pods in batches and reports the heap after each
-// batch. With -churn (the default) each batch is deleted once bound, so the
-// cluster stays the same size and only the history could grow: once it is
-// full, the heap must stop growing.
-func memory(args []string) error {
-	fs := flagSet("memory")
-	nodes := fs.Int("nodes", 100, "nodes")
-	pods := fs.Int("pods", 10000, "pods, in batches")
+// memory schedules many pods in batches and reports the heap and the
+// process's RSS after each batch. With -churn (the default) each batch is
+// deleted once bound, so the cluster stays the same size and only the
+// history could grow: once it is full, memory must stop growing. Without it
+// the cluster grows to every pod: RSS is then the cluster's size plus the
+// history cap.
+func memory(args []string) error { return memoryRun("memory", 100, 10000, args) }
+
+// churn is memory's long run: 100,000 pods created and deleted.
+func churn(args []string) error { return memoryRun("churn", 100, 100_000, args) }
+
+func memoryRun(name string, defaultNodes, defaultPods int, args []string) error {
+	fs := flagSet(name)
+	nodes := fs.Int("nodes", defaultNodes, "nodes")
+	pods := fs.Int("pods", defaultPods, "pods, in batches")
 	batch := fs.Int("batch", 1000, "pods per batch")
 	history := fs.Int("history", 500_000, "the history cap (--history)")
 	churn := fs.Bool("churn", true, "delete each batch once it is bound")
@@ -39,6 +46,7 @@ func memory(args []string) error {
 		return err
 	}
 	var first, peak uint64
+	var firstRSS, peakRSS int
 	for done := 0; done < *pods; done += *batch {
 		target := done + *batch
 		if *churn {
@@ -60,12 +68,16 @@ func memory(args []string) error {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		st := inst.Recorder.Stats()
-		fmt.Printf("%6d pods bound: heap in use %4d MB; history %7d events, weight %7d of %d, dropped %d\n",
-			done+*batch, ms.HeapInuse>>20, st.Events, st.Weight, st.MaxWeight, st.Dropped)
-		if first == 0 {
-			first = ms.HeapInuse
+		rss, err := procStatusKB(os.Getpid(), "VmRSS")
+		if err != nil {
+			return err
 		}
-		peak = max(peak, ms.HeapInuse)
+		fmt.Printf("%6d pods bound: heap in use %4d MB, RSS %4d MB; history %7d events, weight %7d of %d, dropped %d\n",
+			done+*batch, ms.HeapInuse>>20, rss>>10, st.Events, st.Weight, st.MaxWeight, st.Dropped)
+		if first == 0 {
+			first, firstRSS = ms.HeapInuse, rss
+		}
+		peak, peakRSS = max(peak, ms.HeapInuse), max(peakRSS, rss)
 	}
 	if *settle > 0 {
 		time.Sleep(*settle)
@@ -80,8 +92,8 @@ func memory(args []string) error {
 			f.Close()
 		}
 	}
-	fmt.Printf("memory: %d pods on %d nodes (churn %v) with --history %d: heap after the first batch %d MB, at most %d MB (this process also holds etcd and the apiserver)\n",
-		*pods, *nodes, *churn, *history, first>>20, peak>>20)
+	fmt.Printf("%s: %d pods on %d nodes (churn %v) with --history %d: heap after the first batch %d MB, at most %d MB; RSS after the first batch %d MB, at most %d MB (this process also holds etcd and the apiserver)\n",
+		name, *pods, *nodes, *churn, *history, first>>20, peak>>20, firstRSS>>10, peakRSS>>10)
 	return nil
 }
 
