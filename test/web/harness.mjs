@@ -174,8 +174,9 @@ export function longTasksSince(page, t) {
  * measured in the page; nothing sleeps.
  */
 export async function timedClick(page, selector, { answer, text = null, timeout = 30_000 }) {
-  await page.evaluate(({ answer: sel, text: want }) => {
-    window.__answer = new Promise((resolve) => {
+  await page.evaluate(({ answer: sel, text: want, timeout: ms }) => {
+    window.__answer = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${sel}${want == null ? '' : ` with "${want}"`} within ${ms} ms of the click`)), ms);
       let start = null;
       const ok = () => {
         const el = document.querySelector(sel);
@@ -187,6 +188,7 @@ export async function timedClick(page, selector, { answer, text = null, timeout 
       function finish() {
         const dom = performance.now() - start;
         mo.disconnect();
+        clearTimeout(timer);
         requestAnimationFrame(() => resolve({ dom, frame: performance.now() - start }));
       }
       window.addEventListener('click', (ev) => {
@@ -197,7 +199,7 @@ export async function timedClick(page, selector, { answer, text = null, timeout 
     // The answer must be new: one that shows already would time nothing.
     const el = document.querySelector(sel);
     if (el && (want == null || el.textContent.includes(want))) throw new Error(`${sel} shows before the click`);
-  }, { answer, text });
+  }, { answer, text, timeout });
   await page.click(selector, { timeout });
   return page.evaluate(() => window.__answer);
 }

@@ -13,12 +13,13 @@ import {
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
 import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
 import { createStore } from '../../web/static/js/store/index.js';
+import { effect } from '../../web/static/js/signals.js';
 import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeRows } from '../../web/static/js/nodes.js';
 import { columnsFor, gridRange, scrollTo, visibleRange } from '../../web/static/js/windowing.js';
-import { E, events, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
+import { E, events, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
 
@@ -647,4 +648,60 @@ test('windowing: only the rows in view, and a few more, of lists, grids and tabl
   assert.equal(scrollTo({ index: 10, rowHeight: 20, scrollTop: 0, height: 100 }), 120);
   assert.equal(scrollTo({ index: 2, rowHeight: 20, scrollTop: 100, height: 100 }), 40);
   assert.equal(scrollTo({ index: 6, rowHeight: 20, scrollTop: 100, height: 100 }), 100);
+});
+
+test('stream at scale: a big cluster\'s stream leaves out the matrices, batches are applied together, a page far behind starts afresh (issue 17)', async () => {
+  const { LIGHT_KINDS } = await import('../../web/static/js/store/index.js');
+  class Sock {
+    static all = [];
+    constructor(url) { this.url = url; this.sent = []; this.readyState = 0; Sock.all.push(this); }
+    close() { this.readyState = 3; }
+    open() { this.readyState = 1; this.onopen?.(); }
+    send(text) { this.sent.push(JSON.parse(text)); }
+    deliver(msg) { this.onmessage?.({ data: JSON.stringify(msg) }); }
+  }
+  resetSeq(0);
+  const store = createStore({ limits: { matrixNodes: 3 } });
+  const deferred = [];
+  const s = connectStream({
+    store, location: { protocol: 'http:', host: 'h:1' }, WebSocketImpl: Sock, setTimer: () => 0, clearTimer: () => {},
+    defer: (fn) => deferred.push(fn), maxPending: 5,
+  });
+  const sock = Sock.all[0];
+  sock.open();
+  // Messages wait for the deferred flush, then go in as one batch.
+  sock.deliver(snapshot({ nodes: ['n1', 'n2'].map((n) => nodeSummary(n)) }));
+  sock.deliver(events([E.node('added', nodeSummary('n3'))]));
+  assert.equal(store.server.snapshots.value, 0);
+  assert.equal(deferred.length, 1, 'one flush for both');
+  const heard = [];
+  const stop = effect(() => heard.push(store.cluster.nodes.size));
+  deferred.shift()();
+  stop();
+  assert.deepEqual(heard, [0, 3], 'the views hear of both messages at once');
+  // Three nodes: the matrices go; the page asks the open stream, then knows once the server answers.
+  assert.equal(store.streamMatrices.value, false);
+  s.setKinds(LIGHT_KINDS);
+  assert.deepEqual(sock.sent.at(-1), { type: 'filter', kinds: LIGHT_KINDS });
+  assert.deepEqual(store.server.streamKinds.value, { kinds: LIGHT_KINDS, applied: false });
+  sock.deliver({ type: 'filter' });
+  deferred.shift()();
+  assert.equal(store.server.streamKinds.value.applied, true);
+  // A cycle now has no matrices: once it ends, the inspector loads it over REST.
+  store.applyEvents([E.cycleStart('p', 1, 1, 3), E.point('p', 1, 'PreFilter', [{ plugin: 'NodeResourcesFit', code: 0 }])]);
+  assert.equal(store.cycleView('default/p', 1).source, 'live', 'a running cycle shows what it has');
+  assert.equal(store.cycleView('default/p', 1).detail.partial, true);
+  store.applyEvents([E.cycleEnd('p', 1, { result: 'scheduled', node: 'n1', feasibleNodes: 3 })]);
+  assert.equal(store.cycleView('default/p', 1).source, 'missing');
+  // The next connection has the filter in its URL.
+  assert.equal(streamURL({ protocol: 'http:', host: 'h' }, 7, ['queue', 'pod']), 'ws://h/api/v1/stream?since=7&kinds=queue,pod');
+  // Back under the size: all kinds again, with an empty filter.
+  s.setKinds(null);
+  assert.deepEqual(sock.sent.at(-1), { type: 'filter' });
+  // More than maxPending events waiting: dropped, and a new connection asks for a fresh snapshot.
+  sock.deliver(events(Array.from({ length: 6 }, (_, i) => E.pod('added', podSummary(`x${i}`)))));
+  assert.equal(Sock.all.length, 2);
+  assert.doesNotMatch(Sock.all[1].url, /since=/);
+  assert.match(store.page.notices.value.at(-1).text, /fresh snapshot/);
+  s.close();
 });

@@ -43,6 +43,7 @@ function summary(tasks) {
 }
 
 const round = (ms) => Math.round(ms * 10) / 10;
+const say = (words) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${words}\n`);
 
 async function heapMB(cdp, collect = false) {
   if (collect) await cdp.send('HeapProfiler.collectGarbage');
@@ -80,6 +81,7 @@ async function run(index) {
     const sample = async () => { peak = Math.max(peak, await heapMB(cdp).catch(() => 0)); };
     sampler = setInterval(sample, 2000);
 
+    say(`run ${index + 1}: creating ${NODES} nodes and ${PODS} pods`);
     const t0 = Date.now();
     const made = await loadCluster(server.url, { nodes: NODES, pods: PODS, giants: GIANTS });
     // Until the dashboard shows every pod bound and has applied every event
@@ -89,6 +91,7 @@ async function run(index) {
       return c.pods >= n + 2 && c.bound >= n;
     }, PODS, { timeout: 1_800_000, polling: 500 });
     const tBound = Date.now();
+    say('every pod bound; waiting for the page to apply every event');
     const { lastSeq } = await api(server.url, 'GET', '/history');
     await page.waitForFunction((seq) => window.minisched.store.server.seq.value >= seq, lastSeq, { timeout: 120_000, polling: 200 });
     clearInterval(sampler);
@@ -96,6 +99,7 @@ async function run(index) {
     const streamedAt = await page.evaluate(() => performance.now());
     const streamTasks = (await longTasksSince(page, loadedAt)).filter((t) => t.start < streamedAt);
 
+    say('switching views');
     // Switch to each view with everything loaded; each click is timed to the view's answer.
     const clicks = {};
     const views = [['cluster', '.cluster .node-card'], ['timeline', '.timeline .tl-row'], ['controls', '.controls'], ['queue', '.queue-board .lane'], ['cycle', '.inspector']];
@@ -107,6 +111,7 @@ async function run(index) {
     await page.click('#tab-queue');
     await page.waitForSelector('.lane-unschedulable [data-pod="default/giant-0"]');
 
+    say('opening the largest cycle');
     // The largest cycle: giant-0's, over every node. Its detail is loaded
     // first (it may have left the page's memory), so that the time is the
     // inspector's own; giant-1's is opened cold, fetched from the server.
@@ -122,16 +127,17 @@ async function run(index) {
     });
     await page.click('#tab-queue');
     const openCold = await timedClick(page, '.lane-unschedulable [data-pod="default/giant-1"]', { answer: '.filter h3', text: 'nodes feasible' });
-    // The largest Score table kept in memory: the newest bound pod's.
-    const scored = await page.evaluate(() => {
-      const { store } = window.minisched;
-      let best = null;
-      for (const id of store.cycles.details.keys()) {
-        const d = store.cycles.details.peek(id);
-        const s = store.cycles.summaries.peek(id);
-        if (d?.score && s && (!best || d.score.nodes.length > best.rows)) best = { pod: s.podKey, id, rows: d.score.nodes.length };
-      }
-      return best;
+    // A Score table of the size a pod that fits gets: the newest bound
+    // pod's (its detail loaded first, as for giant-0).
+    const scored = await page.evaluate(async () => {
+      const { store, actions } = window.minisched;
+      const ids = store.cycles.summaries.keys().reverse();
+      const id = ids.find((i) => store.cycles.summaries.peek(i)?.end?.result === 'scheduled');
+      if (id == null) return null;
+      await actions.ensureCycle(id);
+      const s = store.cycles.summaries.peek(id);
+      const detail = store.cycleView(s.podKey, id).detail;
+      return detail?.score ? { pod: s.podKey, id, rows: detail.score.nodes.length } : null;
     });
     let openScore = null;
     if (scored) {
@@ -171,7 +177,7 @@ async function run(index) {
       inspector: {
         largestCycle: { id: largest.id, filterRows: largest.filterRows, openMs: round(open.dom), frameMs: round(open.frame) },
         fetchedOverRest: { openMs: round(openCold.dom) },
-        largestScoreKept: scored ? { id: scored.id, scoreRows: scored.rows, openMs: round(openScore.dom), frameMs: round(openScore.frame) } : null,
+        largestScore: scored ? { id: scored.id, scoreRows: scored.rows, openMs: round(openScore.dom), frameMs: round(openScore.frame) } : null,
       },
       heapMB: { peakWhileStreaming: peak, afterGC: heapAfterGC },
       kept: { cycleSummaries: state.cycles, cycleDetails: state.details, pods: state.pods, domNodes: state.domNodes },

@@ -11,9 +11,13 @@ import {
 } from './manifests.js';
 
 // How far back a page that connects reads the server's history, in events,
-// and how many it asks for at once.
+// and how many it asks for at once. GET /events has no filter by kind, so a
+// page of events carries every Filter and Score matrix in it (some 50 KB
+// each at 1,000 nodes): small pages keep each parse short and the heap low.
 const HISTORY_EVENTS = 50_000;
-const HISTORY_PAGE = 10_000;
+const HISTORY_PAGE = 1000;
+// How far back on a cluster of limits.matrixNodes nodes or more.
+const HISTORY_EVENTS_BIG = 5000;
 
 export function createActions({ api, store }) {
   // The configuration check under way, which a newer one cancels.
@@ -358,7 +362,9 @@ export function createActions({ api, store }) {
     /** Makes sure a cycle's detail is at hand; fetches it when it is not. */
     async ensureCycle(id) {
       const { cycles, page } = store;
-      if (id == null || cycles.details.peek(id) || cycles.fetched.peek(id) || page.cycleLoading.peek() === id) return;
+      const live = id == null ? null : cycles.details.peek(id);
+      // A detail that lacks its matrices (left out of the stream) is loaded too.
+      if (id == null || (live && !live.partial) || cycles.fetched.peek(id) || page.cycleLoading.peek() === id) return;
       store.setCycleLoading(id);
       try {
         const rec = await api.cycle(id);
@@ -379,7 +385,9 @@ export function createActions({ api, store }) {
      */
     async loadHistory() {
       const upTo = store.server.seq.peek();
-      let since = Math.max(store.server.historyFirstSeq.peek() - 1, upTo - HISTORY_EVENTS, 0);
+      // On a big cluster every page of events is mostly matrices: read less.
+      const reach = store.streamMatrices.peek() ? HISTORY_EVENTS : HISTORY_EVENTS_BIG;
+      let since = Math.max(store.server.historyFirstSeq.peek() - 1, upTo - reach, 0);
       const past = [];
       try {
         while (since < upTo) {

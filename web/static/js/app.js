@@ -8,7 +8,7 @@ import '@preact/signals';
 import { html } from './ui.js';
 import { computed, effect, signal, untracked } from './signals.js';
 import { hashFor, parseHash, shortcut, THEMES } from './route.js';
-import { createStore, VIEWS } from './store/index.js';
+import { createStore, LIGHT_KINDS, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
 import { createActions } from './actions.js';
@@ -213,6 +213,9 @@ window.addEventListener('keydown', (ev) => {
 // Messages are applied together every 50 ms at most (stream.js): the
 // views render a few times a second however fast the scheduler goes.
 const stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
+// On a big cluster the stream leaves out the Filter and Score matrices
+// (store/index.js, limits.matrixNodes); the inspector loads them over REST.
+effect(() => stream.setKinds(store.streamMatrices.value ? null : LIGHT_KINDS));
 
 // After every snapshot, fill the timeline with what happened before it.
 effect(() => {

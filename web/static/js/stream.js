@@ -10,11 +10,13 @@ export function backoffDelay(attempt) {
   return Math.min(8000, 500 * 2 ** Math.max(0, attempt - 1));
 }
 
-/** The stream's URL for a page at location, resuming after since. */
-export function streamURL(location, since) {
+/** The stream's URL for a page at location, resuming after since, with only kinds (all when null). */
+export function streamURL(location, since, kinds = null) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const q = since > 0 ? `?since=${since}` : '';
-  return `${proto}//${location.host}/api/v1/stream${q}`;
+  const params = [];
+  if (since > 0) params.push(`since=${since}`);
+  if (kinds) params.push(`kinds=${kinds.join(',')}`);
+  return `${proto}//${location.host}/api/v1/stream${params.length ? `?${params.join('&')}` : ''}`;
 }
 
 export function connectStream({
@@ -49,6 +51,8 @@ export function connectStream({
   let flushing = false;
   // Set when the pending messages were dropped: the next connection asks for a snapshot.
   let fresh = false;
+  // The kinds of event asked for; null: all.
+  let kinds = null;
 
   /** Applies the pending messages, budgetMs worth at a time. */
   function flush(all = false) {
@@ -102,7 +106,8 @@ export function connectStream({
     store.setConnection({ status: attempt === 0 ? 'connecting' : 'reconnecting', since: since || null, retryAt: null });
     let sock;
     try {
-      sock = new WebSocketImpl(streamURL(location, since));
+      sock = new WebSocketImpl(streamURL(location, since, kinds));
+      sock.kinds = kinds;
     } catch (err) {
       scheduleRetry(`could not open the stream: ${err.message}`);
       return;
@@ -111,6 +116,10 @@ export function connectStream({
     sock.onopen = () => {
       if (ws !== sock) return;
       attempt = 0;
+      // The URL's filter holds from the connection's first event; one asked
+      // for since it was opened goes as a message.
+      if (String(sock.kinds) === String(kinds)) store.setStreamKinds(kinds, true);
+      else sendKinds();
       store.setConnection({ status: 'open', attempt: 0, error: '', retryAt: null });
     };
     sock.onmessage = (ev) => {
@@ -139,6 +148,12 @@ export function connectStream({
       const why = ev?.reason ? `the server closed the stream: ${ev.reason}` : ev?.code && ev.code !== 1006 ? `the stream closed (code ${ev.code})` : 'the connection was lost';
       scheduleRetry(why);
     };
+  }
+
+  /** Asks the open connection for the current kinds; the server's answer says it applies them. */
+  function sendKinds() {
+    store.setStreamKinds(kinds, false);
+    ws.send(JSON.stringify(kinds ? { type: 'filter', kinds } : { type: 'filter' }));
   }
 
   /** Closes the socket and opens another at once (no back-off). */
@@ -184,6 +199,18 @@ export function connectStream({
         s.close();
         s.onclose?.({ code: 1006, reason: '' });
       }
+    },
+    /**
+     * Asks for only these kinds of event from now on (null: all): on the
+     * open connection with a filter message (the server answers it, and
+     * the store then knows it applies), and in the URL of the next.
+     */
+    setKinds(next) {
+      if (String(next) === String(kinds)) return;
+      kinds = next;
+      if (ws && ws.readyState === 1) sendKinds();
+      // A connection under way sends it once open; the next one has it in its URL.
+      else store.setStreamKinds(kinds, false);
     },
     get socket() { return ws; },
   };

@@ -27,8 +27,13 @@ function cycleSummary(s) {
   };
 }
 
-function newDetail() {
-  return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null };
+/**
+ * A cycle's detail, built from its events. partial: the stream left out
+ * its Filter and Score events (a big cluster, see streamKinds in
+ * index.js): once the cycle ends they are loaded over REST.
+ */
+function newDetail(partial = false) {
+  return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null, partial };
 }
 
 /** The detail with one more of its cycle's events. */
@@ -106,7 +111,7 @@ export function createCycles(limits) {
     podInfo,
 
     /** Applies a cycle's event (cycleStart, point, filter, score, cycleEnd, permitWait, bindingEnd). */
-    apply(e) {
+    apply(e, matrices = true) {
       if (e.summary) {
         const s = cycleSummary(e.summary);
         summaries.set(s.id, s);
@@ -114,7 +119,7 @@ export function createCycles(limits) {
         addToPod(s);
       }
       if (e.kind === 'cycleStart' && !details.peek(e.cycle)) {
-        details.set(e.cycle, newDetail());
+        details.set(e.cycle, newDetail(!matrices));
         trimDetails();
       }
       // A cycle that started before this page connected, or whose detail
@@ -190,6 +195,14 @@ export function createCycles(limits) {
     /** Forgets what it knew of the pods that do not exist, but the deleted ones. */
     keepPods(exists) {
       for (const key of podInfo.keys()) if (!exists(key) && !podInfo.peek(key).deletedAt) podInfo.delete(key);
+    },
+
+    /** The stream stopped or started sending matrices: the details kept may miss theirs. */
+    matricesChanged() {
+      for (const id of details.keys()) {
+        const d = details.peek(id);
+        if (!d.partial) details.set(id, { ...d, partial: true });
+      }
     },
 
     /** Forgets every cycle: the server's history was cleared. */

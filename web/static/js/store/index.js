@@ -23,7 +23,23 @@ import { createSelectors } from './selectors.js';
 export { natural, podKey, toMillis } from './common.js';
 export { VIEWS } from './page.js';
 
-/** Memory bounds. A test may pass smaller ones to createStore. */
+/**
+ * Memory bounds. A test may pass smaller ones to createStore.
+ *
+ * The server's history is bounded (--history, --history-bytes); the page's
+ * memory must be too, whatever the stream brings: the page keeps no event,
+ * only what it derives from them, and each of these has a bound below.
+ * Nodes and pods are the cluster's own (the server caps them with
+ * --max-nodes and --max-pods); per pod the page keeps its queue entry, its
+ * trail (limits.trail steps) and its cycle ids (limits.podCycles). Cycle
+ * summaries are the newest limits.cycles; cycle details, which hold a
+ * Filter and a Score row per node, the newest limits.details and at most
+ * limits.detailRows rows in all (a detail that went is fetched again from
+ * GET /api/v1/cycles/{id} when someone looks at it). The stream's messages
+ * wait to be applied for 50 ms at most, and stream.js drops them for a
+ * fresh snapshot beyond 50,000 events. At 1,000 nodes and 20,000 pods
+ * this is some 60 to 100 MB of JavaScript heap.
+ */
 export const DEFAULT_LIMITS = Object.freeze({
   // Cycle summaries kept for the timeline and the attempt lists.
   cycles: 5000,
@@ -50,7 +66,15 @@ export const DEFAULT_LIMITS = Object.freeze({
   lessonSteps: 100,
   // Deleted pods whose story (timeline row, cycles) is kept.
   deletedPods: 300,
+  // From this many nodes on, the stream leaves out the Filter and Score
+  // events (some 100 KB a pod at 1,000 nodes: gigabytes for 20,000 pods,
+  // more than a page can take in); the inspector loads a cycle's over REST
+  // when it shows it.
+  matrixNodes: 250,
 });
+
+/** The kinds of event the store applies but the Filter and Score matrices. */
+export const LIGHT_KINDS = Object.freeze(['queue', 'cycleStart', 'point', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset', 'preemption']);
 
 /**
  * createStore returns the store. options.limits overrides DEFAULT_LIMITS;
@@ -73,6 +97,12 @@ export function createStore(options = {}) {
   function forgetCycles() {
     cycles.reset();
     page.selectedCycle.value = null;
+  }
+
+  /** Whether the stream sends the Filter and Score events now. */
+  function matricesStreamed() {
+    const { kinds, applied } = server.streamKinds.peek();
+    return applied && (!kinds || (kinds.includes('filter') && kinds.includes('score')));
   }
 
   /** When an event happened: {t, seq}. */
@@ -100,7 +130,7 @@ export function createStore(options = {}) {
       }
       case 'cycleStart': case 'point': case 'filter': case 'score': case 'cycleEnd': case 'permitWait': case 'bindingEnd':
         // Points without a cycle (PreEnqueue) are not shown.
-        if (e.cycle && e.pod) cycles.apply(e);
+        if (e.cycle && e.pod) cycles.apply(e, matricesStreamed());
         if (e.kind === 'cycleEnd' && e.pod && page.stepWatch.peek() != null && e.seq > page.stepWatch.peek()) stepDone(e);
         break;
       case 'node':
@@ -192,8 +222,12 @@ export function createStore(options = {}) {
       case 'error':
         page.addNotice('error', `The stream reported an error: ${msg.reason || 'no reason given'}`);
         break;
+      case 'filter':
+        // The server applies the filter asked for from now on.
+        server.streamKinds.value = { ...server.streamKinds.peek(), applied: true };
+        break;
       default:
-        break; // "filter" acknowledges a filter; nothing to apply
+        break;
     }
     return msg?.type;
   }
@@ -206,7 +240,7 @@ export function createStore(options = {}) {
     server,
     page,
     lane: queue.lane,
-    ...createSelectors({ cluster, queue, cycles, server }),
+    ...createSelectors({ cluster, queue, cycles, server, limits }),
 
     applyMessage: writer(applyMessage),
     /** Runs fn (which applies messages) as one batch: the views hear of them all at once. */
@@ -239,5 +273,15 @@ export function createStore(options = {}) {
     applyHistory: writer(applyHistory),
     setPriorityClasses: writer((items) => { cluster.priorityClasses.value = items; }),
     setPlugins: writer((view) => { server.plugins.value = view; }),
+    /**
+     * The stream asks for these kinds (null: all); applied says whether the
+     * server filters so already (a new connection's URL) or will say so.
+     */
+    setStreamKinds: writer((kinds, applied) => {
+      const old = server.streamKinds.peek();
+      const same = String(old.kinds) === String(kinds);
+      if (!same) cycles.matricesChanged();
+      server.streamKinds.value = { kinds, applied };
+    }),
   };
 }

@@ -7,7 +7,10 @@ import { computed } from '../signals.js';
 import { natural } from './common.js';
 import { podStory, wakeEvents } from '../story.js';
 
-export function createSelectors({ cluster, queue, cycles, server }) {
+export function createSelectors({ cluster, queue, cycles, server, limits }) {
+  /** Whether the stream should carry the Filter and Score matrices: only on a small cluster. */
+  const streamMatrices = computed(() => cluster.nodes.size < limits.matrixNodes);
+
   /** Node names in name order. */
   const nodeNames = computed(() => cluster.nodes.keys().sort(natural));
 
@@ -63,7 +66,9 @@ export function createSelectors({ cluster, queue, cycles, server }) {
     if (cid == null) return { id: null, summary: null, detail: null, source: 'none' };
     const live = cycles.summaries.get(cid);
     const detail = cycles.details.get(cid);
-    if (live && detail) return { id: cid, summary: live, detail, source: 'live' };
+    // A detail without its matrices serves while the cycle runs; once it
+    // ended, the whole cycle is loaded over REST.
+    if (live && detail && !(detail.partial && live.end)) return { id: cid, summary: live, detail, source: 'live' };
     const f = cycles.fetched.get(cid);
     if (f) return { id: cid, summary: live || f.summary, detail: f.detail, source: 'fetched', truncated: f.truncated };
     return { id: cid, summary: live || podCycles(key).find((c) => c.id === cid) || null, detail: null, source: 'missing' };
@@ -122,5 +127,5 @@ export function createSelectors({ cluster, queue, cycles, server }) {
     return wakeEvents(e.rejectedBy, server.plugins.value?.plugins, cycles.podInfo.get(key)?.trail);
   }
 
-  return { schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+  return { streamMatrices, schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
 }

@@ -27,6 +27,10 @@ export function createServer(limits) {
   // GET /scheduler/plugins of the running scheduler: {available, enabled,
   // plugins: [{name, extensionPoints, events}], required}, or null.
   const plugins = signal(null);
+  // The kinds of event the stream was asked for (null: all of them), and
+  // whether the server applies that filter yet (it does from a
+  // connection's start, and after it answers a filter message).
+  const streamKinds = signal({ kinds: null, applied: true });
 
   function setScheduler(s) {
     scheduler.value = { steps: 0, message: '', ...s };
@@ -48,6 +52,7 @@ export function createServer(limits) {
     vocabulary,
     scenarios,
     plugins,
+    streamKinds,
     setScheduler,
     setScenarioRun,
 

@@ -227,6 +227,21 @@ function Timings({ detail }) {
   </section>`;
 }
 
+/**
+ * Later renders its children one frame after it mounts, so that opening a
+ * cycle is two short tasks (the outcome and the Filter matrix, then the
+ * rest) instead of one long one.
+ */
+function Later({ children }) {
+  const [ready, setReady] = useState(false);
+  useEffect(() => {
+    const id = requestAnimationFrame(() => setTimeout(() => setReady(true), 0));
+    return () => cancelAnimationFrame(id);
+  }, []);
+  if (!ready) return html`<p class="muted" role="status">Loading the scores…</p>`;
+  return typeof children === 'function' ? children() : children;
+}
+
 function CycleBody({ store, view }) {
   const loading = store.page.cycleLoading.value === view.id;
   const codes = store.server.vocabulary.value.codes;
@@ -240,16 +255,18 @@ function CycleBody({ store, view }) {
   const nominated = view.detail.nominatedFilter !== view.detail.filter ? view.detail.nominatedFilter?.nodes?.[0] : null;
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
+    ${view.detail.partial ? html`<p class="muted" role="status">On a cluster this big the stream leaves out the Filter and Score tables: they load from the server once the cycle ends.</p>` : null}
     ${nominated ? html`<p class="nominated-first">Tried first: the nominated node <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
     <div class="cycle-grid">
       <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
       <div class="col-side"><${ScoreBars} table=${table} /></div>
     </div>
-    ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
-    <div class="cycle-grid">
-      <div class="col-main"><${Points} points=${view.detail.points} codes=${codes} /></div>
-      <div class="col-side"><${Timings} detail=${view.detail} /></div>
-    </div>
+    <${Later} key=${`l${view.id}`}>${() => html`
+      ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+      <div class="cycle-grid">
+        <div class="col-main"><${Points} points=${view.detail.points} codes=${codes} /></div>
+        <div class="col-side"><${Timings} detail=${view.detail} /></div>
+      </div>`}</${Later}>
   </div>`;
 }
 
