@@ -18,8 +18,12 @@ export function segments(trail, t0, t1) {
   return out;
 }
 
-/** The time a row last changed (Infinity while the pod is still queued). */
+/**
+ * The time a row last changed (Infinity while the pod is still queued);
+ * row.last when the row carries it (the store works it out once a row).
+ */
 export function lastActivity(row) {
+  if (row.last !== undefined) return row.last;
   const a = row.trail.length ? row.trail[row.trail.length - 1].t : 0;
   const last = row.cycles.length ? row.cycles[row.cycles.length - 1] : null;
   const c = last ? Math.max(last.start || 0, last.endTime || 0, last.bindTime || 0) : 0;

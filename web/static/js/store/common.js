@@ -46,6 +46,9 @@ export function natural(a, b) {
  */
 export function keyedMap() {
   const items = new Map();
+  // The same values, unwrapped: what peek and entriesAll read (a signal's
+  // peek costs more than a Map's get, 20,000 times over).
+  const plain = new Map();
   // Counts additions and removals: what readers of the key set depend on.
   const membership = signal(0);
   const track = () => membership.value;
@@ -58,6 +61,7 @@ export function keyedMap() {
   function drop(key) {
     const s = items.get(key);
     items.delete(key);
+    plain.delete(key);
     // Whoever read this key holds its signal, not the membership.
     s.value = undefined;
   }
@@ -69,7 +73,7 @@ export function keyedMap() {
       return undefined;
     },
     peek(key) {
-      return items.get(key)?.peek();
+      return plain.get(key);
     },
     has(key) {
       track();
@@ -93,7 +97,7 @@ export function keyedMap() {
      */
     entriesAll() {
       version.value;
-      return Array.from(items, ([key, s]) => [key, s.peek()]);
+      return Array.from(plain);
     },
     /** Subscribes to every write (for a reader that then peeks). */
     changes() {
@@ -105,6 +109,7 @@ export function keyedMap() {
       return Array.from(items.values(), (s) => s.value);
     },
     set(key, value) {
+      plain.set(key, value);
       const s = items.get(key);
       if (s) {
         s.value = value;
@@ -133,7 +138,9 @@ export function keyedMap() {
     assign(pairs) {
       const old = new Map(items);
       items.clear();
+      plain.clear();
       for (const [key, value] of pairs) {
+        plain.set(key, value);
         const s = old.get(key);
         old.delete(key);
         if (s) s.value = value;
