@@ -44,11 +44,10 @@ after(async () => {
 
 const answered = [];
 
-/** Clicks selector, waits for answer, and checks it came within LIMIT_MS. */
+/** Clicks selector and waits for answer; the times are checked at the end, all of them reported. */
 async function click(what, selector, answer) {
   const r = await timedClick(page, selector, answer);
-  answered.push(`${what}: ${r.dom.toFixed(1)} ms (next frame ${r.frame.toFixed(1)} ms)`);
-  assert.ok(r.dom <= LIMIT_MS, `${what}: answered after ${r.dom.toFixed(1)} ms (limit ${LIMIT_MS} ms)`);
+  answered.push({ what, ...r });
   return r;
 }
 
@@ -105,6 +104,8 @@ test(`${NODES} nodes and ${PODS} pods streamed: every click answers within ${LIM
   const heap = await page.evaluate(() => (performance.memory ? Math.round(performance.memory.usedJSHeapSize / 2 ** 20) : null));
   t.diagnostic(`created ${NODES} nodes in ${made.nodesSeconds} s and ${PODS} pods in ${made.podsSeconds} s`);
   t.diagnostic(`long tasks after the initial load: ${tasks.length}, the longest ${Math.round(Math.max(0, ...tasks.map((x) => x.duration)))} ms; JS heap ${heap} MB`);
-  for (const line of answered) t.diagnostic(line);
+  for (const a of answered) t.diagnostic(`${a.what}: ${a.dom.toFixed(1)} ms (next frame ${a.frame.toFixed(1)} ms)`);
   assert.deepEqual(pageErrors, []);
+  const slow = answered.filter((a) => a.dom > LIMIT_MS).map((a) => `${a.what}: ${a.dom.toFixed(1)} ms`);
+  assert.deepEqual(slow, [], `clicks that took over ${LIMIT_MS} ms to answer`);
 });
