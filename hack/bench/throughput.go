@@ -119,7 +119,7 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 		return 0, 0, "", err
 	}
 	var detail func() string
-	cpuBefore := processCPU()
+	cpuBefore, callsBefore := processCPU(), apiCalls()
 	begun := time.Now()
 	switch which {
 	case "minisched":
@@ -162,5 +162,6 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	}
 	elapsed := time.Since(begun)
 	used := processCPU() - cpuBefore
-	return float64(pods) / elapsed.Seconds(), float64(used.Microseconds()) / 1000 / float64(pods), detail(), nil
+	return float64(pods) / elapsed.Seconds(), float64(used.Microseconds()) / 1000 / float64(pods),
+		detail() + "\n    " + perPod(callsBefore, apiCalls(), pods), nil
 }
