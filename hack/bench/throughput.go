@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 
@@ -137,11 +138,15 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 		// The ceiling: what the control plane takes with no scheduler,
 		// each pod bound to a node chosen round robin.
 		go func() {
-			_ = parallel(pods, func(i int) error {
+			// A failed bind leaves the count short: say why before the wait times out.
+			err := parallel(pods, func(i int) error {
 				b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("pod-%05d", i)},
 					Target: v1.ObjectReference{Kind: "Node", Name: fmt.Sprintf("node-%04d", i%nodes)}}
 				return c.CoreV1().Pods("default").Bind(ctx, b, metav1.CreateOptions{})
 			})
+			if err != nil && ctx.Err() == nil {
+				fmt.Fprintln(os.Stderr, "binding:", err)
+			}
 		}()
 		detail = func() string { return "(16 parallel writers)" }
 	default:
