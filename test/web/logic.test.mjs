@@ -18,7 +18,7 @@ import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeRows } from '../../web/static/js/nodes.js';
-import { columnsFor, gridRange, scrollTo, visibleRange } from '../../web/static/js/windowing.js';
+import { columnsFor, gridRange, visibleRange } from '../../web/static/js/windowing.js';
 import { E, events, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
@@ -643,15 +643,9 @@ test('windowing: only the rows in view, and a few more, of lists, grids and tabl
     { first: 396, last: 420, row: 99, rows: 250, offset: 24_750, total: 62_500 });
   // The last row may be short.
   assert.deepEqual(gridRange({ count: 10, columns: 4, rowHeight: 250, scrollTop: 0, height: 2000 }).last, 10);
-
-  // Bringing a row into view moves the box as little as it can.
-  assert.equal(scrollTo({ index: 10, rowHeight: 20, scrollTop: 0, height: 100 }), 120);
-  assert.equal(scrollTo({ index: 2, rowHeight: 20, scrollTop: 100, height: 100 }), 40);
-  assert.equal(scrollTo({ index: 6, rowHeight: 20, scrollTop: 100, height: 100 }), 100);
 });
 
 test('stream at scale: a big cluster\'s stream leaves out the matrices, batches are applied together, a page far behind starts afresh (issue 17)', async () => {
-  const { LIGHT_KINDS } = await import('../../web/static/js/store/index.js');
   class Sock {
     static all = [];
     constructor(url) { this.url = url; this.sent = []; this.readyState = 0; Sock.all.push(this); }
@@ -681,6 +675,10 @@ test('stream at scale: a big cluster\'s stream leaves out the matrices, batches 
   assert.deepEqual(heard, [0, 3], 'the views hear of both messages at once');
   // Three nodes: the matrices go; the page asks the open stream, then knows once the server answers.
   assert.equal(store.streamMatrices.value, false);
+  // What it asks for is every kind the server's vocabulary names but the matrices.
+  const LIGHT_KINDS = store.streamKinds.value;
+  assert.deepEqual(LIGHT_KINDS, store.server.vocabulary.value.kinds.filter((k) => k !== 'filter' && k !== 'score'));
+  assert.ok(LIGHT_KINDS.includes('preemption') && !LIGHT_KINDS.includes('filter'));
   s.setKinds(LIGHT_KINDS);
   assert.deepEqual(sock.sent.at(-1), { type: 'filter', kinds: LIGHT_KINDS });
   assert.deepEqual(store.server.streamKinds.value, { kinds: LIGHT_KINDS, applied: false });

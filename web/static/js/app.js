@@ -8,7 +8,7 @@ import '@preact/signals';
 import { html } from './ui.js';
 import { computed, effect, signal, untracked } from './signals.js';
 import { hashFor, parseHash, shortcut, THEMES } from './route.js';
-import { createStore, LIGHT_KINDS, VIEWS } from './store/index.js';
+import { createStore, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
 import { createActions } from './actions.js';
@@ -215,7 +215,7 @@ window.addEventListener('keydown', (ev) => {
 const stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
 // On a big cluster the stream leaves out the Filter and Score matrices
 // (store/index.js, limits.matrixNodes); the inspector loads them over REST.
-effect(() => stream.setKinds(store.streamMatrices.value ? null : LIGHT_KINDS));
+effect(() => stream.setKinds(store.streamKinds.value));
 
 // After every snapshot, fill the timeline with what happened before it.
 effect(() => {

@@ -39,14 +39,3 @@ export function columnsFor(width, minWidth, gap = 0) {
   return Math.max(1, Math.floor((width + gap) / (minWidth + gap)));
 }
 
-/**
- * scrollTo: the scrollTop that brings row index into a viewport of height
- * pixels now scrolled to scrollTop, or scrollTop itself when it shows
- * already (whole).
- */
-export function scrollTo({ index, rowHeight, scrollTop = 0, height = 0 }) {
-  const top = index * rowHeight;
-  if (top < scrollTop) return top;
-  if (top + rowHeight > scrollTop + height) return Math.max(0, top + rowHeight - height);
-  return scrollTop;
-}

@@ -73,9 +73,6 @@ export const DEFAULT_LIMITS = Object.freeze({
   matrixNodes: 250,
 });
 
-/** The kinds of event the store applies but the Filter and Score matrices. */
-export const LIGHT_KINDS = Object.freeze(['queue', 'cycleStart', 'point', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset', 'preemption']);
-
 /**
  * createStore returns the store. options.limits overrides DEFAULT_LIMITS;
  * options.now is the clock (for tests).

@@ -8,6 +8,9 @@ import { natural } from './common.js';
 import { podStory, wakeEvents } from '../story.js';
 import { lastActivity } from '../timeline-logic.js';
 
+/** The kinds of event that carry a Filter or Score matrix, one row per node. */
+const MATRIX_KINDS = Object.freeze(['filter', 'score']);
+
 function byFirstSeen(a, b) {
   return a.firstSeen - b.firstSeen || natural(a.key, b.key);
 }
@@ -19,6 +22,15 @@ function sameItems(a, b) {
 export function createSelectors({ cluster, queue, cycles, server, limits }) {
   /** Whether the stream should carry the Filter and Score matrices: only on a small cluster. */
   const streamMatrices = computed(() => cluster.nodes.size < limits.matrixNodes);
+  /**
+   * The kinds of event to ask the stream for: all (null) on a small cluster;
+   * on a big one every kind the server's vocabulary names but the matrices.
+   */
+  const streamKinds = computed(() => {
+    if (streamMatrices.value) return null;
+    const kinds = server.vocabulary.value.kinds.filter((k) => !MATRIX_KINDS.includes(k));
+    return kinds.length ? kinds : null;
+  });
 
   /** Node names in name order. */
   const nodeNames = computed(() => cluster.nodes.keys().sort(natural));
@@ -152,5 +164,5 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
     return wakeEvents(e.rejectedBy, server.plugins.value?.plugins, cycles.podInfo.get(key)?.trail);
   }
 
-  return { streamMatrices, schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+  return { streamMatrices, streamKinds, schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
 }
