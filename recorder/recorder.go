@@ -44,7 +44,9 @@ type Entry struct {
 // JSON returns the event's stream encoding.
 func (e *Entry) JSON() []byte {
 	e.once.Do(func() {
-		b, err := json.Marshal(&e.Event)
+		// Straight to the event's own encoder: json.Marshal would scan its
+		// output once more, and Filter and Score events are large.
+		b, err := e.Event.MarshalJSON()
 		if err != nil {
 			// Every field is a plain value; this cannot happen, but a
 			// reader must still get a well-formed message.

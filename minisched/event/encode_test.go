@@ -1,0 +1,126 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+)
+
+// reference is Event without its MarshalJSON: what encoding/json writes.
+type reference Event
+
+func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 30, 6, 40, 1, 123456789, time.FixedZone("CET", 3600))
+	pod := &PodRef{Namespace: "default", Name: "web-1", UID: "0f1e"}
+	tests := []struct {
+		name string
+		e    Event
+	}{
+		{"filter over two nodes, one failing", Event{Seq: 7, Time: at, Kind: KindFilter, Pod: pod, Cycle: 3, Filter: &FilterResults{
+			Plugins: []string{"NodeUnschedulable", "TaintToleration"},
+			Nodes: []NodeFilter{
+				{Node: "node-1", Codes: []int{0, 0}, Nanos: []int64{120, 3400}},
+				{Node: "node-2", Codes: []int{0, 2}, Nanos: []int64{99, 1}, Reason: "node(s) had untolerated taint {dedicated: gpu}", Nominated: true},
+			},
+			Nanos: 51234, NominatedNode: true}}},
+		{"filter with nil and empty lists", Event{Seq: 1, Kind: KindFilter, Filter: &FilterResults{Nodes: []NodeFilter{{Codes: []int{}}}}}},
+		{"filter with no nodes", Event{Seq: 2, Kind: KindFilter, Pod: &PodRef{}, Filter: &FilterResults{Plugins: []string{}, Nodes: []NodeFilter{}}}},
+		{"names encoding/json escapes", Event{Seq: 3, Kind: KindFilter, Pod: &PodRef{Name: "ünïcode\"<&>"}, Filter: &FilterResults{
+			Plugins: []string{"a\\b", "tab\there"}, Nodes: []NodeFilter{{Node: "n\x01", Codes: []int{3}, Nanos: []int64{-1}, Reason: "bad \xff utf-8 \u2028"}}}}},
+		{"score with a failed plugin", Event{Seq: 9, Time: at, Kind: KindScore, Pod: pod, Cycle: 3, Score: &ScoreResults{
+			Plugins: []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1, NormalizeNanos: 40}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}},
+			Nodes: []NodeScore{{Node: "node-1", Raw: []int64{50, 0}, Normalized: []int64{50, 0}, Weighted: []int64{50, 0}, Nanos: []int64{800, 12}, Total: 50},
+				{Node: "node-2", Raw: nil, Normalized: []int64{}, Total: -3}},
+			Nanos: 9000}}},
+		{"score with nil lists", Event{Seq: 10, Kind: KindScore, Score: &ScoreResults{}}},
+		{"a queue move goes through encoding/json", Event{Seq: 11, Time: at, Kind: KindQueue, Pod: pod, Queue: &QueueMove{To: ActiveQ, Plugins: []string{"x"}}}},
+		{"a filter event with a summary goes through encoding/json", Event{Seq: 12, Kind: KindFilter, Filter: &FilterResults{}, Summary: &CycleSummary{ID: 4}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal((*reference)(&tt.e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tt.e.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("MarshalJSON:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// TestMarshalJSONMatchesOnRandomMatrices compares the two encoders on
+// matrices shaped like a big cluster's.
+func TestMarshalJSONMatchesOnRandomMatrices(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 50; i++ {
+		kind := KindFilter
+		if i%2 == 1 {
+			kind = KindScore
+		}
+		e := randomMatrix(rng, kind, 1+rng.Intn(300))
+		want, _ := json.Marshal((*reference)(&e))
+		got, err := e.MarshalJSON()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("event %d differs (%v):\n got %s\nwant %s", i, err, got, want)
+		}
+	}
+}
+
+func randomMatrix(rng *rand.Rand, kind Kind, nodes int) Event {
+	e := Event{Seq: rng.Uint64(), Time: time.Unix(0, rng.Int63()), Kind: kind, Pod: &PodRef{Namespace: "ns", Name: "p", UID: "u"}, Cycle: rng.Int63()}
+	plugins := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "PodTopologySpread"}
+	if kind == KindFilter {
+		f := &FilterResults{Plugins: plugins, Nanos: rng.Int63()}
+		for n := 0; n < nodes; n++ {
+			k := 1 + rng.Intn(len(plugins))
+			row := NodeFilter{Node: fmt.Sprintf("node-%05d", n), Codes: make([]int, k), Nanos: make([]int64, k)}
+			for j := range row.Codes {
+				row.Codes[j], row.Nanos[j] = rng.Intn(8), rng.Int63n(1e6)
+			}
+			if rng.Intn(4) == 0 {
+				row.Reason = "Insufficient cpu"
+			}
+			f.Nodes = append(f.Nodes, row)
+		}
+		e.Filter = f
+		return e
+	}
+	s := &ScoreResults{Nanos: rng.Int63()}
+	for _, p := range plugins[:7] {
+		s.Plugins = append(s.Plugins, ScorePlugin{Name: p, Weight: rng.Int63n(10), NormalizeNanos: rng.Int63n(100)})
+	}
+	for n := 0; n < nodes; n++ {
+		row := NodeScore{Node: fmt.Sprintf("node-%05d", n), Raw: make([]int64, 7), Normalized: make([]int64, 7), Weighted: make([]int64, 7), Nanos: make([]int64, 7), Total: rng.Int63n(1000)}
+		for j := 0; j < 7; j++ {
+			row.Raw[j], row.Normalized[j], row.Weighted[j], row.Nanos[j] = rng.Int63n(100), rng.Int63n(100), rng.Int63n(1000), rng.Int63n(1e5)
+		}
+		s.Nodes = append(s.Nodes, row)
+	}
+	e.Score = s
+	return e
+}
+
+// BenchmarkMarshalJSON compares the hand-written encoder with
+// encoding/json on a Score event of 500 nodes, the size Score reaches on a
+// 5,000-node cluster: go test ./minisched/event -bench MarshalJSON -benchmem
+func BenchmarkMarshalJSON(b *testing.B) {
+	e := randomMatrix(rand.New(rand.NewSource(2)), KindScore, 500)
+	b.Run("by hand", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = e.MarshalJSON()
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal((*reference)(&e))
+		}
+	})
+}
