@@ -11,12 +11,14 @@
 // 150 MB, the largest cycle open in under 200 ms.
 //
 //   MINISCHED_BIN=path/to/minisched node test/web/perf.mjs [--nodes N] [--pods N] [--view V] [--runs N] [--strict]
+//   PERF_CPUPROFILE=page.cpuprofile also records the page's CPU profile after the load.
 //   NODES=200 PODS=2000 VIEW=queue RUNS=1 STRICT=1 (the same as environment variables; flags win)
 //
 // The scale: node test/web/perf.mjs --nodes 1000 --pods 20000 --runs 3
 // --strict (STRICT=1) exits 1 when a target is missed or the page threw.
 
 import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
 import { api, launchBrowser, loadCluster, longTasksSince, observeLongTasks, startServer, timedClick, waitReady } from './harness.mjs';
 
 const { values: flags } = parseArgs({
@@ -100,6 +102,13 @@ async function run(index) {
     const streamTasks = (await longTasksSince(page, loadedAt)).filter((t) => t.start < streamedAt);
 
     say('switching views');
+    // PERF_CPUPROFILE=file.cpuprofile records the page's CPU from here to the
+    // scrolls, for Chromium's DevTools or any .cpuprofile reader.
+    if (process.env.PERF_CPUPROFILE) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     // Switch to each view with everything loaded; each click is timed to the view's answer.
     const clicks = {};
     const views = [['cluster', '.cluster .node-card'], ['timeline', '.timeline .tl-row'], ['controls', '.controls'], ['queue', '.queue-board .lane'], ['cycle', '.inspector']];
@@ -158,6 +167,10 @@ async function run(index) {
     await page.evaluate(() => { const l = document.querySelector('.tl-list'); l.scrollTop = l.scrollHeight; });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const scrollTasks = await longTasksSince(page, beforeScroll);
+    if (process.env.PERF_CPUPROFILE) {
+      const { profile } = await cdp.send('Profiler.stop');
+      writeFileSync(process.env.PERF_CPUPROFILE, JSON.stringify(profile));
+    }
 
     const after = await longTasksSince(page, loadedAt);
     const state = await page.evaluate(() => {
