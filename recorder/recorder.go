@@ -71,6 +71,12 @@ type Recorder struct {
 	wake    chan struct{}
 	waiting bool
 
+	// checkpoints are states to start a recording from (checkpoints.go);
+	// grownWeight and grownBytes count what was recorded since the newest.
+	checkpoints             []Checkpoint
+	grownWeight, grownBytes int
+	due                     chan struct{}
+
 	cycles     map[int64]*event.CycleSummary
 	cycleOrder []int64
 	// podCycles lists each pod's cycles (namespace/name), oldest first.
@@ -88,7 +94,9 @@ func New(opts Options) *Recorder {
 	if opts.MaxCycles <= 0 {
 		opts.MaxCycles = 20_000
 	}
-	return &Recorder{opts: opts, wake: make(chan struct{}), cycles: map[int64]*event.CycleSummary{}, podCycles: map[string][]int64{}}
+	r := &Recorder{opts: opts, wake: make(chan struct{}), due: make(chan struct{}, 1), cycles: map[int64]*event.CycleSummary{}, podCycles: map[string][]int64{}}
+	r.signalCheckpoint()
+	return r
 }
 
 // Observe numbers and keeps e. It takes a short lock and never waits for a
@@ -105,6 +113,7 @@ func (r *Recorder) Observe(e event.Event) {
 	if e.Kind == event.KindReset {
 		r.entries, r.weight, r.bytes, r.dropped = nil, 0, 0, 0
 		r.cycles, r.cycleOrder, r.podCycles = map[int64]*event.CycleSummary{}, nil, map[string][]int64{}
+		r.checkpoints = nil
 	}
 	r.seq++
 	entry.Event.Seq = r.seq
@@ -113,6 +122,8 @@ func (r *Recorder) Observe(e event.Event) {
 	r.entries = append(r.entries, entry)
 	r.weight += entry.weight
 	r.bytes += entry.bytes
+	r.grownWeight += entry.weight
+	r.grownBytes += entry.bytes
 	for (r.weight > r.opts.MaxWeight || r.bytes > r.opts.MaxBytes) && len(r.entries) > 1 {
 		r.weight -= r.entries[0].weight
 		r.bytes -= r.entries[0].bytes
@@ -124,6 +135,7 @@ func (r *Recorder) Observe(e event.Event) {
 	if cap(r.entries) > 1024 && len(r.entries) < cap(r.entries)/4 {
 		r.entries = append(make([]*Entry, 0, len(r.entries)*2), r.entries...)
 	}
+	r.signalCheckpoint()
 	if r.waiting {
 		close(r.wake)
 		r.wake = make(chan struct{})
