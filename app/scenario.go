@@ -21,8 +21,11 @@ import (
 // control plane, runs each scenario, prints its report, and exits 1 when an
 // expectation fails (2 when a scenario is refused before it runs).
 func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
+	if len(args) > 0 && args[0] == "diff" {
+		return diffScenario(ctx, args[1:], stdout, stderr, opts...)
+	}
 	if len(args) == 0 || args[0] != "run" {
-		fmt.Fprintln(stderr, "usage: minisched scenario run [flags] FILE... (or --bundled)")
+		fmt.Fprintln(stderr, "usage: minisched scenario run [flags] FILE... (or --bundled)\n       minisched scenario diff --config A.yaml --config B.yaml SCENARIO")
 		return &ExitError{Code: 2}
 	}
 	fset := flag.NewFlagSet("minisched scenario run", flag.ContinueOnError)

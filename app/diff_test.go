@@ -1,0 +1,93 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"minisched/app"
+	"minisched/compare"
+)
+
+func runDiff(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	err := app.Run(context.Background(), append([]string{"scenario", "diff"}, args...), &out, &errs)
+	var exit *app.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.Code
+	default:
+		t.Fatalf("scenario diff: %v (stderr: %s)", err, errs.String())
+	}
+	return code, out.String(), errs.String()
+}
+
+// TestScenarioDiff runs a scenario under LeastAllocated and MostAllocated,
+// each on its own embedded control plane: the pod that is free to choose
+// goes to the big node under one and to the small node under the other,
+// and NodeResourcesFit's weighted score is what changed its mind.
+func TestScenarioDiff(t *testing.T) {
+	code, out, errs := runDiff(t, "--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--output", "json", "testdata/diff-scenario.yaml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (they differ); stderr: %s", code, errs)
+	}
+	var r compare.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("the JSON report: %v\n%s", err, out)
+	}
+	pods := map[string]compare.PodDiff{}
+	for _, p := range r.Pods {
+		pods[p.Pod] = p
+	}
+	if p := pods["default/pinned"]; !p.Same || p.NodeA != "small" {
+		t.Errorf("pinned: %+v, want small under both", p)
+	}
+	web := pods["default/web"]
+	if web.NodeA != "big" || web.NodeB != "small" || r.Moved != 1 {
+		t.Fatalf("web: %+v (moved %d), want big under A (spread) and small under B (pack)", web, r.Moved)
+	}
+	if len(web.Plugins) == 0 || web.Plugins[0].Plugin != "NodeResourcesFit" || web.Plugins[0].UnderA == nil || web.Plugins[0].UnderB == nil ||
+		*web.Plugins[0].UnderA <= 0 || *web.Plugins[0].UnderB >= 0 {
+		t.Errorf("web's plugins %+v: want NodeResourcesFit first, for big under A and for small under B", web.Plugins)
+	}
+	if n := r.Nodes; len(n) != 2 || n[0].Node != "big" || n[0].A.Pods != 1 || n[0].B.Pods != 0 || n[1].B.Pods != 2 || n[1].B.CPU != 50 {
+		t.Errorf("nodes %+v: want big with web under A only, small with both pods (50%% cpu) under B", n)
+	}
+
+	code, out, errs = runDiff(t, "--config", "testdata/spread.yaml", "--config", "testdata/spread.yaml", "testdata/diff-scenario.yaml")
+	if code != 0 || !strings.Contains(out, "pods placed differently: 0 of 2") || !strings.Contains(out, "place every pod alike") {
+		t.Errorf("the same configuration twice: exit %d, want 0; stdout:\n%s\nstderr: %s", code, out, errs)
+	}
+}
+
+// TestScenarioDiffRefuses: bad input exits 2, with a message, before any
+// control plane starts.
+func TestScenarioDiffRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"one configuration", []string{"--config", "testdata/spread.yaml", "testdata/diff-scenario.yaml"}, "exactly two --config files"},
+		{"no scenario", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml"}, "name one scenario file"},
+		{"a file and a bundled one", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--bundled", "03-score", "testdata/diff-scenario.yaml"}, "name one scenario file"},
+		{"no such bundled scenario", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--bundled", "99-nothing"}, `no such bundled scenario`},
+		{"a missing configuration", []string{"--config", "testdata/spread.yaml", "--config", "testdata/nothing.yaml", "testdata/diff-scenario.yaml"}, "reading configuration testdata/nothing.yaml"},
+		{"a configuration that is not one", []string{"--config", "testdata/spread.yaml", "--config", "testdata/diff-scenario.yaml", "testdata/diff-scenario.yaml"}, "configuration testdata/diff-scenario.yaml"},
+		{"a scenario that is not one", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "testdata/pack.yaml"}, "testdata/pack.yaml"},
+		{"an unknown output", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--output", "xml", "testdata/diff-scenario.yaml"}, `--output "xml"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runDiff(t, tt.args...)
+			if code != 2 || !strings.Contains(errs, tt.want) || out != "" {
+				t.Errorf("exit %d, stderr %q, stdout %q; want 2 and a message with %q", code, errs, out, tt.want)
+			}
+		})
+	}
+}
