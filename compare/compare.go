@@ -67,6 +67,7 @@ type PodDiff struct {
 	// Plugins lists, for a pod placed on two different nodes, how much
 	// each plugin's weighted score favoured A's node over B's node, under
 	// A and under B; the plugins that changed their minds most come first.
+	// Plugins that scored the two nodes alike under both are left out.
 	Plugins []PluginMargin `json:"plugins,omitempty"`
 	// Notes say what the scores cannot: a node that failed Filter or was
 	// not scored, a pod left unplaced and why.
@@ -161,6 +162,9 @@ func margins(a, b Pod) ([]PluginMargin, []string) {
 		if mb != nil {
 			v := mb[plugin]
 			pm.UnderB = &v
+		}
+		if deref(pm.UnderA) == 0 && deref(pm.UnderB) == 0 {
+			continue // a plugin that scored both nodes alike under both explains nothing
 		}
 		out = append(out, pm)
 	}

@@ -14,8 +14,8 @@ func i64(v int64) *int64 { return &v }
 func TestCompare(t *testing.T) {
 	scores := func(n1fit, n1spread, n2fit, n2spread int64) map[string]map[string]int64 {
 		return map[string]map[string]int64{
-			"node-1": {"NodeResourcesFit": n1fit, "PodTopologySpread": n1spread},
-			"node-2": {"NodeResourcesFit": n2fit, "PodTopologySpread": n2spread},
+			"node-1": {"NodeResourcesFit": n1fit, "PodTopologySpread": n1spread, "ImageLocality": 0},
+			"node-2": {"NodeResourcesFit": n2fit, "PodTopologySpread": n2spread, "ImageLocality": 0},
 		}
 	}
 	a := Side{Config: "a.yaml", Pods: map[string]Pod{
@@ -51,7 +51,7 @@ func TestCompare(t *testing.T) {
 		plugins []PluginMargin
 		notes   []string
 	}{
-		{"the plugin that changed its mind comes first", "default/moved", []PluginMargin{
+		{"the plugin that changed its mind comes first; one that scored alike is left out", "default/moved", []PluginMargin{
 			{Plugin: "NodeResourcesFit", UnderA: i64(40), UnderB: i64(-40)},
 			{Plugin: "PodTopologySpread", UnderA: i64(-20), UnderB: i64(-20)},
 		}, nil},
