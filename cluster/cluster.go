@@ -146,6 +146,10 @@ func (c *Cluster) Synced() bool { return c.synced.Load() }
 // Writes says what minisched may change.
 func (c *Cluster) Writes() Writes { return c.opts.Writes }
 
+// Limits are the most nodes and pods the cluster may hold (--max-nodes,
+// --max-pods); a snapshot loaded whole is held to them too.
+func (c *Cluster) Limits() (nodes, pods int) { return c.opts.MaxNodes, c.opts.MaxPods }
+
 // reporter turns an informer's notifications into events and keeps count;
 // a deletion seen only as a tombstone reports the object's last known
 // state.

@@ -72,11 +72,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	_ = c.JSON(code, body)
 }
 
-// limitBody refuses bodies over limit with 413, before or while reading.
-func limitBody(limit int64) echo.MiddlewareFunc {
+// limitBody refuses bodies over the request's limit with 413, before or
+// while reading.
+func limitBody(limitOf func(*http.Request) int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
+			limit := limitOf(req)
 			if req.ContentLength > limit {
 				return &http.MaxBytesError{Limit: limit}
 			}

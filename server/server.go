@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -46,6 +47,9 @@ type Options struct {
 	StreamMetrics StreamCounter
 	// BodyLimit bounds request bodies. Default 1 MiB.
 	BodyLimit int64
+	// ImportLimit bounds the body of POST /import, a whole cluster.
+	// Default DefaultImportLimit.
+	ImportLimit int64
 	// Addr is the address the server listens on: its host is allowed in
 	// Host headers (every local address when it is a wildcard).
 	Addr string
@@ -96,6 +100,9 @@ type Server struct {
 	limiter *rateLimiter
 	site    *sitePolicy
 	streams *streamSlots
+	// importing is held while POST /import loads: two loads at once would
+	// each find the cluster empty.
+	importing sync.Mutex
 	// scenarios runs POST /scenarios, one at a time.
 	scenarios *scenario.Manager
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
@@ -107,6 +114,9 @@ type Server struct {
 func New(opts Options) *Server {
 	if opts.BodyLimit <= 0 {
 		opts.BodyLimit = 1 << 20
+	}
+	if opts.ImportLimit <= 0 {
+		opts.ImportLimit = DefaultImportLimit
 	}
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = 50_000
@@ -154,7 +164,12 @@ func New(opts Options) *Server {
 		e.Use(s.limitRate)
 	}
 	e.Use(s.guardWrites)
-	e.Use(limitBody(opts.BodyLimit))
+	e.Use(limitBody(func(r *http.Request) int64 {
+		if r.URL.Path == importPath {
+			return opts.ImportLimit
+		}
+		return opts.BodyLimit
+	}))
 	s.routes()
 	s.http = &http.Server{
 		Handler:           s.echo,
@@ -207,6 +222,8 @@ func (s *Server) routes() {
 	api.POST("/scheduler/resume", s.resume)
 	api.POST("/scheduler/step", s.step)
 	api.POST("/reset", s.reset)
+	api.GET("/export", s.export)
+	api.POST("/import", s.importSnapshot)
 
 	api.GET("/scenarios", s.listScenarios)
 	api.POST("/scenarios", s.createScenario)

@@ -1,0 +1,487 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+
+	"minisched/minisched/schedconfig"
+)
+
+// ErrNotEmpty refuses to load into a cluster that holds objects already,
+// unless the load replaces them.
+var ErrNotEmpty = errors.New("the cluster is not empty")
+
+// Configurer is the scheduler a document's configuration goes to
+// (minisched.Service).
+type Configurer interface {
+	CheckConfig(*config.KubeSchedulerConfiguration) error
+	Restart(*config.KubeSchedulerConfiguration) error
+}
+
+// LoadOptions say how Load loads.
+type LoadOptions struct {
+	// Replace empties a cluster that is not empty first, with Reset (the
+	// cluster package's: pods, nodes, PriorityClasses, and the history
+	// starts again), then the storage, runtime and device objects.
+	Replace bool
+	Reset   func(context.Context) error
+	// Scheduler, when set, runs with the document's scheduler
+	// configuration from before the first pod is created; SchedulerName
+	// names its profile when the configuration names none. Nil: the
+	// configuration is left as it is.
+	Scheduler     Configurer
+	SchedulerName string
+	// MaxNodes and MaxPods, when set, refuse a document over them.
+	MaxNodes, MaxPods int
+}
+
+// Counts say how many objects of each kind a load created.
+type Counts struct {
+	Namespaces             int `json:"namespaces"`
+	PriorityClasses        int `json:"priorityClasses"`
+	RuntimeClasses         int `json:"runtimeClasses"`
+	StorageClasses         int `json:"storageClasses"`
+	PersistentVolumeClaims int `json:"persistentVolumeClaims"`
+	PersistentVolumes      int `json:"persistentVolumes"`
+	CSINodes               int `json:"csiNodes"`
+	DeviceClasses          int `json:"deviceClasses"`
+	Nodes                  int `json:"nodes"`
+	ResourceSlices         int `json:"resourceSlices"`
+	ResourceClaims         int `json:"resourceClaims"`
+	Pods                   int `json:"pods"`
+	// BoundPods were created on their node; PendingPods wait for the
+	// scheduler.
+	BoundPods   int `json:"boundPods"`
+	PendingPods int `json:"pendingPods"`
+	// SchedulerConfiguration says the scheduler restarted with the
+	// document's configuration.
+	SchedulerConfiguration bool `json:"schedulerConfiguration"`
+}
+
+// workers is how many objects Load creates at once: enough to keep the
+// apiserver busy, few enough not to starve the scheduler's own calls.
+const workers = 16
+
+// Load creates the document's objects, in the order they depend on each
+// other: namespaces, classes, storage, nodes, then pods, bound pods on
+// their node. Everything that can be checked is checked before the first
+// write; a failure after it names the object.
+func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts LoadOptions) (Counts, error) {
+	var counts Counts
+	if err := doc.Validate(); err != nil {
+		return counts, err
+	}
+	if opts.MaxNodes > 0 && len(doc.Nodes) > opts.MaxNodes {
+		return counts, &InvalidError{fmt.Sprintf("the snapshot holds %d nodes, over the limit of %d (--max-nodes)", len(doc.Nodes), opts.MaxNodes)}
+	}
+	if opts.MaxPods > 0 && len(doc.Pods) > opts.MaxPods {
+		return counts, &InvalidError{fmt.Sprintf("the snapshot holds %d pods, over the limit of %d (--max-pods)", len(doc.Pods), opts.MaxPods)}
+	}
+	var cfg *config.KubeSchedulerConfiguration
+	if opts.Scheduler != nil {
+		var err error
+		if cfg, err = doc.SchedulerConfig(opts.SchedulerName); err != nil {
+			return counts, err
+		}
+		if cfg != nil {
+			if err := opts.Scheduler.CheckConfig(cfg); err != nil {
+				return counts, fmt.Errorf("the snapshot's scheduler configuration: %w", err)
+			}
+		}
+	}
+	dra, err := servesDRA(client)
+	if err != nil {
+		return counts, err
+	}
+	held, err := contents(ctx, client, dra)
+	if err != nil {
+		return counts, err
+	}
+	if len(held) > 0 {
+		if !opts.Replace {
+			return counts, fmt.Errorf("%w: it holds %s; load with replace to empty it first", ErrNotEmpty, strings.Join(held, ", "))
+		}
+		if err := opts.Reset(ctx); err != nil {
+			return counts, fmt.Errorf("emptying the cluster: %w", err)
+		}
+		if err := purge(ctx, client, dra); err != nil {
+			return counts, fmt.Errorf("emptying the cluster: %w", err)
+		}
+	}
+	if cfg != nil {
+		if err := opts.Scheduler.Restart(cfg); err != nil {
+			return counts, fmt.Errorf("restarting the scheduler with the snapshot's configuration: %w", err)
+		}
+	}
+	if len(doc.ResourceSlices)+len(doc.DeviceClasses)+len(doc.ResourceClaims) > 0 && !dra {
+		return counts, &InvalidError{"the snapshot holds ResourceSlices, DeviceClasses or ResourceClaims, and this cluster does not serve resource.k8s.io/v1"}
+	}
+	l := &loader{client: client}
+	counts, err = l.load(ctx, doc)
+	counts.SchedulerConfiguration = cfg != nil
+	return counts, err
+}
+
+// SchedulerConfig returns the document's scheduler configuration, checked
+// and defaulted as --scheduler-config's, or nil when it has none.
+func (d *Document) SchedulerConfig(schedulerName string) (*config.KubeSchedulerConfiguration, error) {
+	if d.SchedulerConfiguration == nil {
+		return nil, nil
+	}
+	data, err := json.Marshal(d.SchedulerConfiguration)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the snapshot's scheduler configuration: %w", err)
+	}
+	cfg, err := schedconfig.Load(data, schedulerName)
+	if err != nil {
+		return nil, fmt.Errorf("the snapshot's scheduler configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+type loader struct {
+	client kubernetes.Interface
+	// claims maps each PersistentVolumeClaim created to its new uid, which
+	// the PersistentVolume bound to it names.
+	claimsMu sync.Mutex
+	claims   map[string]types.UID
+}
+
+func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
+	var c Counts
+	core, storage, res := l.client.CoreV1(), l.client.StorageV1(), l.client.ResourceV1()
+	create := metav1.CreateOptions{}
+	steps := []func() error{
+		func() error {
+			return each(ctx, doc.Namespaces, &c.Namespaces, "namespace", func(ctx context.Context, ns *v1.Namespace) error {
+				return l.namespace(ctx, ns)
+			})
+		},
+		func() error {
+			return each(ctx, doc.PriorityClasses, &c.PriorityClasses, "PriorityClass", creator(l.client.SchedulingV1().PriorityClasses().Create))
+		},
+		func() error {
+			return each(ctx, doc.RuntimeClasses, &c.RuntimeClasses, "RuntimeClass", creator(l.client.NodeV1().RuntimeClasses().Create))
+		},
+		func() error {
+			return each(ctx, doc.StorageClasses, &c.StorageClasses, "StorageClass", creator(storage.StorageClasses().Create))
+		},
+		func() error {
+			return each(ctx, doc.DeviceClasses, &c.DeviceClasses, "DeviceClass", creator(res.DeviceClasses().Create))
+		},
+		func() error {
+			l.claims = map[string]types.UID{}
+			return each(ctx, doc.PersistentVolumeClaims, &c.PersistentVolumeClaims, "PersistentVolumeClaim", func(ctx context.Context, pvc *v1.PersistentVolumeClaim) error {
+				claims := core.PersistentVolumeClaims(pvc.Namespace)
+				created, err := claims.Create(ctx, pvc, create)
+				if err != nil {
+					return err
+				}
+				l.claimsMu.Lock()
+				l.claims[pvc.Namespace+"/"+pvc.Name] = created.UID
+				l.claimsMu.Unlock()
+				if pvc.Status.Phase == "" {
+					return nil
+				}
+				created.Status = pvc.Status
+				_, err = claims.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+				return err
+			})
+		},
+		func() error {
+			return each(ctx, doc.PersistentVolumes, &c.PersistentVolumes, "PersistentVolume", func(ctx context.Context, pv *v1.PersistentVolume) error {
+				if ref := pv.Spec.ClaimRef; ref != nil {
+					ref.UID = l.claims[ref.Namespace+"/"+ref.Name]
+				}
+				created, err := core.PersistentVolumes().Create(ctx, pv, create)
+				if err != nil || pv.Status.Phase == "" {
+					return err
+				}
+				created.Status = pv.Status
+				_, err = core.PersistentVolumes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+				return err
+			})
+		},
+		func() error {
+			return each(ctx, doc.CSINodes, &c.CSINodes, "CSINode", creator(storage.CSINodes().Create))
+		},
+		func() error {
+			// Status is a subresource the apiserver ignores on create, as
+			// the cluster package's CreateNode says: a second call writes it.
+			return each(ctx, doc.Nodes, &c.Nodes, "node", func(ctx context.Context, node *v1.Node) error {
+				created, err := core.Nodes().Create(ctx, node, create)
+				if err != nil {
+					return err
+				}
+				created.Status = node.Status
+				_, err = core.Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+				return err
+			})
+		},
+		func() error {
+			return each(ctx, doc.ResourceSlices, &c.ResourceSlices, "ResourceSlice", creator(res.ResourceSlices().Create))
+		},
+		func() error {
+			return each(ctx, doc.ResourceClaims, &c.ResourceClaims, "ResourceClaim", func(ctx context.Context, claim *resourcev1.ResourceClaim) error {
+				claims := res.ResourceClaims(claim.Namespace)
+				created, err := claims.Create(ctx, claim, create)
+				if err != nil || claim.Status.Allocation == nil {
+					return err
+				}
+				created.Status = claim.Status
+				_, err = claims.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+				return err
+			})
+		},
+		func() error {
+			var bound, pending atomic.Int64
+			err := each(ctx, doc.Pods, &c.Pods, "pod", func(ctx context.Context, pod *v1.Pod) error {
+				// Priority admission works both out from the pod's
+				// PriorityClass, and refuses a pod that states other
+				// values than the class's.
+				pod.Spec.Priority, pod.Spec.PreemptionPolicy = nil, nil
+				// A pod may be created bound: spec.nodeName is accepted
+				// on create, and the scheduler leaves such a pod alone.
+				if _, err := core.Pods(pod.Namespace).Create(ctx, pod, create); err != nil {
+					return err
+				}
+				if pod.Spec.NodeName != "" {
+					bound.Add(1)
+				} else {
+					pending.Add(1)
+				}
+				return nil
+			})
+			c.BoundPods, c.PendingPods = int(bound.Load()), int(pending.Load())
+			return err
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// namespace creates a namespace, or, for one every cluster has (default,
+// kube-system), gives it the document's labels and annotations: rules
+// such as pod affinity's namespaceSelector read them.
+func (l *loader) namespace(ctx context.Context, ns *v1.Namespace) error {
+	namespaces := l.client.CoreV1().Namespaces()
+	_, err := namespaces.Create(ctx, ns, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	current, err := namespaces.Get(ctx, ns.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	current.Labels, current.Annotations = ns.Labels, ns.Annotations
+	_, err = namespaces.Update(ctx, current, metav1.UpdateOptions{})
+	return err
+}
+
+// creator adapts a typed client's Create to each.
+func creator[T any](create func(context.Context, *T, metav1.CreateOptions) (*T, error)) func(context.Context, *T) error {
+	return func(ctx context.Context, obj *T) error {
+		_, err := create(ctx, obj, metav1.CreateOptions{})
+		return err
+	}
+}
+
+// each runs do on every item, a few at a time, counts those done, and
+// stops at the first failure, which it names.
+func each[T any, P metaObject[T]](ctx context.Context, items []T, count *int, kind string, do func(context.Context, P) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var done atomic.Int64
+	next := make(chan P)
+	var wg sync.WaitGroup
+	for range min(workers, len(items)) {
+		wg.Go(func() {
+			for obj := range next {
+				if err := do(ctx, obj); err != nil {
+					name := obj.GetName()
+					if ns := obj.GetNamespace(); ns != "" {
+						name = ns + "/" + name
+					}
+					cancel(fmt.Errorf("creating %s %s: %w", kind, name, err))
+					continue
+				}
+				done.Add(1)
+			}
+		})
+	}
+feed:
+	for i := range items {
+		select {
+		case next <- P(&items[i]):
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	*count = int(done.Load())
+	return context.Cause(ctx)
+}
+
+// contents names the kinds of objects a cluster holds that a load would
+// collide with or mix with; none means the cluster is empty. The
+// namespaces and PriorityClasses every cluster has do not count.
+func contents(ctx context.Context, client kubernetes.Interface, dra bool) ([]string, error) {
+	one := metav1.ListOptions{Limit: 1}
+	core, storage, res := client.CoreV1(), client.StorageV1(), client.ResourceV1()
+	kinds := []struct {
+		kind string
+		list func() (runtime.Object, error)
+	}{
+		{"nodes", func() (runtime.Object, error) { return core.Nodes().List(ctx, one) }},
+		{"pods", func() (runtime.Object, error) { return core.Pods("").List(ctx, one) }},
+		{"PriorityClasses", func() (runtime.Object, error) {
+			l, err := client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			l.Items = dropSystemClasses(l.Items)
+			return l, nil
+		}},
+		{"PersistentVolumeClaims", func() (runtime.Object, error) { return core.PersistentVolumeClaims("").List(ctx, one) }},
+		{"PersistentVolumes", func() (runtime.Object, error) { return core.PersistentVolumes().List(ctx, one) }},
+		{"StorageClasses", func() (runtime.Object, error) { return storage.StorageClasses().List(ctx, one) }},
+		{"CSINodes", func() (runtime.Object, error) { return storage.CSINodes().List(ctx, one) }},
+		{"RuntimeClasses", func() (runtime.Object, error) { return client.NodeV1().RuntimeClasses().List(ctx, one) }},
+	}
+	if dra {
+		kinds = append(kinds, []struct {
+			kind string
+			list func() (runtime.Object, error)
+		}{
+			{"DeviceClasses", func() (runtime.Object, error) { return res.DeviceClasses().List(ctx, one) }},
+			{"ResourceSlices", func() (runtime.Object, error) { return res.ResourceSlices().List(ctx, one) }},
+			{"ResourceClaims", func() (runtime.Object, error) { return res.ResourceClaims("").List(ctx, one) }},
+		}...)
+	}
+	var held []string
+	for _, k := range kinds {
+		l, err := k.list()
+		if err != nil {
+			return nil, fmt.Errorf("looking for %s: %w", k.kind, err)
+		}
+		if meta.LenList(l) > 0 {
+			held = append(held, k.kind)
+		}
+	}
+	return held, nil
+}
+
+// purge deletes, after the cluster package's reset, the kinds it leaves:
+// storage, runtime and device objects. Finalizers go first: no controller
+// runs here to remove them, and an object holding one would never go.
+func purge(ctx context.Context, client kubernetes.Interface, dra bool) error {
+	core, storage, res := client.CoreV1(), client.StorageV1(), client.ResourceV1()
+	type kind struct {
+		name   string
+		list   func() (runtime.Object, error)
+		delete func(namespace, name string) error
+		patch  func(namespace, name string, data []byte) error
+	}
+	all := metav1.ListOptions{}
+	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
+	pt, po := types.MergePatchType, metav1.PatchOptions{}
+	kinds := []kind{
+		{"PersistentVolumeClaim",
+			func() (runtime.Object, error) { return core.PersistentVolumeClaims("").List(ctx, all) },
+			func(ns, n string) error { return core.PersistentVolumeClaims(ns).Delete(ctx, n, now) },
+			func(ns, n string, d []byte) error {
+				_, err := core.PersistentVolumeClaims(ns).Patch(ctx, n, pt, d, po)
+				return err
+			}},
+		{"PersistentVolume",
+			func() (runtime.Object, error) { return core.PersistentVolumes().List(ctx, all) },
+			func(_, n string) error { return core.PersistentVolumes().Delete(ctx, n, now) },
+			func(_, n string, d []byte) error {
+				_, err := core.PersistentVolumes().Patch(ctx, n, pt, d, po)
+				return err
+			}},
+		{"StorageClass",
+			func() (runtime.Object, error) { return storage.StorageClasses().List(ctx, all) },
+			func(_, n string) error { return storage.StorageClasses().Delete(ctx, n, now) },
+			func(_, n string, d []byte) error {
+				_, err := storage.StorageClasses().Patch(ctx, n, pt, d, po)
+				return err
+			}},
+		{"CSINode",
+			func() (runtime.Object, error) { return storage.CSINodes().List(ctx, all) },
+			func(_, n string) error { return storage.CSINodes().Delete(ctx, n, now) },
+			func(_, n string, d []byte) error { _, err := storage.CSINodes().Patch(ctx, n, pt, d, po); return err }},
+		{"RuntimeClass",
+			func() (runtime.Object, error) { return client.NodeV1().RuntimeClasses().List(ctx, all) },
+			func(_, n string) error { return client.NodeV1().RuntimeClasses().Delete(ctx, n, now) },
+			func(_, n string, d []byte) error {
+				_, err := client.NodeV1().RuntimeClasses().Patch(ctx, n, pt, d, po)
+				return err
+			}},
+	}
+	if dra {
+		kinds = append(kinds, []kind{
+			{"ResourceClaim",
+				func() (runtime.Object, error) { return res.ResourceClaims("").List(ctx, all) },
+				func(ns, n string) error { return res.ResourceClaims(ns).Delete(ctx, n, now) },
+				func(ns, n string, d []byte) error {
+					_, err := res.ResourceClaims(ns).Patch(ctx, n, pt, d, po)
+					return err
+				}},
+			{"ResourceSlice",
+				func() (runtime.Object, error) { return res.ResourceSlices().List(ctx, all) },
+				func(_, n string) error { return res.ResourceSlices().Delete(ctx, n, now) },
+				func(_, n string, d []byte) error { _, err := res.ResourceSlices().Patch(ctx, n, pt, d, po); return err }},
+			{"DeviceClass",
+				func() (runtime.Object, error) { return res.DeviceClasses().List(ctx, all) },
+				func(_, n string) error { return res.DeviceClasses().Delete(ctx, n, now) },
+				func(_, n string, d []byte) error { _, err := res.DeviceClasses().Patch(ctx, n, pt, d, po); return err }},
+		}...)
+	}
+	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
+	for _, k := range kinds {
+		l, err := k.list()
+		if err != nil {
+			return fmt.Errorf("listing %ss: %w", k.name, err)
+		}
+		objs, err := meta.ExtractList(l)
+		if err != nil {
+			return fmt.Errorf("reading the list of %ss: %w", k.name, err)
+		}
+		for _, obj := range objs {
+			o, err := meta.Accessor(obj)
+			if err != nil {
+				return fmt.Errorf("reading a %s: %w", k.name, err)
+			}
+			if len(o.GetFinalizers()) > 0 {
+				if err := k.patch(o.GetNamespace(), o.GetName(), noFinalizers); err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("removing the finalizers of %s %s: %w", k.name, o.GetName(), err)
+				}
+			}
+			if err := k.delete(o.GetNamespace(), o.GetName()); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting %s %s: %w", k.name, o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
