@@ -242,6 +242,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	if len(args) > 0 && args[0] == "scenario" {
 		return runScenarios(ctx, args[1:], stdout, stderr, opts...)
 	}
+	if len(args) > 0 && args[0] == "replay" {
+		return replay(ctx, args[1:], stdout, stderr)
+	}
 	f, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

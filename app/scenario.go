@@ -33,6 +33,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	reset := fset.Bool("reset", true, "empty the cluster before each scenario")
 	bundled := fset.Bool("bundled", false, "run every bundled scenario (the learning path)")
 	output := fset.String("output", "text", "report format: text or json")
+	record := fset.String("record", "", "save the run as a recording in this file (one scenario), to replay in the dashboard")
 	repeat := fset.Int("repeat", 1, "run the scenarios this many times in a row, to prove them repeatable (text output then prints full reports of failed runs only)")
 	f := DefaultFlags()
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration to start from")
@@ -54,6 +55,9 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	sources, err := scenarioSources(fset.Args(), *bundled)
 	if err != nil {
 		return err
+	}
+	if *record != "" && (len(sources) != 1 || *repeat != 1) {
+		return fmt.Errorf("--record saves one run: name one scenario, without --repeat (got %d scenario(s), --repeat %d)", len(sources), *repeat)
 	}
 	// Refuse bad scenarios before starting anything.
 	var scs []*scenario.Scenario
@@ -99,6 +103,12 @@ run:
 				return err
 			}
 			runs++
+			if *record != "" {
+				if err := saveRecording(inst, *record, rep.RecordingSince); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "recording saved in %s\n", *record)
+			}
 			ok := rep.State == scenario.StatePassed
 			if ok {
 				passed[i]++
@@ -134,6 +144,22 @@ run:
 	}
 	if total < len(scs)**repeat {
 		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// saveRecording writes the history from since into a new file at path.
+func saveRecording(inst *Instance, path string, since uint64) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("saving the recording: %w", err)
+	}
+	if err := inst.Server.WriteRecording(f, "", since); err != nil {
+		f.Close()
+		return fmt.Errorf("saving the recording in %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("saving the recording in %s: %w", path, err)
 	}
 	return nil
 }

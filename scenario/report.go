@@ -54,6 +54,9 @@ type Report struct {
 	// Incomplete is true when the history dropped events before the report
 	// read them: pod figures may miss some attempts.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// RecordingSince is where the run's recording starts: GET
+	// /api/v1/recording?since= with it downloads the run as one file.
+	RecordingSince uint64 `json:"recordingSince,omitempty"`
 
 	failures, errors int
 }

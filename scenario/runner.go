@@ -37,6 +37,10 @@ type Env struct {
 	// then updates and deletes only what it created itself (Cluster labels
 	// what it creates).
 	OwnedOnly bool
+	// Checkpoint, when set, keeps the state now as a starting point for a
+	// recording and returns its sequence number: a run's recording then
+	// starts exactly where the run does.
+	Checkpoint func() uint64
 }
 
 // Cluster is how a scenario creates objects, and empties the cluster
@@ -95,6 +99,9 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 		return rep
 	}
 
+	if r.env.Checkpoint != nil {
+		rep.RecordingSince = r.env.Checkpoint()
+	}
 	run := &run{r: r, sc: sc, rep: rep, tr: tr, id: id}
 	for i := range sc.Spec.Steps {
 		if ctx.Err() != nil {

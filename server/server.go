@@ -213,6 +213,7 @@ func (s *Server) routes() {
 	api.GET("/history", s.getHistory)
 	api.GET("/snapshot", s.getSnapshot)
 	api.GET("/stream", s.stream)
+	api.GET("/recording", s.getRecording)
 
 	api.GET("/scheduler", s.getScheduler)
 	api.GET("/scheduler/config", s.getConfig)
@@ -249,7 +250,14 @@ func (s *Server) routes() {
 // Start begins watching the cluster for the dashboard's view; it returns
 // once the watch's caches have synced.
 func (s *Server) Start(ctx context.Context) error {
-	return s.cluster.Start(ctx)
+	if err := s.cluster.Start(ctx); err != nil {
+		return err
+	}
+	if s.opts.Recorder != nil {
+		// From a synced cluster, so that the first checkpoint is whole.
+		go s.keepCheckpoints(ctx)
+	}
+	return nil
 }
 
 // Serve serves on l until Shutdown, over TLS when a certificate is set.
@@ -282,11 +290,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // ScenarioEnv is what scenarios run against here.
 func (s *Server) ScenarioEnv() scenario.Env {
-	return scenario.Env{
+	env := scenario.Env{
 		Client: s.opts.Client, Cluster: s.cluster,
 		Scheduler: s.opts.Scheduler, Recorder: s.opts.Recorder, Observer: s.opts.Observer,
 		SchedulerName: s.opts.SchedulerName, Limits: s.opts.ScenarioLimits, OwnedOnly: s.cluster.Writes() == cluster.WritesOwned,
 	}
+	if s.opts.Recorder != nil {
+		env.Checkpoint = s.Checkpoint
+	}
+	return env
 }
 
 // Handler exposes the server's routes, for tests that bring their own
