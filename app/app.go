@@ -143,6 +143,9 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	if (f.TLSCert == "") != (f.TLSKey == "") {
 		return f, errors.New("--tls-cert and --tls-key go together")
 	}
+	if err := f.checkImport(); err != nil {
+		return f, err
+	}
 	return f, nil
 }
 
@@ -201,6 +204,16 @@ type Flags struct {
 	// before the client counts as stalled and is disconnected.
 	StreamBuffer       int
 	StreamWriteTimeout time.Duration
+	// Load is a snapshot file (GET /api/v1/export's document) loaded into
+	// the embedded cluster at start.
+	Load string
+	// ImportFrom is a kubeconfig whose cluster is copied, read only, into
+	// the embedded one at start; ImportNamespaces, ImportSelector and
+	// ImportPods pick what is copied.
+	ImportFrom       string
+	ImportNamespaces string
+	ImportSelector   string
+	ImportPods       string
 }
 
 func (f *Flags) register(fs *flag.FlagSet) {
@@ -234,6 +247,11 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.MaxPods, "max-pods", 50000, "the most pods the API and scenarios may create")
 	fs.StringVar(&f.ScenariosDir, "scenarios-dir", "", "a folder of scenario files (*.yaml) to offer beside the bundled ones")
 	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
+	fs.StringVar(&f.Load, "load", "", "load this snapshot (the document GET /api/v1/export answers, YAML or JSON) into the embedded cluster at start, with its scheduler configuration unless --scheduler-config")
+	fs.StringVar(&f.ImportFrom, "import-from", "", "copy the cluster of this kubeconfig into the embedded one at start: nodes, pods, namespaces, PriorityClasses, storage and devices; minisched only gets and lists there")
+	fs.StringVar(&f.ImportNamespaces, "import-namespaces", "", "with --import-from: copy only these comma-separated namespaces (default: all)")
+	fs.StringVar(&f.ImportSelector, "import-selector", "", "with --import-from: copy only the pods this label selector matches")
+	fs.StringVar(&f.ImportPods, "import-pods", "all", "with --import-from: copy the pods that are bound, pending, or all; pending ones minisched schedules in the copy")
 	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
 }
 
@@ -313,9 +331,17 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 			schedulerName = "minisched"
 		}
 	}
-	// A bad configuration is refused before anything starts.
+	// A bad configuration, snapshot or source cluster is refused before
+	// anything starts.
 	cfg, err := schedulerConfig(f.SchedulerConfig, schedulerName)
 	if err != nil {
+		return nil, err
+	}
+	snap, err := startingSnapshot(ctx, f, log)
+	if err != nil {
+		return nil, err
+	}
+	if cfg, err = snap.config(f, cfg, schedulerName); err != nil {
 		return nil, err
 	}
 	inst := &Instance{}
@@ -407,6 +433,9 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		return nil, fmt.Errorf("watching the cluster: %w", err)
 	}
 	log.Debug("cluster watched", "after", time.Since(started))
+	if err := snap.load(ctx, inst.Client, f, log); err != nil {
+		return nil, err
+	}
 	l, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", f.Addr, err)

@@ -75,6 +75,11 @@ type Config struct {
 	// DisableAdmissionPlugins are switched off in the apiserver. Nil means
 	// DefaultDisabledAdmissionPlugins().
 	DisableAdmissionPlugins []string
+	// RBAC authorizes requests with RBAC rather than allowing every one,
+	// so that a test can act as an identity with only some permissions
+	// (RESTConfig's own identity is in system:masters and may do anything,
+	// impersonate included). It adds RBAC's bootstrap to the start.
+	RBAC bool
 }
 
 // The defaults of Config's bounds.
@@ -404,6 +409,9 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	// Every client holds the loopback token anyway; RBAC's bootstrap would
 	// only add a second to the start.
 	s.Authorization.Modes = []string{"AlwaysAllow"}
+	if cp.cfg.RBAC {
+		s.Authorization.Modes = []string{"RBAC"}
+	}
 	s.Admission.GenericAdmission.DisablePlugins = cp.cfg.DisableAdmissionPlugins
 
 	if err := registry.Set(); err != nil {

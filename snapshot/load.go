@@ -249,25 +249,21 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 			})
 		},
 		func() error {
-			var bound, pending atomic.Int64
-			err := each(ctx, doc.Pods, &c.Pods, "pod", func(ctx context.Context, pod *v1.Pod) error {
-				// Priority admission works both out from the pod's
-				// PriorityClass, and refuses a pod that states other
-				// values than the class's.
-				pod.Spec.Priority, pod.Spec.PreemptionPolicy = nil, nil
-				// A pod may be created bound: spec.nodeName is accepted
-				// on create, and the scheduler leaves such a pod alone.
-				if _, err := core.Pods(pod.Namespace).Create(ctx, pod, create); err != nil {
-					return err
-				}
-				if pod.Spec.NodeName != "" {
-					bound.Add(1)
+			// Bound pods first: a pending pod the scheduler places while
+			// they are still coming would be placed on half the picture.
+			var bound, pending []v1.Pod
+			for _, p := range doc.Pods {
+				if p.Spec.NodeName != "" {
+					bound = append(bound, p)
 				} else {
-					pending.Add(1)
+					pending = append(pending, p)
 				}
-				return nil
-			})
-			c.BoundPods, c.PendingPods = int(bound.Load()), int(pending.Load())
+			}
+			err := each(ctx, bound, &c.BoundPods, "pod", l.pod)
+			if err == nil {
+				err = each(ctx, pending, &c.PendingPods, "pod", l.pod)
+			}
+			c.Pods = c.BoundPods + c.PendingPods
 			return err
 		},
 	}
@@ -277,6 +273,17 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 		}
 	}
 	return c, nil
+}
+
+// pod creates a pod; one with spec.nodeName is created bound (the
+// apiserver accepts nodeName on create, and the scheduler leaves such a pod
+// alone).
+func (l *loader) pod(ctx context.Context, pod *v1.Pod) error {
+	// Priority admission works both out from the pod's PriorityClass, and
+	// refuses a pod that states other values than the class's.
+	pod.Spec.Priority, pod.Spec.PreemptionPolicy = nil, nil
+	_, err := l.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	return err
 }
 
 // namespace creates a namespace, or, for one every cluster has (default,

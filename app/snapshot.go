@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+
+	"minisched/snapshot"
+)
+
+// checkImport refuses --load and --import-from flags that cannot go
+// together.
+func (f *Flags) checkImport() error {
+	if _, err := snapshot.ParsePods(f.ImportPods); err != nil {
+		return fmt.Errorf("--import-pods: %w", err)
+	}
+	switch {
+	case f.Load != "" && f.ImportFrom != "":
+		return errors.New("--load and --import-from each fill the cluster: give one")
+	case (f.Load != "" || f.ImportFrom != "") && (f.Kubeconfig != "" || f.InCluster):
+		return errors.New("--load and --import-from fill the embedded cluster; attached to a real one (--kubeconfig, --in-cluster), minisched does not write it")
+	case f.ImportFrom == "" && (f.ImportNamespaces != "" || f.ImportSelector != ""):
+		return errors.New("--import-namespaces and --import-selector go with --import-from")
+	}
+	return nil
+}
+
+// initialSnapshot is what the embedded cluster starts with: a snapshot
+// file or a copy of a real cluster, read before anything starts, so that a
+// bad file or a refused permission ends minisched at once.
+type initialSnapshot struct {
+	doc    *snapshot.Document
+	source string
+}
+
+func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialSnapshot, error) {
+	switch {
+	case f.Load != "":
+		data, err := os.ReadFile(f.Load)
+		if err != nil {
+			return nil, fmt.Errorf("--load: %w", err)
+		}
+		doc, err := snapshot.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("--load %s: %w", f.Load, err)
+		}
+		return &initialSnapshot{doc: doc, source: f.Load}, nil
+	case f.ImportFrom != "":
+		cfg, err := clientcmd.BuildConfigFromFlags("", f.ImportFrom)
+		if err != nil {
+			return nil, fmt.Errorf("--import-from %s: %w", f.ImportFrom, err)
+		}
+		// Lists come a page at a time: client-go's 5 a second would make
+		// 50,000 pods take ten seconds of waiting alone.
+		cfg.QPS, cfg.Burst = 50, 100
+		cfg.UserAgent = "minisched-import"
+		client, err := kubernetes.NewForConfig(snapshot.ReadOnly(cfg))
+		if err != nil {
+			return nil, fmt.Errorf("--import-from %s: %w", f.ImportFrom, err)
+		}
+		pods, _ := snapshot.ParsePods(f.ImportPods) // checked with the flags
+		began := time.Now()
+		doc, err := snapshot.Collect(ctx, client, snapshot.CollectOptions{
+			Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector, Pods: pods})
+		if err != nil {
+			return nil, fmt.Errorf("--import-from %s: %w", f.ImportFrom, err)
+		}
+		log.Info("read the cluster to copy", "apiserver", cfg.Host, "nodes", len(doc.Nodes), "pods", len(doc.Pods),
+			"took", time.Since(began).Round(time.Millisecond))
+		return &initialSnapshot{doc: doc, source: cfg.Host}, nil
+	}
+	return nil, nil
+}
+
+// config is the configuration the scheduler starts with: --scheduler-config
+// when given, else the snapshot's when it has one, else cfg.
+func (s *initialSnapshot) config(f Flags, cfg *config.KubeSchedulerConfiguration, schedulerName string) (*config.KubeSchedulerConfiguration, error) {
+	if s == nil || f.SchedulerConfig != "" {
+		return cfg, nil
+	}
+	own, err := s.doc.SchedulerConfig(schedulerName)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", s.source, err)
+	case own != nil:
+		return own, nil
+	}
+	return cfg, nil
+}
+
+// load fills the embedded cluster, which must be empty (a --data-dir that
+// holds a cluster already is refused).
+func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface, f Flags, log *slog.Logger) error {
+	if s == nil {
+		return nil
+	}
+	began := time.Now()
+	counts, err := snapshot.Load(ctx, client, s.doc, snapshot.LoadOptions{MaxNodes: f.MaxNodes, MaxPods: f.MaxPods})
+	if errors.Is(err, snapshot.ErrNotEmpty) {
+		return fmt.Errorf("loading the copy of %s: %w (start with an empty --data-dir, or POST /api/v1/import?replace=true)", s.source, err)
+	}
+	if err != nil {
+		return fmt.Errorf("loading the copy of %s: %w", s.source, err)
+	}
+	log.Info("copy loaded", "from", s.source, "nodes", counts.Nodes, "boundPods", counts.BoundPods, "pendingPods", counts.PendingPods,
+		"took", time.Since(began).Round(time.Millisecond))
+	return nil
+}
