@@ -19,12 +19,12 @@ import (
 	"minisched/recording"
 )
 
-// checkpointPace keeps snapshots to a small share of one core: after a
-// snapshot that took d, the next waits at least checkpointPace x d. On a big
-// cluster with a small history the history then moves past its checkpoints
-// faster than they come, and a recording says so (a larger --history helps)
-// instead of the scheduler slowing down.
-const checkpointPace = 20
+// checkpointPace keeps snapshots to 2% of one core: after a snapshot that
+// took d, the next waits at least checkpointPace x d. On a big cluster with a
+// small history the history then moves past its checkpoints faster than
+// they come, and a recording says so (a larger --history helps) instead of
+// the scheduler slowing down.
+const checkpointPace = 50
 
 // keepCheckpoints gives the recorder a snapshot whenever it wants one, until
 // ctx ends.
