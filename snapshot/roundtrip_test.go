@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -148,8 +150,8 @@ func buildCluster(t *testing.T, inst *app.Instance) {
 }
 
 // TestRoundTripIsExact exports a cluster, loads the snapshot into a second
-// minisched and exports that: the two documents are byte-equal, in JSON
-// and in YAML.
+// minisched (over POST /import, and with --load) and exports that: the
+// documents are byte-equal, in JSON and in YAML.
 func TestRoundTripIsExact(t *testing.T) {
 	source := start(t, app.DefaultFlags())
 	buildCluster(t, source)
@@ -181,6 +183,20 @@ func TestRoundTripIsExact(t *testing.T) {
 			}
 		})
 	}
+	t.Run("--load", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "snapshot.json")
+		if err := os.WriteFile(path, first, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := app.DefaultFlags()
+		f.Load = path
+		loaded := start(t, f)
+		_, a := call(t, source, "GET", "/api/v1/export?format=json", "", nil)
+		_, b := call(t, loaded, "GET", "/api/v1/export?format=json", "", nil)
+		if !bytes.Equal(a, b) {
+			t.Errorf("the cluster --load made differs from the source:\n--- source\n%s\n--- loaded\n%s", a, b)
+		}
+	})
 	doc, err := snapshot.Decode(first)
 	if err != nil {
 		t.Fatal(err)
