@@ -13,9 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"minisched/compare"
-	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
-	"minisched/recorder"
 	"minisched/scenario"
 )
 
@@ -156,24 +154,5 @@ func runSide(ctx context.Context, config string, sc *scenario.Scenario, seed int
 		return compare.Side{}, "", err
 	}
 	nodes, pods := inst.Cluster.Summaries()
-	return compare.SideFrom(config, nodes, pods, lastScored(inst.Recorder)), rep.State, nil
-}
-
-// lastScored returns a pod's newest attempt that reached Filter: the one
-// whose numbers explain where the pod is, or why it is nowhere.
-func lastScored(rec *recorder.Recorder) func(pod string) []event.Event {
-	return func(pod string) []event.Event {
-		for _, c := range rec.Cycles(pod, 1000) { // newest first
-			cr, err := rec.Cycle(c.ID)
-			if err != nil {
-				continue
-			}
-			for _, e := range cr.Events {
-				if e.Filter != nil || e.Score != nil {
-					return cr.Events
-				}
-			}
-		}
-		return nil
-	}
+	return compare.SideFrom(config, nodes, pods, inst.Recorder.LastFiltered), rep.State, nil
 }

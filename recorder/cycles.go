@@ -115,3 +115,21 @@ func (r *Recorder) Cycle(id int64) (*CycleRecord, error) {
 	}
 	return rec, nil
 }
+
+// LastFiltered returns the events of pod's newest cycle that reached Filter
+// (namespace/name), nil when none is held: the numbers that explain where
+// the pod is, or why it is nowhere.
+func (r *Recorder) LastFiltered(pod string) []event.Event {
+	for _, c := range r.Cycles(pod, r.opts.MaxCycles) { // newest first
+		rec, err := r.Cycle(c.ID)
+		if err != nil {
+			continue
+		}
+		for _, e := range rec.Events {
+			if e.Filter != nil || e.Score != nil {
+				return rec.Events
+			}
+		}
+	}
+	return nil
+}

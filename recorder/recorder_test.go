@@ -282,3 +282,24 @@ func TestEventsCarryTheSummary(t *testing.T) {
 		t.Errorf("Cycles lists %+v, want the bindingEnd's summary", listed)
 	}
 }
+
+func TestLastFiltered(t *testing.T) {
+	r := New(Options{})
+	for _, e := range cycleEvents(1, "a", 2) {
+		r.Observe(e)
+	}
+	for _, e := range cycleEvents(2, "a", 3) {
+		r.Observe(e)
+	}
+	// A third attempt that ended before Filter (PreFilter rejected it).
+	ref := &event.PodRef{Namespace: "default", Name: "a", UID: "uid-a"}
+	r.Observe(event.Event{Kind: event.KindCycleStart, Pod: ref, Cycle: 3, CycleStart: &event.CycleStart{Attempt: 3}})
+	r.Observe(event.Event{Kind: event.KindCycleEnd, Pod: ref, Cycle: 3, CycleEnd: &event.CycleEnd{Result: event.ResultUnschedulable}})
+	got := r.LastFiltered("default/a")
+	if len(got) != 3 || got[0].Cycle != 2 || len(got[1].Filter.Nodes) != 3 {
+		t.Errorf("LastFiltered = %d events of cycle %d, want cycle 2's three", len(got), got[0].Cycle)
+	}
+	if got := r.LastFiltered("default/nobody"); got != nil {
+		t.Errorf("LastFiltered of a pod with no cycle = %v", got)
+	}
+}
