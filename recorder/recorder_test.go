@@ -296,8 +296,8 @@ func TestLastFiltered(t *testing.T) {
 	r.Observe(event.Event{Kind: event.KindCycleStart, Pod: ref, Cycle: 3, CycleStart: &event.CycleStart{Attempt: 3}})
 	r.Observe(event.Event{Kind: event.KindCycleEnd, Pod: ref, Cycle: 3, CycleEnd: &event.CycleEnd{Result: event.ResultUnschedulable}})
 	got := r.LastFiltered("default/a")
-	if len(got) != 3 || got[0].Cycle != 2 || len(got[1].Filter.Nodes) != 3 {
-		t.Errorf("LastFiltered = %d events of cycle %d, want cycle 2's three", len(got), got[0].Cycle)
+	if len(got) != 3 || got[0].Cycle != 2 || got[1].Filter == nil || len(got[1].Filter.Nodes) != 3 {
+		t.Errorf("LastFiltered = %+v, want cycle 2's three events", got)
 	}
 	if got := r.LastFiltered("default/nobody"); got != nil {
 		t.Errorf("LastFiltered of a pod with no cycle = %v", got)
