@@ -215,6 +215,17 @@ export function createActions({ api, store }) {
       });
     },
 
+    /** Loads a snapshot file into the cluster; replace empties the cluster first. */
+    async importSnapshot(file, { replace = false } = {}) {
+      if (!file) return undefined;
+      return run('import', `Could not import ${file.name}`, async () => {
+        const c = await api.importSnapshot(await file.text(), replace);
+        store.addNotice('ok', `Imported ${plural(c.nodes, 'node')} and ${plural(c.pods, 'pod')} `
+          + `(${c.boundPods} bound, ${c.pendingPods} pending)${c.schedulerConfiguration ? ' and the scheduler configuration' : ''}.`);
+        return c;
+      });
+    },
+
     /** Loads what the running scheduler's plugins are (GET /scheduler/plugins) into the store. */
     async loadPluginView() {
       return run('pluginView', 'Could not load the scheduler\'s plugins', async () => {

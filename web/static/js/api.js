@@ -105,6 +105,9 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     /** Checks a configuration without applying it (dry run). */
     checkConfig: (text, signal) => request('PUT', '/scheduler/config?dryRun=true', { body: text, type: 'application/yaml', signal }),
     reset: () => request('POST', '/reset'),
+    /** Loads a snapshot (GET /export's document, YAML or JSON); replace empties the cluster first. */
+    importSnapshot: (text, replace = false) => request('POST', `/import${replace ? '?replace=true' : ''}`,
+      { body: text, type: text.trimStart().startsWith('{') ? 'application/json' : 'application/yaml' }),
     scenarios: () => request('GET', '/scenarios'),
     runScenario: (name, reset = false) => request('POST', `/scenarios?bundled=${enc(name)}${reset ? '&reset=true' : ''}`),
     scenario: (id) => request('GET', `/scenarios/${enc(id)}`),

@@ -1,5 +1,6 @@
 // Controls: create nodes and pods from forms or a pasted manifest, edit the
-// scheduler's plugins, run a bundled scenario, reset. The forms keep their
+// scheduler's plugins, run a bundled scenario, reset, export and import a
+// snapshot of the cluster. The forms keep their
 // own field values; submitting calls an action and nothing more.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -261,6 +262,7 @@ function Scenarios({ store, actions }) {
   return html`<section class="panel" aria-labelledby="scen-h" id="scenarios">
     <h2 id="scen-h">Lessons</h2>
     <${Reset} store=${store} actions=${actions} />
+    <${Snapshot} store=${store} actions=${actions} />
     ${!data ? html`<p class="muted" role="status">Loading…</p>` : data.unavailable ? html`<p class="notice-inline" role="status">${data.unavailable}</p>` : html`
       <label class="check"><input type="checkbox" id="scen-reset" checked=${reset} onChange=${(e) => setReset(e.currentTarget.checked)} /> empty the cluster first (reset and run)</label>
       ${!reset ? html`<p class="hint">A lesson creates its own nodes and pods: on a cluster that is not empty they may already exist.</p>` : null}
@@ -277,6 +279,20 @@ function Reset({ store, actions }) {
   return html`<div class="reset-row">
     <${ConfirmButton} id="reset" label="Reset the cluster" confirm="Click again to reset everything" disabled=${store.page.isBusy('reset')} onConfirm=${actions.reset} />
     <span class="hint">Deletes every pod and node and clears the history; the scheduler's configuration stays.</span>
+  </div>`;
+}
+
+/** Export saves the cluster and the configuration as one file; Import loads such a file. */
+function Snapshot({ store, actions }) {
+  const [replace, setReplace] = useState(false);
+  const busy = store.page.isBusy('import') || store.page.isBusy('reset');
+  return html`<div class="reset-row" id="snapshot">
+    <a class="button" id="export" href="api/v1/export?format=yaml" download="minisched-snapshot.yaml">Export</a>
+    <input type="file" id="import-file" class="sr-only" accept=".yaml,.yml,.json" disabled=${busy}
+      onChange=${(e) => actions.importSnapshot(e.currentTarget.files[0], { replace })} />
+    <label class="button" for="import-file">Import…</label>
+    <label class="check"><input type="checkbox" id="import-replace" checked=${replace} onChange=${(e) => setReplace(e.currentTarget.checked)} /> replace what is there</label>
+    <span class="hint">A snapshot holds the nodes, pods, classes, storage and the scheduler's configuration (docs/your-cluster.md).</span>
   </div>`;
 }
 
