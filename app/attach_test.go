@@ -89,6 +89,7 @@ func TestAttachMode(t *testing.T) {
 		{"DELETE", "api/v1/nodes/node-1", ""},
 		{"DELETE", "api/v1/pods/default/for-home", ""},
 		{"POST", "api/v1/scenarios?bundled=02-filter", ""},
+		{"POST", "api/v1/whatif/reschedule", ""},
 	} {
 		if code := call(t, tt.method, leader.URL+tt.path, tt.body); code != http.StatusForbidden {
 			t.Errorf("%s %s when attached: %d, want 403", tt.method, tt.path, code)
@@ -115,6 +116,10 @@ func TestAttachMode(t *testing.T) {
 	}
 	if code := call(t, "DELETE", writer.URL+"api/v1/nodes/mine", ""); code != http.StatusNoContent {
 		t.Errorf("delete of its own node: %d, want 204", code)
+	}
+	// What-if unbinds every pod: never on a real cluster, writes allowed or not.
+	if code := call(t, "POST", writer.URL+"api/v1/whatif/reschedule", ""); code != http.StatusForbidden {
+		t.Errorf("what-if with --allow-writes: %d, want 403", code)
 	}
 }
 

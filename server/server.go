@@ -105,6 +105,9 @@ type Server struct {
 	importing sync.Mutex
 	// scenarios runs POST /scenarios, one at a time.
 	scenarios *scenario.Manager
+	// whatif lets one what-if run at a time: two would unbind each other's
+	// pods.
+	whatif sync.Mutex
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -214,6 +217,7 @@ func (s *Server) routes() {
 	api.GET("/snapshot", s.getSnapshot)
 	api.GET("/stream", s.stream)
 	api.GET("/recording", s.getRecording)
+	api.POST("/whatif/reschedule", s.rescheduleAll)
 
 	api.GET("/scheduler", s.getScheduler)
 	api.GET("/scheduler/config", s.getConfig)

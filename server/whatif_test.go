@@ -1,0 +1,77 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"minisched/compare"
+)
+
+const packConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+`
+
+// TestRescheduleAll: pods spread by the default LeastAllocated are packed
+// once the configuration says MostAllocated and the whole workload is
+// scheduled again; the report says which moved and why.
+func TestRescheduleAll(t *testing.T) {
+	reset(t)
+	t.Cleanup(func() {
+		var defaults map[string]any
+		api(t, "GET", "/api/v1/scheduler/config?defaults=true", "", nil, &defaults)
+		body, _ := json.Marshal(defaults)
+		if code := api(t, "PUT", "/api/v1/scheduler/config", "application/json", body, nil); code != http.StatusOK {
+			t.Errorf("putting the defaults back: %d", code)
+		}
+	})
+	mustCreate(t, "/api/v1/nodes", nodeJSON("wi-small", "4"))
+	mustCreate(t, "/api/v1/nodes", nodeJSON("wi-big", "8"))
+	for _, name := range []string{"wi-1", "wi-2", "wi-3"} {
+		mustCreate(t, "/api/v1/pods", podJSON(name, "1"))
+	}
+	eventually(t, 30*time.Second, "the pods bound", func() bool {
+		return boundNode(t, "wi-1") != "" && boundNode(t, "wi-2") != "" && boundNode(t, "wi-3") != ""
+	})
+	if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(packConfig), nil); code != http.StatusOK {
+		t.Fatalf("PUT the MostAllocated configuration: %d", code)
+	}
+	eventually(t, 30*time.Second, "the scheduler running again", func() bool { return inst.Scheduler.State().State == "running" })
+
+	var r compare.Report
+	if code := api(t, "POST", "/api/v1/whatif/reschedule", "", nil, &r); code != http.StatusOK {
+		t.Fatalf("POST /whatif/reschedule: %d %+v", code, r)
+	}
+	if len(r.Pods) != 3 || r.A != "before" || r.B != "after" {
+		t.Fatalf("report %+v", r)
+	}
+	packed := 0
+	for _, p := range r.Pods {
+		if p.NodeB == "" {
+			t.Errorf("%s is unbound after the run", p.Pod)
+		}
+		if p.NodeB == "wi-small" {
+			packed++
+		}
+		if n := boundNode(t, p.Pod[len("default/"):]); n != p.NodeB {
+			t.Errorf("%s: the report says %s, the cluster %s", p.Pod, p.NodeB, n)
+		}
+	}
+	// MostAllocated prefers the node its pods fill most: the small one,
+	// which three 1-CPU pods fit.
+	if packed != 3 {
+		t.Errorf("after: %+v, want every pod on wi-small", r.Pods)
+	}
+	if r.Moved == 0 {
+		t.Errorf("nothing moved: before %+v", r.Pods)
+	}
+}

@@ -1,0 +1,211 @@
+// Package whatif answers "what would the current configuration do with this
+// workload?" on a copy of a cluster: it unbinds every pod the scheduler
+// schedules, schedules the whole workload again, and compares the two
+// placements. It only ever runs on minisched's own embedded cluster.
+package whatif
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+
+	"minisched/compare"
+	"minisched/minisched"
+	"minisched/minisched/event"
+	"minisched/recorder"
+)
+
+// Env is the copy a run works on.
+type Env struct {
+	Client    kubernetes.Interface
+	Scheduler *minisched.Service
+	Recorder  *recorder.Recorder
+	// Summaries lists the cluster's nodes and pods as the dashboard sees
+	// them (cluster.Cluster.Summaries).
+	Summaries func() ([]event.NodeSummary, []event.PodSummary)
+	// SchedulerNames pick the pods to reschedule: those of the scheduler's
+	// profiles. Others are left where they are.
+	SchedulerNames []string
+}
+
+// Options tune a run.
+type Options struct {
+	// Timeout bounds the wait for the workload to settle. Default 10 minutes.
+	Timeout time.Duration
+	// Progress, when set, hears what the run is doing.
+	Progress func(string)
+}
+
+// parallelism is how many pods are deleted or created at once.
+const parallelism = 16
+
+// RescheduleAll unbinds every pod of env.SchedulerName, schedules the whole
+// workload again under the current configuration, and compares: A is the
+// placement before, B the one after. The scheduler is held while the pods
+// are replaced, so that it sees the whole workload at once, as after a
+// cluster-wide restart.
+func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Minute
+	}
+	say := func(format string, a ...any) {
+		if opts.Progress != nil {
+			opts.Progress(fmt.Sprintf(format, a...))
+		}
+	}
+	if st := env.Scheduler.State(); st.State != "running" {
+		// Held or stopped, it would leave the workload unbound.
+		return nil, fmt.Errorf("the scheduler is %s: resume it first", st.State)
+	}
+	nodes, pods := env.Summaries()
+	before := compare.SideFrom("before", nodes, pods, env.Recorder.LastFiltered)
+
+	list, err := env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods to reschedule: %w", err)
+	}
+	workload := make([]v1.Pod, 0, len(list.Items))
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil && slices.Contains(env.SchedulerNames, p.Spec.SchedulerName) {
+			workload = append(workload, p)
+		}
+	}
+	// Created again in the order they first were: the queue breaks ties
+	// between pods of one priority by the time they were added.
+	sort.SliceStable(workload, func(i, j int) bool {
+		a, b := workload[i].CreationTimestamp, workload[j].CreationTimestamp
+		return a.Before(&b) || a.Equal(&b) && workload[i].Namespace+"/"+workload[i].Name < workload[j].Namespace+"/"+workload[j].Name
+	})
+
+	env.Scheduler.Pause()
+	defer env.Scheduler.Resume()
+	// Once a pod is deleted it must come back, whatever happens to the
+	// caller: neither phase stops at the first error or when ctx ends.
+	keep := context.WithoutCancel(ctx)
+	say("unbinding %d pods", len(workload))
+	deleted, delErr := each(keep, workload, func(ctx context.Context, p *v1.Pod) error { return deletePod(ctx, env.Client, p) })
+	say("creating %d pods again, unbound", len(deleted))
+	_, createErr := each(keep, deleted, func(ctx context.Context, p *v1.Pod) error {
+		_, err := env.Client.CoreV1().Pods(p.Namespace).Create(ctx, unbound(p), metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating pod %s/%s again: %w", p.Namespace, p.Name, err)
+		}
+		return nil
+	})
+	if err := errors.Join(delErr, createErr); err != nil {
+		return nil, err
+	}
+	env.Scheduler.Resume()
+	say("scheduling %d pods", len(workload))
+	if err := settle(ctx, env, workload, opts.Timeout); err != nil {
+		return nil, err
+	}
+	nodes, pods = env.Summaries()
+	after := compare.SideFrom("after", nodes, pods, env.Recorder.LastFiltered)
+	r := compare.Compare(before, after)
+	say("done: %d of %d pods placed differently", r.Moved, len(workload))
+	return &r, nil
+}
+
+// each runs f on every pod, parallelism at a time, and returns the pods it
+// succeeded on and what failed (the first few errors).
+func each(ctx context.Context, pods []v1.Pod, f func(context.Context, *v1.Pod) error) ([]v1.Pod, error) {
+	ok := make([]bool, len(pods))
+	var mu sync.Mutex
+	var errs []error
+	failed := 0
+	workqueue.ParallelizeUntil(ctx, parallelism, len(pods), func(i int) {
+		err := f(ctx, &pods[i])
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			ok[i] = true
+		case len(errs) < 5:
+			errs = append(errs, err)
+			fallthrough
+		default:
+			failed++
+		}
+	})
+	var done []v1.Pod
+	for i, p := range pods {
+		if ok[i] {
+			done = append(done, p)
+		}
+	}
+	if failed > len(errs) {
+		errs = append(errs, fmt.Errorf("and %d more", failed-len(errs)))
+	}
+	return done, errors.Join(errs...)
+}
+
+// deletePod deletes p at once, and only p: a pod created under its name
+// meanwhile is another pod, and stays.
+func deletePod(ctx context.Context, client kubernetes.Interface, p *v1.Pod) error {
+	zero := int64(0)
+	uid := p.UID
+	err := client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("unbinding pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// unbound is p as it was asked for: its spec without the node, its labels
+// and annotations, nothing the server or the scheduler set.
+func unbound(p *v1.Pod) *v1.Pod {
+	out := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels, Annotations: p.Annotations}, Spec: *p.Spec.DeepCopy()}
+	out.Spec.NodeName = ""
+	return out
+}
+
+// settle waits until every pod of the workload is bound or waits in the
+// unschedulable set, and the scheduler has nothing under way.
+func settle(ctx context.Context, env Env, workload []v1.Pod, timeout time.Duration) error {
+	var last string
+	done := func(ctx context.Context) (bool, error) {
+		sched := env.Scheduler.Scheduler()
+		if sched == nil {
+			return false, errors.New("the scheduler stopped")
+		}
+		counts := sched.Queue().Counts()
+		busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight] + sched.BindingCycles()
+		unschedulable := map[string]bool{}
+		for _, e := range sched.Queue().List() {
+			if e.Queue == event.Unschedulable {
+				unschedulable[e.Pod.Namespace+"/"+e.Pod.Name] = true
+			}
+		}
+		_, pods := env.Summaries()
+		bound := map[string]bool{}
+		for _, p := range pods {
+			if p.NodeName != "" {
+				bound[p.Namespace+"/"+p.Name] = true
+			}
+		}
+		waiting := 0
+		for _, p := range workload {
+			if key := p.Namespace + "/" + p.Name; !bound[key] && !unschedulable[key] {
+				waiting++
+			}
+		}
+		last = fmt.Sprintf("%d pods neither bound nor unschedulable; the queue holds %d pods under way", waiting, busy)
+		return waiting == 0 && busy == 0, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, done); err != nil {
+		return fmt.Errorf("waiting %v for the workload to settle (%s): %w", timeout, last, err)
+	}
+	return nil
+}
