@@ -123,7 +123,10 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "minisched: a live visualiser of Kubernetes scheduling cycles.\n\n"+
 			"Usage:\n  minisched [flags]                 serve the dashboard on an embedded control plane\n"+
-			"  minisched scenario run FILE...    run scenarios headless and print their reports\n\nFlags:\n")
+			"  minisched scenario run FILE...    run scenarios headless and print their reports\n"+
+			"  minisched scenario diff ...       run one scenario under two configurations and compare\n"+
+			"  minisched replay FILE             replay a recording in the dashboard, with no cluster\n"+
+			"  minisched whatif ...              schedule a copy of a cluster's workload again and compare\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -262,6 +265,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	}
 	if len(args) > 0 && args[0] == "replay" {
 		return replay(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "whatif" {
+		return whatIf(ctx, args[1:], stdout, stderr, opts...)
 	}
 	f, err := parseFlags(args, stderr)
 	if err != nil {

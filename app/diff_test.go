@@ -14,15 +14,21 @@ import (
 
 func runDiff(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCommand(t, append([]string{"scenario", "diff"}, args...)...)
+}
+
+// runCommand runs minisched with args and returns its exit status and output.
+func runCommand(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errs bytes.Buffer
-	err := app.Run(context.Background(), append([]string{"scenario", "diff"}, args...), &out, &errs)
+	err := app.Run(context.Background(), args, &out, &errs)
 	var exit *app.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &exit):
 		code = exit.Code
 	default:
-		t.Fatalf("scenario diff: %v (stderr: %s)", err, errs.String())
+		t.Fatalf("minisched %v: %v (stderr: %s)", args, err, errs.String())
 	}
 	return code, out.String(), errs.String()
 }

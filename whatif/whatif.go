@@ -34,9 +34,6 @@ type Env struct {
 	// Summaries lists the cluster's nodes and pods as the dashboard sees
 	// them (cluster.Cluster.Summaries).
 	Summaries func() ([]event.NodeSummary, []event.PodSummary)
-	// SchedulerNames pick the pods to reschedule: those of the scheduler's
-	// profiles. Others are left where they are.
-	SchedulerNames []string
 }
 
 // Options tune a run.
@@ -50,11 +47,11 @@ type Options struct {
 // parallelism is how many pods are deleted or created at once.
 const parallelism = 16
 
-// RescheduleAll unbinds every pod of env.SchedulerName, schedules the whole
-// workload again under the current configuration, and compares: A is the
-// placement before, B the one after. The scheduler is held while the pods
-// are replaced, so that it sees the whole workload at once, as after a
-// cluster-wide restart.
+// RescheduleAll unbinds every pod of the scheduler's profiles, schedules
+// the whole workload again under the current configuration, and compares:
+// A is the placement before, B the one after. The scheduler is held while
+// the pods are replaced, so that it sees the whole workload at once, as
+// after a cluster-wide restart; it runs afterwards, paused before or not.
 func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Minute
@@ -64,20 +61,26 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 			opts.Progress(fmt.Sprintf(format, a...))
 		}
 	}
-	if st := env.Scheduler.State(); st.State != "running" {
-		// Held or stopped, it would leave the workload unbound.
-		return nil, fmt.Errorf("the scheduler is %s: resume it first", st.State)
+	if st := env.Scheduler.State(); st.State == "stopped" {
+		return nil, errors.New("the scheduler is stopped")
 	}
-	nodes, pods := env.Summaries()
-	before := compare.SideFrom("before", nodes, pods, env.Recorder.LastFiltered)
+	before, err := side(ctx, env, "before")
+	if err != nil {
+		return nil, err
+	}
 
+	// The pods of the scheduler's profiles; others are left where they are.
+	var names []string
+	for _, p := range env.Scheduler.Config().Profiles {
+		names = append(names, p.SchedulerName)
+	}
 	list, err := env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods to reschedule: %w", err)
 	}
 	workload := make([]v1.Pod, 0, len(list.Items))
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && slices.Contains(env.SchedulerNames, p.Spec.SchedulerName) {
+		if p.DeletionTimestamp == nil && slices.Contains(names, p.Spec.SchedulerName) {
 			workload = append(workload, p)
 		}
 	}
@@ -111,11 +114,35 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 	if err := settle(ctx, env, workload, opts.Timeout); err != nil {
 		return nil, err
 	}
-	nodes, pods = env.Summaries()
-	after := compare.SideFrom("after", nodes, pods, env.Recorder.LastFiltered)
+	after, err := side(ctx, env, "after")
+	if err != nil {
+		return nil, err
+	}
 	r := compare.Compare(before, after)
 	say("done: %d of %d pods placed differently", r.Moved, len(workload))
 	return &r, nil
+}
+
+// side reads the placements from the apiserver, which the watch caches may
+// trail.
+func side(ctx context.Context, env Env, name string) (compare.Side, error) {
+	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return compare.Side{}, fmt.Errorf("listing the nodes: %w", err)
+	}
+	pods, err := env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return compare.Side{}, fmt.Errorf("listing the pods: %w", err)
+	}
+	ns := make([]event.NodeSummary, len(nodes.Items))
+	for i := range nodes.Items {
+		ns[i] = event.SummarizeNode(&nodes.Items[i])
+	}
+	ps := make([]event.PodSummary, len(pods.Items))
+	for i := range pods.Items {
+		ps[i] = event.SummarizePod(&pods.Items[i])
+	}
+	return compare.SideFrom(name, ns, ps, env.Recorder.LastFiltered), nil
 }
 
 // each runs f on every pod, parallelism at a time, and returns the pods it
