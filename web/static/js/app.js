@@ -1,5 +1,8 @@
 // app.js: wires the store, the stream, the API and the views. Each view
 // reads the store's signals and renders again when what it read changes.
+// With ?recording=URL, or a recording opened or dropped on the page, it
+// replays that file instead (player.js): no stream, and nothing sent that
+// changes anything.
 
 import { render } from 'preact';
 import { useEffect } from 'preact/hooks';
@@ -12,14 +15,19 @@ import { createStore, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
 import { createActions } from './actions.js';
-import { clock } from './clock.js';
+import { clock, replayNow } from './clock.js';
 import { formatCountdown, queueTitle } from './format.js';
+import { readRecording } from './replay.js';
+import { createPlayer, refusingApi } from './player.js';
 import QueueBoard from './views/queue.js';
 import Inspector from './views/inspector.js';
 import Cluster from './views/cluster.js';
 import Timeline from './views/timeline.js';
 import Controls from './views/controls.js';
 import LessonBanner from './views/lesson.js';
+import {
+  OpenRecording, PlayerBar, READ_ONLY, RecordingView, ReplayBanner, ReplayOpening,
+} from './views/player.js';
 
 const TABS = [
   { id: 'queue', label: 'Queue', View: QueueBoard },
@@ -31,6 +39,9 @@ const TABS = [
 
 function Connection({ store, stream }) {
   const conn = store.server.conn.value;
+  if (store.page.replay.value) {
+    return html`<div class="conn conn-replay" role="status" id="connection" data-status="replay"><span class="dot" aria-hidden="true"></span><span class="conn-text">recording</span></div>`;
+  }
   const counting = conn.status === 'reconnecting' && conn.retryAt;
   const words = {
     idle: 'not connected',
@@ -44,7 +55,7 @@ function Connection({ store, stream }) {
     <span class="dot" aria-hidden="true"></span>
     <span class="conn-text">${text}</span>
     ${conn.status === 'reconnecting' && conn.error ? html`<span class="conn-error">${conn.error}${conn.attempt > 1 ? ` (try ${conn.attempt})` : ''}</span>` : null}
-    ${counting ? html`<button type="button" class="small" onClick=${stream.retryNow}>Retry now</button>` : null}
+    ${counting && stream ? html`<button type="button" class="small" onClick=${stream.retryNow}>Retry now</button>` : null}
   </div>`;
 }
 
@@ -52,6 +63,12 @@ function SchedulerBar({ store, actions }) {
   const scheduler = store.schedulerShown.value;
   const busy = store.page.isBusy('scheduler') || !scheduler.live;
   const paused = scheduler.state === 'paused';
+  if (store.page.replay.value) {
+    // The state as recorded; the player bar plays it.
+    return html`<div class="sched" role="group" aria-label="scheduler">
+      <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${`${READ_ONLY} ${scheduler.message || ''}`}>scheduler ${scheduler.state} (recorded)</span>
+    </div>`;
+  }
   return html`<div class="sched" role="group" aria-label="scheduler">
     <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${scheduler.message || ''}>
       scheduler ${scheduler.state}${paused && scheduler.steps ? ` (${scheduler.steps} step${scheduler.steps > 1 ? 's' : ''} pending)` : ''}
@@ -91,6 +108,11 @@ function tabFor(key, current) {
   return to === undefined ? null : TABS[to].id;
 }
 
+/** The tabs of a replay: Recording in place of Controls, whose forms change a cluster. */
+function tabsOf(replaying) {
+  return replaying ? TABS.map((t) => (t.id === 'controls' ? { ...t, label: 'Recording', View: RecordingView } : t)) : TABS;
+}
+
 function Tabs({ store, actions }) {
   const view = store.page.view.value;
   const onKey = (ev) => {
@@ -101,7 +123,7 @@ function Tabs({ store, actions }) {
     requestAnimationFrame(() => document.getElementById(`tab-${next}`)?.focus());
   };
   return html`<nav class="tabs" role="tablist" aria-label="views" onKeyDown=${onKey}>
-    ${TABS.map((t) => html`<button type="button" role="tab" id=${`tab-${t.id}`} aria-selected=${t.id === view ? 'true' : 'false'}
+    ${tabsOf(!!store.page.replay.value).map((t) => html`<button type="button" role="tab" id=${`tab-${t.id}`} aria-selected=${t.id === view ? 'true' : 'false'}
       aria-controls="view" tabindex=${t.id === view ? 0 : -1} onClick=${() => actions.setView(t.id)}>${t.label}</button>`)}
   </nav>`;
 }
@@ -128,12 +150,14 @@ function Display({ store, actions }) {
   return html`<div class="display" role="group" aria-label="display">
     <button type="button" class="small" id="theme" onClick=${actions.nextTheme} title="T: light, dark, or as the system says">theme: ${theme}</button>
     <button type="button" class="small" id="projector" aria-pressed=${projector ? 'true' : 'false'} onClick=${actions.toggleProjector} title="P: larger type, fewer panels">projector</button>
+    <${OpenRecording} onOpen=${openFile} />
   </div>`;
 }
 
 function App({ store, actions, stream }) {
   const view = store.page.view.value;
-  const { View } = TABS.find((t) => t.id === view);
+  const replay = store.page.replay.value;
+  const { View } = tabsOf(!!replay).find((t) => t.id === view);
   // Focus what an action asked for, once the view shows it.
   const focus = store.page.focus.value;
   useEffect(() => {
@@ -156,20 +180,109 @@ function App({ store, actions, stream }) {
       <${Tabs} store=${store} actions=${actions} />
       <${Display} store=${store} actions=${actions} />
     </div>
+    ${replay ? html`<${ReplayBanner} replay=${replay} />` : null}
+    ${player.value ? html`<${PlayerBar} player=${player.value} />` : null}
+    <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${replay || !replayURL ? () => { opening.value = null; } : null} />
     <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />
     <${Notices} store=${store} actions=${actions} />
     <${ResetDialog} store=${store} actions=${actions} />
     <main id="view" role="tabpanel" aria-labelledby=${`tab-${view}`} class=${`view view-${view}`}>
-      <${View} store=${store} actions=${actions} />
+      <${View} store=${store} actions=${actions} player=${player.value} onOpen=${openFile} />
     </main>
+    ${dropping.value ? html`<div class="drop-here" aria-hidden="true">Drop a recording to replay it</div>` : null}
   </div>`;
 }
 
 // --- start ---------------------------------------------------------------
 
 const store = createStore();
-const api = createApi();
+// A replay: the recording ?recording= names (same origin: the page's CSP
+// allows no other), or one opened or dropped on the page.
+const replayURL = new URLSearchParams(location.search).get('recording');
+// The REST API, or in a replay the player's, which answers from the
+// recording and refuses every change: the actions call whichever is in use.
+let apiInUse = replayURL ? refusingApi() : createApi();
+const api = new Proxy({}, { get: (_, name) => apiInUse[name] });
 const actions = createActions({ api, store });
+const player = signal(null);
+// {state: "loading" | "error", name, message} while a recording opens or when it did not.
+const opening = signal(null);
+const dropping = signal(false);
+let stream = null;
+
+/** The name a response gives its file (Content-Disposition), or the URL's last part. */
+function fileName(res, url) {
+  const m = /filename="?([^";]+)"?/.exec(res.headers.get('Content-Disposition') || '');
+  return m ? m[1] : decodeURIComponent(new URL(url).pathname.split('/').pop() || url);
+}
+
+/** Reads a recording (a Blob or a fetch's body) and replays it; says why when it cannot. */
+async function replay(body, name, server = false) {
+  opening.value = { state: 'loading', name };
+  let rec;
+  try {
+    rec = await readRecording(body);
+  } catch (err) {
+    opening.value = { state: 'error', name, message: err?.message || String(err) };
+    return;
+  }
+  // From here the page shows the recording: the stream and the live
+  // server's history are left alone.
+  stream?.close();
+  stream = null;
+  player.peek()?.close();
+  apiInUse = refusingApi();
+  store.inBatch(() => {
+    store.page.replay.value = { name, header: rec.header, server };
+    store.selectPod(null);
+    store.setConnection({ status: 'replay', retryAt: null, error: '' });
+  });
+  const p = createPlayer({ rec, store });
+  apiInUse = p.api;
+  player.value = p;
+  opening.value = null;
+  await p.prepare();
+}
+
+function openFile(file) {
+  replay(file, file.name);
+}
+
+async function openURL(param) {
+  let url;
+  try {
+    url = new URL(param, location.href);
+    if (url.origin !== location.origin) throw new Error(`${url.origin} is another site: a recording must come from this server (the page may fetch nothing else)`);
+    const res = await fetch(url, { headers: { Accept: 'application/gzip' } });
+    if (!res.ok) {
+      const body = await res.json().catch(() => null);
+      throw new Error(`${url.pathname} answered HTTP ${res.status}${body?.error ? `: ${body.error}` : ''}`);
+    }
+    // minisched replay serves its file here, and says so at /api/v1/replay.
+    const about = url.pathname === '/api/v1/recording' ? await fetch('/api/v1/replay').then((r) => (r.ok ? r.json() : null)).catch(() => null) : null;
+    await replay(res.body, about?.name || fileName(res, url.href), !!about);
+  } catch (err) {
+    opening.value = { state: 'error', name: url?.pathname || param, message: err?.message || String(err) };
+  }
+}
+
+// A file dragged over the page can be dropped anywhere on it.
+const hasFiles = (ev) => [...(ev.dataTransfer?.types || [])].includes('Files');
+window.addEventListener('dragover', (ev) => {
+  if (!hasFiles(ev)) return;
+  ev.preventDefault();
+  dropping.value = true;
+});
+window.addEventListener('dragleave', (ev) => { if (!ev.relatedTarget) dropping.value = false; });
+window.addEventListener('drop', (ev) => {
+  if (!hasFiles(ev)) return;
+  ev.preventDefault();
+  dropping.value = false;
+  const file = ev.dataTransfer.files?.[0];
+  if (file) openFile(file);
+});
+// The views' clocks ("12 s ago", countdowns, the timeline's edge) tell the recorded time.
+effect(() => { replayNow.value = player.value ? player.value.state.value.time : null; });
 
 // The address's #fragment names the view, or the pod or cycle the
 // inspector shows (#/pod/default/web-1, #/cycle/12): a reload keeps it, and
@@ -204,33 +317,40 @@ window.addEventListener('keydown', (ev) => {
   const s = shortcut({
     key: ev.key, ctrlKey: ev.ctrlKey, altKey: ev.altKey, metaKey: ev.metaKey,
     inField: !!el?.closest('input, textarea, select, [contenteditable]'), onButton: !!el?.closest('button, summary, a'),
-  }, VIEWS);
+  }, VIEWS, !!player.peek());
   if (!s) return;
   ev.preventDefault();
-  actions[s.action](s.arg);
+  if (s.action === 'player') player.peek()?.[s.arg]();
+  else actions[s.action](s.arg);
 });
 
 // Messages are applied together every 50 ms at most (stream.js): the
-// views render a few times a second however fast the scheduler goes.
-const stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
+// views render a few times a second however fast the scheduler goes. A
+// replay opens no stream.
+if (replayURL) openURL(replayURL);
+else stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
 // On a big cluster the stream leaves out the Filter and Score matrices
 // (store/index.js, limits.matrixNodes); the inspector loads them over REST.
-effect(() => stream.setKinds(store.streamKinds.value));
+effect(() => stream?.setKinds(store.streamKinds.value));
 
-// After every snapshot, fill the timeline with what happened before it.
+// After every snapshot, fill the timeline with what happened before it (not
+// in a replay: the recording holds what it holds).
+const live = computed(() => !store.page.replay.value);
 effect(() => {
-  if (store.server.snapshots.value > 0) untracked(() => actions.loadHistory());
+  if (live.value && store.server.snapshots.value > 0) untracked(() => actions.loadHistory());
 });
 // What the scheduler's plugins are, again after every restart (a new
 // generation; not on a pause or a step).
 const generation = computed(() => store.server.scheduler.value.generation);
 effect(() => {
-  if (generation.value > 0) untracked(() => actions.loadPluginView());
+  if (live.value && generation.value > 0) untracked(() => actions.loadPluginView());
 });
 setInterval(() => store.expireNotices(), 1000);
 
 // A hook for tests and the console.
-window.minisched = { store, actions, stream, api };
+window.minisched = {
+  store, actions, api, get stream() { return stream; }, get player() { return player.peek(); },
+};
 // The loading line and the noscript go: the app replaces them.
 const root = document.getElementById('root');
 root.replaceChildren();

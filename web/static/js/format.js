@@ -112,6 +112,12 @@ export function formatClock(ms) {
   return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** "HH:MM:SS.mmm": a time to the millisecond (a replay's events are milliseconds apart). */
+export function formatClockMs(ms) {
+  if (ms == null) return '';
+  return `${formatClock(ms)}.${String(Math.floor(ms) % 1000).padStart(3, '0')}`;
+}
+
 /** "ns/name", or "name" for the default namespace when short is set. */
 export function podLabel(ref, short = true) {
   if (!ref) return '';

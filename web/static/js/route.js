@@ -30,12 +30,19 @@ export function hashFor(view, pod, cycle) {
  * steps, R resets (after a confirmation), 1-5 show a view, P the
  * projector layout, T the next theme, Escape closes what is open. Keys
  * typed into a field, with Ctrl, Alt or Meta, and Space on a button are
- * the page's own.
+ * the page's own. In a replay ({action: "player", arg: method}) Space plays
+ * or pauses, S steps one event, C one cycle, B back one event, and R does
+ * nothing: a recording changes nothing.
  */
-export function shortcut(ev, views) {
+export function shortcut(ev, views, replay = false) {
   if (ev.ctrlKey || ev.altKey || ev.metaKey) return null;
   if (ev.inField) return ev.key === 'Escape' ? { action: 'cancelShortcut' } : null;
   if (ev.onButton && ev.key === ' ') return null;
+  if (replay) {
+    const method = { ' ': 'toggle', s: 'stepEvent', S: 'stepEvent', c: 'stepCycle', C: 'stepCycle', b: 'stepBack', B: 'stepBack' }[ev.key];
+    if (method) return { action: 'player', arg: method };
+    if (ev.key === 'r' || ev.key === 'R') return null;
+  }
   switch (ev.key) {
     case ' ': return { action: 'togglePause' };
     case 's': case 'S': return { action: 'step' };

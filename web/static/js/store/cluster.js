@@ -69,6 +69,19 @@ export function createCluster() {
       return true;
     },
 
+    /** What it holds, to load into another store (values are shared: they are replaced, never changed). */
+    save() {
+      return { nodes: nodes.pairs(), pods: pods.pairs(), usage: usage.pairs(), bound: bound.peek(), priorityClasses: priorityClasses.peek() };
+    },
+
+    load(s) {
+      nodes.assign(s.nodes);
+      pods.assign(s.pods);
+      usage.assign(s.usage);
+      bound.value = s.bound;
+      priorityClasses.value = s.priorityClasses;
+    },
+
     /** Holds a snapshot's nodes and pods, and nothing else. */
     fromSnapshot(nodeList, podList) {
       nodes.assign(nodeList.map((n) => [n.name, n]));

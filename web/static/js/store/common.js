@@ -99,6 +99,10 @@ export function keyedMap() {
       version.value;
       return Array.from(plain);
     },
+    /** Every [key, value] pair, in insertion order, without subscribing (a saved state). */
+    pairs() {
+      return Array.from(plain);
+    },
     /** Subscribes to every write (for a reader that then peeks). */
     changes() {
       return version.value;

@@ -205,6 +205,40 @@ export function createCycles(limits) {
       }
     },
 
+    /** What it holds, to load into another store (values are shared: they are replaced, never changed). */
+    save() {
+      return {
+        summaries: summaries.pairs(), details: details.pairs(), fetched: fetched.pairs(), remote: remote.pairs(), podInfo: podInfo.pairs(),
+        deleted: deleted.slice(), weights: [...weights], weight,
+      };
+    },
+
+    load(s) {
+      summaries.assign(s.summaries);
+      details.assign(s.details);
+      fetched.assign(s.fetched);
+      remote.assign(s.remote);
+      podInfo.assign(s.podInfo);
+      deleted = s.deleted.slice();
+      weights.clear();
+      for (const [id, w] of s.weights) weights.set(id, w);
+      weight = s.weight;
+    },
+
+    /**
+     * Holds the details of these cycles, built from their events
+     * ([{id, events}], the oldest cycle first), before the details it
+     * holds: a replay's keyframe keeps no details (their matrices are most
+     * of a recording), so a seek builds those it needs from the recording.
+     */
+    putDetails(list) {
+      const built = list.map(({ id, events }) => [id, events.reduce(withEvent, newDetail())]);
+      const ids = new Set(built.map(([id]) => id));
+      details.assign([...built, ...details.pairs().filter(([id]) => !ids.has(id))]);
+      for (const [id, d] of built) weigh(id, d);
+      trimDetails();
+    },
+
     /** Forgets every cycle: the server's history was cleared. */
     reset() {
       for (const m of [summaries, details, fetched, remote, podInfo]) m.assign([]);

@@ -240,6 +240,23 @@ export function createStore(options = {}) {
     ...createSelectors({ cluster, queue, cycles, server, limits }),
 
     applyMessage: writer(applyMessage),
+    /**
+     * The state the stream built (cluster, queue, cycles, server; not the
+     * page): a replay's keyframe. It shares the store's values, which are
+     * replaced and never changed in place, so it costs an array per slice.
+     */
+    saveState: () => ({ cluster: cluster.save(), queue: queue.save(), cycles: cycles.save(), server: server.save() }),
+    /** Changes some bounds from now on (a replay keeps fewer cycle details: it has the rest at hand). */
+    setLimits: writer((patch) => { Object.assign(limits, patch); }),
+    /** Adds cycle details built from their events ([{id, events}], oldest first): see cycles.putDetails. */
+    putDetails: writer(cycles.putDetails),
+    /** Holds a saved state from now on, in place of its own: as if its events had been applied to a new store. */
+    loadState: writer((s) => {
+      cluster.load(s.cluster);
+      queue.load(s.queue);
+      cycles.load(s.cycles);
+      server.load(s.server);
+    }),
     /** Runs fn (which applies messages) as one batch: the views hear of them all at once. */
     inBatch: (fn) => batch(fn),
     /** Applies events outside a message (tests, the console). */

@@ -27,6 +27,9 @@ export function createPage(limits, now) {
   const lessonClosed = signal(null);
   // The node whose editor is open in the cluster view, or null.
   const editingNode = signal(null);
+  // The recording the page replays ({name, header}), or null when live:
+  // then nothing on the page may change a cluster.
+  const replay = signal(null);
   // Action name -> true while it runs.
   const busy = keyedMap();
   // Action name -> the input its last run found wrong.
@@ -50,6 +53,7 @@ export function createPage(limits, now) {
     stepWatch,
     lessonClosed,
     editingNode,
+    replay,
 
     isBusy(name) {
       return !!busy.get(name);

@@ -171,6 +171,21 @@ export function createQueue() {
       return { step: moved || !inPlace ? step : null, failure };
     },
 
+    /** What it holds, to load into another store: the entries, and each lane's order (copied: lanes change in place). */
+    save() {
+      return { entries: entries.pairs(), lanes: [...lanes].map(([name, l]) => [name, l.list.slice()]) };
+    },
+
+    load(s) {
+      entries.assign(s.entries);
+      const saved = new Map(s.lanes);
+      for (const name of new Set([...lanes.keys(), ...saved.keys()])) {
+        const l = laneOf(name);
+        l.list = saved.get(name)?.slice() || [];
+        l.version.value = l.version.peek() + 1;
+      }
+    },
+
     /** Forgets a deleted pod, unless its name now belongs to another. */
     forget(pod) {
       const old = entries.peek(podKey(pod));

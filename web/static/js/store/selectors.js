@@ -140,10 +140,12 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
   /**
    * The scheduler's state as the header shows it: "unknown" while the
    * stream is down, for what the page knows then is old; live says which.
+   * A replay shows the recorded state, and is not live.
    */
   const schedulerShown = computed(() => {
-    const live = server.conn.value.status === 'open';
-    return { ...(live ? server.scheduler.value : { state: 'unknown', steps: 0, message: 'not connected: the state would be old' }), live };
+    const status = server.conn.value.status;
+    const live = status === 'open';
+    return { ...(live || status === 'replay' ? server.scheduler.value : { state: 'unknown', steps: 0, message: 'not connected: the state would be old' }), live };
   });
 
   /** A pod's story, oldest first (story.js). */

@@ -56,6 +56,25 @@ export function createServer(limits) {
     setScheduler,
     setScenarioRun,
 
+    /** What the events told (not the connection), to load into another store. */
+    save() {
+      return {
+        seq: seq.peek(), snapshots: snapshots.peek(), historyFirstSeq: historyFirstSeq.peek(), scheduler: scheduler.peek(), vocabulary: vocabulary.peek(),
+        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(),
+      };
+    },
+
+    load(s) {
+      seq.value = s.seq;
+      snapshots.value = s.snapshots;
+      historyFirstSeq.value = s.historyFirstSeq;
+      scheduler.value = s.scheduler;
+      vocabulary.value = s.vocabulary;
+      scenarios.value = s.scenarios;
+      plugins.value = s.plugins;
+      streamKinds.value = s.streamKinds;
+    },
+
     setConnection(patch) {
       conn.value = { ...conn.peek(), ...patch };
     },

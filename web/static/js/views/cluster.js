@@ -3,7 +3,7 @@
 // a compact table, sortable by use and filtered by label. Both render only
 // what is in view (a grid of cards, a table's rows): a thousand nodes cost
 // what a screenful does. Nodes are cordoned and edited (labels, taints,
-// allocatable) from here.
+// allocatable) from here, but in a replay, which changes nothing.
 
 import { useState } from 'preact/hooks';
 import { ConfirmButton, Field, html, Meter, remPx, ScrollTable, useForm, VirtualGrid } from '../ui.js';
@@ -26,15 +26,16 @@ function NodeCard({ store, actions, name }) {
   const keys = [...u.keys].sort(natural);
   const chips = allPods ? keys : keys.slice(0, PODS_PER_CARD);
   const labels = Object.entries(node?.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname');
+  const writable = node && !store.page.replay.value;
   return html`<article class=${`card node-card${node?.unschedulable ? ' cordoned' : ''}${node ? '' : ' missing'}`} aria-labelledby=${`node-${name}`} data-node=${name}>
     <header class="card-head">
       <h3 id=${`node-${name}`}>${name}</h3>
       ${node?.unschedulable ? html`<span class="badge warn" title="spec.unschedulable: new pods are not placed here">unschedulable</span>` : null}
       ${!node ? html`<span class="badge warn">node gone</span>` : null}
-      ${node ? html`<button type="button" class="small" aria-label=${`${node.unschedulable ? 'Uncordon' : 'Cordon'} node ${name}`} disabled=${store.page.isBusy(`node:${name}`)}
+      ${writable ? html`<button type="button" class="small" aria-label=${`${node.unschedulable ? 'Uncordon' : 'Cordon'} node ${name}`} disabled=${store.page.isBusy(`node:${name}`)}
         onClick=${() => actions.cordon(name, !node.unschedulable)}>${node.unschedulable ? 'Uncordon' : 'Cordon'}</button>
         <button type="button" class="small" aria-label=${`Edit node ${name}`} onClick=${() => actions.editNode(name)}>Edit</button>` : null}
-      ${node ? html`<${ConfirmButton} className="small danger" ariaLabel=${`Delete node ${name}`} label="Delete" confirm=${`Delete ${name}?`} disabled=${busy} onConfirm=${() => actions.deleteNode(name)} />` : null}
+      ${writable ? html`<${ConfirmButton} className="small danger" ariaLabel=${`Delete node ${name}`} label="Delete" confirm=${`Delete ${name}?`} disabled=${busy} onConfirm=${() => actions.deleteNode(name)} />` : null}
     </header>
     ${node ? html`
       <${Meter} label="CPU" used=${u.cpu} total=${alloc.cpu || 0} text=${`${formatCpu(u.cpu)} / ${formatCores(alloc.cpu || 0)}`} />
@@ -56,7 +57,8 @@ function Summary({ store }) {
   return html`<span><strong>${c.nodes}</strong> nodes</span>
     <span><strong>${c.bound}</strong> ${c.bound === 1 ? 'pod' : 'pods'} bound, <strong>${c.pending}</strong> pending</span>
     <span>CPU requested <strong>${formatCores(cap.cpuUsed)}</strong> of ${formatCores(cap.cpu)}</span>
-    <span>memory requested <strong>${formatBytes(cap.memoryUsed)}</strong> of ${formatBytes(cap.memory)}</span>`;
+    <span>memory requested <strong>${formatBytes(cap.memoryUsed)}</strong> of ${formatBytes(cap.memory)}</span>
+    ${store.page.replay.value ? html`<span class="muted" id="cluster-read-only">a recording: nodes are not cordoned, edited or deleted here</span>` : null}`;
 }
 
 /** The editor of one node's labels, taints and allocatable (PATCH /nodes/{name}). */
@@ -95,7 +97,7 @@ function NodeTable({ store, actions }) {
   const head = html`<thead><tr>${COLUMNS.map(([id, label]) => html`<th scope="col" aria-sort=${sort === id ? (SORTS[id] ? 'descending' : 'ascending') : 'none'}>
     <button type="button" class="link" onClick=${() => setSort(id)}>${label}${sort === id ? (SORTS[id] ? ' ▼' : ' ▲') : ''}</button></th>`)}<th scope="col">labels</th></tr></thead>`;
   const row = (r) => html`<tr key=${r.name} data-node=${r.name} class=${r.cordoned ? 'cordoned' : ''}>
-    <th scope="row"><button type="button" class="link" onClick=${() => actions.editNode(r.name)}>${r.name}</button>${r.cordoned ? html` <span class="badge warn">cordoned</span>` : null}</th>
+    <th scope="row">${store.page.replay.value ? r.name : html`<button type="button" class="link" onClick=${() => actions.editNode(r.name)}>${r.name}</button>`}${r.cordoned ? html` <span class="badge warn">cordoned</span>` : null}</th>
     <td class="num heat" style=${heat(r.cpu)}>${Math.round(r.cpu)}%</td>
     <td class="num heat" style=${heat(r.memory)}>${Math.round(r.memory)}%</td>
     <td class="num heat" style=${heat(r.pods)}>${Math.round(r.pods)}%</td>
@@ -110,7 +112,7 @@ function NodeTable({ store, actions }) {
 
 export default function Cluster({ store, actions }) {
   const [table, setTable] = useState(false);
-  const editing = store.page.editingNode.value;
+  const editing = store.page.replay.value ? null : store.page.editingNode.value;
   return html`<div class="cluster">
     <div class="cluster-summary">
       <${Summary} store=${store} />

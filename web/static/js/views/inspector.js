@@ -46,7 +46,8 @@ function PodHeader({ store, actions, podKey: key }) {
       ${pod.nominatedNodeName ? html`<div><dt>nominated</dt><dd>${pod.nominatedNodeName}</dd></div>` : null}
       ${pod.scheduled ? html`<div><dt>PodScheduled</dt><dd>${pod.scheduled}</dd></div>` : null}
     </dl>
-    <${ConfirmButton} id="delete-pod" label="Delete pod" confirm=${`Delete ${key}?`} disabled=${busy} onConfirm=${() => actions.deletePod(key)} />
+    ${store.page.replay.value ? html`<span class="muted small" id="delete-pod-ro">a recording: the pod is not deleted here</span>`
+      : html`<${ConfirmButton} id="delete-pod" label="Delete pod" confirm=${`Delete ${key}?`} disabled=${busy} onConfirm=${() => actions.deletePod(key)} />`}
   </div>`;
 }
 

@@ -26,7 +26,7 @@ export default function LessonBanner({ store, actions }) {
     <span class="lesson-nav">
       <button type="button" class="small" id="lesson-prev" disabled=${i <= 0} onClick=${() => setAt(i - 1)}>Previous</button>
       <button type="button" class="small" id="lesson-next" disabled=${i >= log.length - 1} onClick=${() => setAt(i + 1 >= log.length - 1 ? null : i + 1)}>Next</button>
-      ${state === 'running' ? html`<button type="button" class="small" onClick=${() => actions.cancelScenario(run.id)}>Cancel</button>` : null}
+      ${state === 'running' && !store.page.replay.value ? html`<button type="button" class="small" onClick=${() => actions.cancelScenario(run.id)}>Cancel</button>` : null}
       <button type="button" class="small" aria-label="close the lesson banner" onClick=${() => actions.closeLesson(run.id)}>✕</button>
     </span>
   </section>`;

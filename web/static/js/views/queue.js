@@ -96,6 +96,9 @@ function InFlight({ store, actions }) {
 /** With no node, no pod can be scheduled: say what to do first. */
 function NoNodes({ store, actions }) {
   if (store.cluster.nodes.size > 0) return null;
+  if (store.page.replay.value) {
+    return html`<div class="first-steps" role="status" id="no-nodes"><strong>The cluster has no node yet</strong> at this point of the recording, so every pod waits.</div>`;
+  }
   return html`<div class="first-steps" role="status" id="no-nodes">
     <strong>The cluster has no node yet</strong>, so every pod waits.
     <button type="button" class="primary" onClick=${actions.goAddNode}>Add a node</button>
