@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"minisched/cluster"
 	"minisched/whatif"
@@ -28,17 +27,9 @@ func (s *Server) rescheduleAll(c echo.Context) error {
 		return apiError(http.StatusConflict, "the scheduler is %s: resume it first", st.State)
 	}
 	rep, err := whatif.RescheduleAll(c.Request().Context(), whatif.Env{Client: s.opts.Client, Scheduler: s.opts.Scheduler, Recorder: s.opts.Recorder,
-		Summaries: s.cluster.Summaries, SchedulerNames: profileNames(s.opts.Scheduler.Config())}, whatif.Options{})
+		Summaries: s.cluster.Summaries}, whatif.Options{})
 	if err != nil {
 		return apiError(http.StatusInternalServerError, "what-if: %v", err)
 	}
 	return c.JSON(http.StatusOK, rep)
-}
-
-func profileNames(cfg *config.KubeSchedulerConfiguration) []string {
-	var names []string
-	for _, p := range cfg.Profiles {
-		names = append(names, p.SchedulerName)
-	}
-	return names
 }
