@@ -203,3 +203,42 @@ export async function timedClick(page, selector, { answer, text = null, timeout 
   await page.click(selector, { timeout });
   return page.evaluate(() => window.__answer);
 }
+
+/**
+ * startReplay runs `minisched replay FILE` on a free loopback port and
+ * resolves with {url, stop, output} once it prints its address.
+ */
+export async function startReplay(file, { timeoutMs = 30_000 } = {}) {
+  const args = ['replay', '--addr', '127.0.0.1:0'];
+  if (process.env.MINISCHED_WEB_DIR) args.push('--web-dir', resolve(process.env.MINISCHED_WEB_DIR));
+  const child = spawn(binaryPath(), [...args, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = [];
+  let exited = null;
+  const exit = new Promise((res) => child.on('exit', (code, signal) => { exited = { code, signal }; res(exited); }));
+  createInterface({ input: child.stderr }).on('line', (line) => output.push(line));
+  const url = await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`minisched replay printed no address within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      output.push(line);
+      const m = /minisched replay of .*: (http:\/\/\S+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1].replace(/\/$/, ''));
+      }
+    });
+    exit.then((e) => { clearTimeout(timer); rej(new Error(`minisched replay exited (${e.code ?? e.signal}):\n${output.join('\n')}`)); });
+  }).catch((err) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  async function stop() {
+    if (exited) return exited;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const e = await exit;
+    clearTimeout(timer);
+    return e;
+  }
+  process.once('exit', () => { if (!exited) child.kill('SIGKILL'); });
+  return { url, stop, output };
+}

@@ -189,7 +189,7 @@ test('a seek anywhere, from any keyframe or from where the player is, leaves the
   const player = createPlayer({ rec, store, every: 17, pause: async () => {} });
   await player.prepare();
   const limits = store.limits;
-  assert.equal(limits.details, 20, 'a replay keeps the details of the newest 20 cycles');
+  assert.equal(limits.details, 10, 'a replay keeps the details of the newest 10 cycles');
   store.setLimits({ details: 3 });
 
   /** The store after the first p events, one at a time from a new store. */

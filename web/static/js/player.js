@@ -19,7 +19,10 @@ export const KEYFRAME_EVERY = 1000;
 // keeps in a replay: a seek builds each from its events, parsing its
 // matrices, so fewer cost less. The inspector gets any other cycle from the
 // recording (the player's api), as a live page gets it over REST.
-export const REPLAY_DETAILS = 20;
+export const REPLAY_DETAILS = 10;
+// Cycles read back from the recording (cycleRecord) kept, with their event
+// count: the same record again keeps the inspector's tables as they are.
+const RECORDS_KEPT = 8;
 // Events one frame applies at most, at "as fast as possible" or after the
 // page was hidden: the views paint between.
 const MAX_PER_FRAME = 400;
@@ -68,7 +71,23 @@ export function createPlayer({
   let lastTick = 0;
   let carry = 0;
   // The cycle showInspected last put in the store, and how many of its events.
-  let shown = { id: null, events: 0 };
+  let shown = { id: null, record: null };
+  // Cycle id -> its record as last read back from the recording.
+  const records = new Map();
+
+  /** cycleRecord, the same object while the cycle has no new event before p. */
+  function recordOf(id, p) {
+    const list = rec.cycleEvents.get(Number(id)) || [];
+    let count = 0;
+    while (count < list.length && list[count] < p) count++;
+    const old = records.get(Number(id));
+    if (old && old.count === count) return old.record;
+    const record = cycleRecord(rec, id, p);
+    records.delete(Number(id));
+    records.set(Number(id), { count, record });
+    if (records.size > RECORDS_KEPT) records.delete(records.keys().next().value);
+    return record;
+  }
 
   function set(patch) {
     state.value = { ...state.peek(), ...patch };
@@ -150,10 +169,10 @@ export function createPlayer({
     if (!key) return;
     const view = store.cycleView(key, store.page.selectedCycle.peek());
     if (view.id == null || view.source === 'live') return;
-    const r = cycleRecord(rec, view.id, p);
-    if (!r || (view.source === 'fetched' && shown.id === view.id && shown.events === r.events.length)) return;
+    const r = recordOf(view.id, p);
+    if (!r || (view.source === 'fetched' && shown.id === view.id && shown.record === r)) return;
     store.addFetchedCycle(r);
-    shown = { id: view.id, events: r.events.length };
+    shown = { id: view.id, record: r };
   }
 
   function stopTimer() {
@@ -199,7 +218,7 @@ export function createPlayer({
   /** The REST API as far as a recording answers it: the cycles so far; everything else is refused. */
   const api = refusingApi({
     cycle: async (id) => {
-      const r = cycleRecord(rec, id, state.peek().position);
+      const r = recordOf(id, state.peek().position);
       if (!r) throw new ApiError(404, `cycle ${id} is not in the recording up to here`);
       return r;
     },
