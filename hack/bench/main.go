@@ -37,12 +37,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset|import [flags]")
 		os.Exit(2)
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn,
+		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn, "import": importCopy,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
