@@ -71,7 +71,7 @@ end_step() {
 		local s
 		s=$(since "$step_t0")
 		printf '    step %d done in %ss\n' "$step_no" "$s"
-		summary+=("$(printf '%d. %-44s %7ss' "$step_no" "$step_name" "$s")")
+		summary+=("$(printf '%d. %-56s %6ss' "$step_no" "$step_name" "$s")")
 		step_t0=
 	fi
 }
@@ -194,7 +194,13 @@ if docker info >/dev/null 2>&1; then
 	log "a docker daemon already answers: using it (and leaving it running)"
 else
 	log "no docker daemon answers: starting dockerd --iptables=false --storage-driver=vfs (log: $tmp/dockerd.log)"
-	as_root dockerd --iptables=false --storage-driver=vfs >"$tmp/dockerd.log" 2>&1 &
+	# Not through a function: $! must be dockerd itself (or sudo, which
+	# passes the signal on), for the cleanup to stop it.
+	if [ "$(id -u)" = 0 ]; then
+		dockerd --iptables=false --storage-driver=vfs >"$tmp/dockerd.log" 2>&1 &
+	else
+		sudo dockerd --iptables=false --storage-driver=vfs >"$tmp/dockerd.log" 2>&1 &
+	fi
 	dockerd_pid=$!
 	deadline=$(($(date +%s) + 60))
 	until docker info >/dev/null 2>&1; do
@@ -416,4 +422,4 @@ end_step
 echo
 echo "compose-check passed in $(since "$t_start")s"
 printf '  %s\n' "${summary[@]}"
-echo "  start to /readyz in the container: ${ready_times[*]} s"
+echo "  container start to /readyz: ${ready_times[*]} s (load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"

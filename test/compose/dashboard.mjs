@@ -52,7 +52,7 @@ try {
   await page.waitForSelector('#tab-cluster[aria-selected="true"]');
   for (const n of nodes) await page.waitForSelector(`[data-node="${n}"]`);
   if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT });
-  console.log(`dashboard loaded: stream open, scheduler ${(await page.textContent('#scheduler-state')).trim()}, ${nodes.length} node(s) shown${token ? ', token taken from the link into the cookie' : ''}`);
+  console.log(`dashboard loaded: stream open, ${(await page.textContent('#scheduler-state')).trim()}, ${nodes.length} node(s) shown${token ? ', token taken from the link into the cookie' : ''}`);
 
   if (process.env.RESTART) {
     // The server goes away and comes back; the page, left open, must find
@@ -63,7 +63,7 @@ try {
       const st = await page.getAttribute('#connection', 'data-status').catch(() => null);
       if (st && st !== 'open') sawDown = true;
     }, 100);
-    execSync(process.env.RESTART, { stdio: ['ignore', 'ignore', 'inherit'] });
+    execSync(process.env.RESTART, { stdio: 'pipe' }); // its output is in the error when it fails
     await waitReady(base);
     const res = await fetch(`${base}/api/v1/nodes`, {
       method: 'POST',
