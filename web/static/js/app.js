@@ -9,7 +9,7 @@ import { useEffect } from 'preact/hooks';
 // Teaches Preact to track the signals a component reads while it renders.
 import '@preact/signals';
 import { html } from './ui.js';
-import { computed, effect, signal, untracked } from './signals.js';
+import { batch, computed, effect, signal, untracked } from './signals.js';
 import { hashFor, parseHash, shortcut, THEMES } from './route.js';
 import { createStore, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
@@ -154,6 +154,12 @@ function Display({ store, actions }) {
   </div>`;
 }
 
+/** The page of the session in use (live, or a recording's). */
+function Root() {
+  const { store, actions } = session.value;
+  return html`<${App} store=${store} actions=${actions} stream=${stream} />`;
+}
+
 function App({ store, actions, stream }) {
   const view = store.page.view.value;
   const replay = store.page.replay.value;
@@ -195,15 +201,27 @@ function App({ store, actions, stream }) {
 
 // --- start ---------------------------------------------------------------
 
-const store = createStore();
 // A replay: the recording ?recording= names (same origin: the page's CSP
 // allows no other), or one opened or dropped on the page.
 const replayURL = new URLSearchParams(location.search).get('recording');
-// The REST API, or in a replay the player's, which answers from the
-// recording and refuses every change: the actions call whichever is in use.
-let apiInUse = replayURL ? refusingApi() : createApi();
-const api = new Proxy({}, { get: (_, name) => apiInUse[name] });
-const actions = createActions({ api, store });
+
+/**
+ * What the page shows: {store, actions}. Live, the store the stream fills
+ * and actions on the REST API; a recording gets a store and actions of its
+ * own (on the player's API, which answers from the file and refuses every
+ * change), so that nothing the live page still had under way lands in it.
+ */
+function newSession(api, replay = null) {
+  const store = createStore();
+  if (replay) {
+    store.page.replay.value = replay;
+    store.setConnection({ status: 'replay' });
+  }
+  return { store, actions: createActions({ api, store }) };
+}
+const session = signal(replayURL ? newSession(refusingApi(), { name: replayURL, header: null, server: false }) : newSession(createApi()));
+// The live session, while there is one.
+const liveSession = replayURL ? null : session.peek();
 const player = signal(null);
 // {state: "loading" | "error", name, message} while a recording opens or when it did not.
 const opening = signal(null);
@@ -226,21 +244,25 @@ async function replay(body, name, server = false) {
     opening.value = { state: 'error', name, message: err?.message || String(err) };
     return;
   }
-  // From here the page shows the recording: the stream and the live
-  // server's history are left alone.
+  // From here the page shows the recording: the stream closes, and the live
+  // session is left behind with whatever it had under way.
   stream?.close();
   stream = null;
   player.peek()?.close();
-  apiInUse = refusingApi();
-  store.inBatch(() => {
-    store.page.replay.value = { name, header: rec.header, server };
-    store.selectPod(null);
-    store.setConnection({ status: 'replay', retryAt: null, error: '' });
+  const old = session.peek().store.page;
+  const next = newSession(refusingApi(), { name, header: rec.header, server });
+  next.store.inBatch(() => {
+    // The display stays as it was.
+    next.store.setTheme(old.theme.peek());
+    next.store.setProjector(old.projector.peek());
+    next.store.setView(old.view.peek());
   });
-  const p = createPlayer({ rec, store });
-  apiInUse = p.api;
-  player.value = p;
-  opening.value = null;
+  const p = createPlayer({ rec, store: next.store });
+  batch(() => {
+    player.value = p;
+    session.value = { store: next.store, actions: createActions({ api: p.api, store: next.store }) };
+    opening.value = null;
+  });
   await p.prepare();
 }
 
@@ -287,24 +309,25 @@ effect(() => { replayNow.value = player.value ? player.value.state.value.time : 
 // The address's #fragment names the view, or the pod or cycle the
 // inspector shows (#/pod/default/web-1, #/cycle/12): a reload keeps it, and
 // a link shares it.
-actions.openRoute(parseHash(location.hash, VIEWS));
-window.addEventListener('hashchange', () => actions.openRoute(parseHash(location.hash, VIEWS)));
+session.peek().actions.openRoute(parseHash(location.hash, VIEWS));
+window.addEventListener('hashchange', () => session.peek().actions.openRoute(parseHash(location.hash, VIEWS)));
 effect(() => {
-  const { view, selectedPod, selectedCycle } = store.page;
+  const { view, selectedPod, selectedCycle } = session.value.store.page;
   const h = hashFor(view.value, selectedPod.value, selectedCycle.value);
   if (location.hash !== h) history.replaceState(null, '', h);
 });
 
 // Instructor mode: the theme and the projector layout, kept for the next visit.
 const saved = JSON.parse(localStorage.getItem('minisched.display') || '{}');
-store.setTheme(THEMES.includes(saved.theme) ? saved.theme : 'auto');
-store.setProjector(!!saved.projector);
+session.peek().store.setTheme(THEMES.includes(saved.theme) ? saved.theme : 'auto');
+session.peek().store.setProjector(!!saved.projector);
 const systemDark = window.matchMedia('(prefers-color-scheme: dark)');
 const prefersDark = signal(systemDark.matches);
 systemDark.addEventListener('change', (ev) => { prefersDark.value = ev.matches; });
 effect(() => {
-  const theme = store.page.theme.value;
-  const projector = store.page.projector.value;
+  const { page } = session.value.store;
+  const theme = page.theme.value;
+  const projector = page.projector.value;
   const root = document.documentElement;
   root.dataset.theme = theme === 'auto' ? (prefersDark.value ? 'dark' : 'light') : theme;
   root.toggleAttribute('data-projector', projector);
@@ -321,37 +344,39 @@ window.addEventListener('keydown', (ev) => {
   if (!s) return;
   ev.preventDefault();
   if (s.action === 'player') player.peek()?.[s.arg]();
-  else actions[s.action](s.arg);
+  else session.peek().actions[s.action](s.arg);
 });
 
-// Messages are applied together every 50 ms at most (stream.js): the
-// views render a few times a second however fast the scheduler goes. A
-// replay opens no stream.
 if (replayURL) openURL(replayURL);
-else stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
-// On a big cluster the stream leaves out the Filter and Score matrices
-// (store/index.js, limits.matrixNodes); the inspector loads them over REST.
-effect(() => stream?.setKinds(store.streamKinds.value));
-
-// After every snapshot, fill the timeline with what happened before it (not
-// in a replay: the recording holds what it holds).
-const live = computed(() => !store.page.replay.value);
-effect(() => {
-  if (live.value && store.server.snapshots.value > 0) untracked(() => actions.loadHistory());
-});
-// What the scheduler's plugins are, again after every restart (a new
-// generation; not on a pause or a step).
-const generation = computed(() => store.server.scheduler.value.generation);
-effect(() => {
-  if (live.value && generation.value > 0) untracked(() => actions.loadPluginView());
-});
-setInterval(() => store.expireNotices(), 1000);
+if (liveSession) {
+  const { store, actions } = liveSession;
+  // Messages are applied together every 50 ms at most (stream.js): the
+  // views render a few times a second however fast the scheduler goes.
+  stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });
+  // On a big cluster the stream leaves out the Filter and Score matrices
+  // (store/index.js, limits.matrixNodes); the inspector loads them over REST.
+  effect(() => stream?.setKinds(store.streamKinds.value));
+  // After every snapshot, fill the timeline with what happened before it.
+  effect(() => {
+    if (store.server.snapshots.value > 0) untracked(() => actions.loadHistory());
+  });
+  // What the scheduler's plugins are, again after every restart (a new
+  // generation; not on a pause or a step).
+  const generation = computed(() => store.server.scheduler.value.generation);
+  effect(() => {
+    if (generation.value > 0) untracked(() => actions.loadPluginView());
+  });
+}
+setInterval(() => session.peek().store.expireNotices(), 1000);
 
 // A hook for tests and the console.
 window.minisched = {
-  store, actions, api, get stream() { return stream; }, get player() { return player.peek(); },
+  get store() { return session.peek().store; },
+  get actions() { return session.peek().actions; },
+  get stream() { return stream; },
+  get player() { return player.peek(); },
 };
 // The loading line and the noscript go: the app replaces them.
 const root = document.getElementById('root');
 root.replaceChildren();
-render(html`<${App} store=${store} actions=${actions} stream=${stream} />`, root);
+render(html`<${Root} />`, root);

@@ -35,7 +35,7 @@ export function ReplayBanner({ replay }) {
   return html`<section class="replay-banner" id="replay-banner" aria-label="recording">
     <strong class="replay-label">Recording</strong>
     <span id="replay-name" class="replay-name">${replay.name}</span>
-    <span class="muted">made ${created(h)}${h.pod ? `, only pod ${h.pod} and what is about no pod` : ''}</span>
+    ${replay.header ? html`<span class="muted">made ${created(h)}${h.pod ? `, only pod ${h.pod} and what is about no pod` : ''}</span>` : null}
     <span class="replay-ro">${READ_ONLY}</span>
     ${replay.server
       ? html`<span class="muted" id="back-to-live">This server only replays this file: for a live cluster, run minisched and open its address.</span>`
