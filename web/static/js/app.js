@@ -252,10 +252,10 @@ async function replay(body, name, server = false) {
   const old = session.peek().store.page;
   const next = newSession(refusingApi(), { name, header: rec.header, server });
   next.store.inBatch(() => {
-    // The display stays as it was.
+    // The display stays as it was, and the pod or cycle a link named (#/pod/...) stays chosen.
     next.store.setTheme(old.theme.peek());
     next.store.setProjector(old.projector.peek());
-    next.store.setView(old.view.peek());
+    next.store.selectPod(old.selectedPod.peek(), old.selectedCycle.peek(), old.view.peek());
   });
   const p = createPlayer({ rec, store: next.store });
   batch(() => {
@@ -340,9 +340,10 @@ window.addEventListener('keydown', (ev) => {
   const s = shortcut({
     key: ev.key, ctrlKey: ev.ctrlKey, altKey: ev.altKey, metaKey: ev.metaKey,
     inField: !!el?.closest('input, textarea, select, [contenteditable]'), onButton: !!el?.closest('button, summary, a'),
-  }, VIEWS, !!player.peek());
+  }, VIEWS, !!session.peek().store.page.replay.peek());
   if (!s) return;
   ev.preventDefault();
+  // Before the recording is ready the player's keys do nothing.
   if (s.action === 'player') player.peek()?.[s.arg]();
   else session.peek().actions[s.action](s.arg);
 });

@@ -89,7 +89,8 @@ export function parseRecording(text) {
   // Parsed events; a matrix event is its line until applied.
   const events = new Array(n);
   let count = 0;
-  let last = snapshot.seq ?? 0;
+  // As the server's reader: events in order; the store skips any the snapshot holds.
+  let last = 0;
   let prevTime = millis(snapshot.time) ?? 0;
   let trailer = null;
   for (let i = 2; i < lines.length; i++) {
