@@ -368,8 +368,9 @@ export async function readRecording(body) {
     bytes.cancel().catch(() => {});
     throw new RecordingError('not a minisched recording: the file is not gzip-compressed (a recording is a .recording.gz file from GET /api/v1/recording or scenario run --record)');
   }
-  const text = [];
-  const decoder = new TextDecoder();
+  // The unpacked bytes, kept as they come: when the compressed data stops
+  // early, what came before it still tells how far the file goes.
+  const parts = [];
   const out = bytes.pipeThrough(new DecompressionStream('gzip')).getReader();
   let broken = null;
   for (;;) {
@@ -381,11 +382,11 @@ export async function readRecording(body) {
       break;
     }
     if (chunk.done) break;
-    text.push(decoder.decode(chunk.value, { stream: true }));
+    parts.push(chunk.value);
   }
-  text.push(decoder.decode());
+  const text = await new Blob(parts).text();
   try {
-    return parseRecording(text.join(''));
+    return parseRecording(text);
   } catch (err) {
     // A file that stops mid-way usually stops mid-line too.
     if (!broken || /cut off/.test(err.message)) throw err;

@@ -38,7 +38,7 @@ export function ReplayBanner({ replay }) {
     ${replay.header ? html`<span class="muted">made ${created(h)}${h.pod ? `, only pod ${h.pod} and what is about no pod` : ''}</span>` : null}
     <span class="replay-ro">${READ_ONLY}</span>
     ${replay.server
-      ? html`<span class="muted" id="back-to-live">This server only replays this file: for a live cluster, run minisched and open its address.</span>`
+      ? html`<span class="muted" id="back-to-live" title="minisched replay serves one file and no cluster">No live cluster here: run minisched and open its address.</span>`
       : html`<a href="/" id="back-to-live" class="button small">Back to live</a>`}
   </section>`;
 }
@@ -64,7 +64,7 @@ export function PlayerBar({ player }) {
       event <strong>${s.position}</strong> of ${rec.length} · seq ${seqAt(rec, s.position)} · ${formatClockMs(s.time)}
       ${what ? html` · <span class="muted">${what}</span>` : html` · <span class="muted">the recording's start</span>`}
     </span>
-    <label class="player-speed">speed
+    <label class="player-speed"><span class="sr-only">speed</span>
       <select id="player-speed" value=${String(s.speed)} onChange=${(ev) => player.setSpeed(ev.currentTarget.value)}>
         ${SPEEDS.map((v) => html`<option key=${v} value=${String(v)}>${speedLabel(v)}</option>`)}
       </select>
