@@ -92,6 +92,21 @@ function assertQuiet(seen) {
   assert.ok(apiCalls.every((p) => p === '/api/v1/recording' || p === '/api/v1/replay'), `API calls: ${apiCalls.join(', ')}`);
 }
 
+/** What the page's store shows: each pod's node, the queue's lanes, each pod's cycles with how they ended. */
+function shown() {
+  const s = window.minisched.store;
+  const keys = s.cluster.pods.keys().sort();
+  return {
+    nodes: s.cluster.nodes.keys().sort(),
+    pods: keys.map((k) => [k, s.cluster.pods.peek(k).nodeName || '']),
+    lanes: s.server.vocabulary.peek().queues.map((q) => [q, s.lane(q).peek()]),
+    cycles: keys.map((k) => [k, (s.cycles.podInfo.peek(k)?.cycleIds || []).map((id) => {
+      const c = s.cycles.summaries.peek(id);
+      return [id, c?.attempt, c?.end?.result, c?.end?.node || '', c?.binding?.bound ?? null];
+    })]),
+  };
+}
+
 const position = (page) => page.$eval('#player', (el) => Number(el.dataset.position));
 
 test('minisched replay FILE: the page plays the recording through the same views and changes nothing', async (t) => {
@@ -204,7 +219,7 @@ test('minisched replay FILE: the page plays the recording through the same views
   await page.close();
 });
 
-test('?recording= on a live server replays its history without a stream; a dropped good file opens', async () => {
+test('?recording= on a live server replays its history without a stream; dropped on a live page, the recording closes the stream and shows what the live page showed', async () => {
   const { page, seen } = await watchedPage();
   await page.goto(`${live.url}/?recording=/api/v1/recording`);
   await page.waitForSelector('#player[data-ready="true"]');
@@ -222,6 +237,13 @@ test('?recording= on a live server replays its history without a stream; a dropp
   livePage.on('websocket', (ws) => { socket = ws; });
   await livePage.goto(`${live.url}/`);
   await livePage.waitForSelector('#connection[data-status="open"]');
+  // What the live page shows once it has every event and the history before it.
+  const { lastSeq } = await api(live.url, 'GET', '/history');
+  await livePage.waitForFunction((seq) => {
+    const s = window.minisched.store;
+    return s.server.seq.value >= seq && s.cluster.pods.keys().every((k) => s.cycles.podInfo.peek(k)?.cycleIds.length);
+  }, lastSeq);
+  const liveState = await livePage.evaluate(shown);
   const b64 = readFileSync(FILE).toString('base64');
   const before = liveSeen.requests.length;
   await livePage.evaluate((data) => {
@@ -238,6 +260,8 @@ test('?recording= on a live server replays its history without a stream; a dropp
   await livePage.focus('#player-seek');
   await livePage.keyboard.press('End');
   await livePage.waitForSelector('.lane-unschedulable [data-pod="default/huge"]');
+  // The recording reproduces the live run: where each pod is, the queue, each pod's cycles and how they ended.
+  assert.deepEqual(await livePage.evaluate(shown), liveState);
   const after = liveSeen.requests.slice(before);
   assert.deepEqual(after.filter((r) => r.method !== 'GET' || r.path.startsWith('/api/')), [], 'nothing asked of the server once the recording opened');
   await livePage.close();
