@@ -5,7 +5,8 @@
 // FILE) and times seeks to several positions: the start, the middle, the
 // end, back to the start, and a few more. A seek is timed in the page from
 // the call to the player to the first animation frame after the views
-// rendered its state. Targets: a file under 10 MB, every seek under 200 ms.
+// rendered its state. Also prints how long the page took to open the file
+// and its JS heap then. Targets: a file under 10 MB, every seek under 200 ms.
 //
 //   MINISCHED_BIN=path/to/minisched node test/web/replay-bench.mjs [--nodes N] [--pods N] [--keep FILE] [--recording FILE] [--strict]
 //
@@ -82,6 +83,12 @@ async function main() {
     await page.waitForSelector('#player[data-ready="true"]', { timeout: 120_000 });
     results.openSeconds = (Date.now() - t0) / 1000;
     results.events = await page.evaluate(() => window.minisched.player.length);
+    // The page's JS heap with the recording open (its parsed events, the keyframes), after a collection.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('HeapProfiler.collectGarbage');
+    await cdp.send('Performance.enable');
+    const { metrics } = await cdp.send('Performance.getMetrics');
+    results.heapMB = Math.round(metrics.find((m) => m.name === 'JSHeapUsedSize').value / MB);
     const n = results.events;
     const positions = [['start', 0], ['middle', Math.floor(n / 2)], ['end', n], ['back to start', 0], ['a quarter', Math.floor(n / 4)],
       ['three quarters', Math.floor((3 * n) / 4)], ['a tenth', Math.floor(n / 10)], ['end again', n]];
