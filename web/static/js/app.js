@@ -188,7 +188,7 @@ function App({ store, actions, stream }) {
     </div>
     ${replay ? html`<${ReplayBanner} replay=${replay} />` : null}
     ${player.value ? html`<${PlayerBar} player=${player.value} />` : null}
-    <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${replay || !replayURL ? () => { opening.value = null; } : null} />
+    <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${player.value || !replayURL ? () => { opening.value = null; } : null} />
     <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />
     <${Notices} store=${store} actions=${actions} />
     <${ResetDialog} store=${store} actions=${actions} />
