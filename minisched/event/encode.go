@@ -87,8 +87,8 @@ func (f *FilterResults) appendJSON(b []byte) []byte {
 			}
 			n := &f.Nodes[i]
 			b = appendString(append(b, `{"node":`...), n.Node)
-			b = appendInts(append(b, `,"codes":`...), n.Codes)
-			b = appendInt64s(append(b, `,"nanos":`...), n.Nanos)
+			b = appendNumbers(append(b, `,"codes":`...), n.Codes)
+			b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
 			if n.Reason != "" {
 				b = appendString(append(b, `,"reason":`...), n.Reason)
 			}
@@ -143,10 +143,10 @@ func (s *ScoreResults) appendJSON(b []byte) []byte {
 			}
 			n := &s.Nodes[i]
 			b = appendString(append(b, `{"node":`...), n.Node)
-			b = appendInt64s(append(b, `,"raw":`...), n.Raw)
-			b = appendInt64s(append(b, `,"normalized":`...), n.Normalized)
-			b = appendInt64s(append(b, `,"weighted":`...), n.Weighted)
-			b = appendInt64s(append(b, `,"nanos":`...), n.Nanos)
+			b = appendNumbers(append(b, `,"raw":`...), n.Raw)
+			b = appendNumbers(append(b, `,"normalized":`...), n.Normalized)
+			b = appendNumbers(append(b, `,"weighted":`...), n.Weighted)
+			b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
 			b = strconv.AppendInt(append(b, `,"total":`...), n.Total, 10)
 			b = append(b, '}')
 		}
@@ -164,7 +164,8 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, enc...), nil
 }
 
-func appendInts(b []byte, list []int) []byte {
+// appendNumbers writes a list of integers as encoding/json does.
+func appendNumbers[T int | int64](b []byte, list []T) []byte {
 	if list == nil {
 		return append(b, "null"...)
 	}
@@ -174,20 +175,6 @@ func appendInts(b []byte, list []int) []byte {
 			b = append(b, ',')
 		}
 		b = strconv.AppendInt(b, int64(v), 10)
-	}
-	return append(b, ']')
-}
-
-func appendInt64s(b []byte, list []int64) []byte {
-	if list == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, v := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, v, 10)
 	}
 	return append(b, ']')
 }
