@@ -75,30 +75,19 @@ func (e *Event) matrixSize() int {
 }
 
 func (f *FilterResults) appendJSON(b []byte) []byte {
-	b = appendStrings(append(b, `{"plugins":`...), f.Plugins)
-	b = append(b, `,"nodes":`...)
-	if f.Nodes == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range f.Nodes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			n := &f.Nodes[i]
-			b = appendString(append(b, `{"node":`...), n.Node)
-			b = appendNumbers(append(b, `,"codes":`...), n.Codes)
-			b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
-			if n.Reason != "" {
-				b = appendString(append(b, `,"reason":`...), n.Reason)
-			}
-			if n.Nominated {
-				b = append(b, `,"nominated":true`...)
-			}
-			b = append(b, '}')
+	b = appendList(append(b, `{"plugins":`...), f.Plugins, appendString)
+	b = appendList(append(b, `,"nodes":`...), f.Nodes, func(b []byte, n NodeFilter) []byte {
+		b = appendString(append(b, `{"node":`...), n.Node)
+		b = appendNumbers(append(b, `,"codes":`...), n.Codes)
+		b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
+		if n.Reason != "" {
+			b = appendString(append(b, `,"reason":`...), n.Reason)
 		}
-		b = append(b, ']')
-	}
+		if n.Nominated {
+			b = append(b, `,"nominated":true`...)
+		}
+		return append(b, '}')
+	})
 	b = strconv.AppendInt(append(b, `,"nanos":`...), f.Nanos, 10)
 	if f.NominatedNode {
 		b = append(b, `,"nominatedNode":true`...)
@@ -107,51 +96,29 @@ func (f *FilterResults) appendJSON(b []byte) []byte {
 }
 
 func (s *ScoreResults) appendJSON(b []byte) []byte {
-	b = append(b, `{"plugins":`...)
-	if s.Plugins == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range s.Plugins {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			p := &s.Plugins[i]
-			b = appendString(append(b, `{"name":`...), p.Name)
-			b = strconv.AppendInt(append(b, `,"weight":`...), p.Weight, 10)
-			if p.NormalizeNanos != 0 {
-				b = strconv.AppendInt(append(b, `,"normalizeNanos":`...), p.NormalizeNanos, 10)
-			}
-			if p.Code != 0 {
-				b = strconv.AppendInt(append(b, `,"code":`...), int64(p.Code), 10)
-			}
-			if p.Reason != "" {
-				b = appendString(append(b, `,"reason":`...), p.Reason)
-			}
-			b = append(b, '}')
+	b = appendList(append(b, `{"plugins":`...), s.Plugins, func(b []byte, p ScorePlugin) []byte {
+		b = appendString(append(b, `{"name":`...), p.Name)
+		b = strconv.AppendInt(append(b, `,"weight":`...), p.Weight, 10)
+		if p.NormalizeNanos != 0 {
+			b = strconv.AppendInt(append(b, `,"normalizeNanos":`...), p.NormalizeNanos, 10)
 		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"nodes":`...)
-	if s.Nodes == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range s.Nodes {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			n := &s.Nodes[i]
-			b = appendString(append(b, `{"node":`...), n.Node)
-			b = appendNumbers(append(b, `,"raw":`...), n.Raw)
-			b = appendNumbers(append(b, `,"normalized":`...), n.Normalized)
-			b = appendNumbers(append(b, `,"weighted":`...), n.Weighted)
-			b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
-			b = strconv.AppendInt(append(b, `,"total":`...), n.Total, 10)
-			b = append(b, '}')
+		if p.Code != 0 {
+			b = strconv.AppendInt(append(b, `,"code":`...), int64(p.Code), 10)
 		}
-		b = append(b, ']')
-	}
+		if p.Reason != "" {
+			b = appendString(append(b, `,"reason":`...), p.Reason)
+		}
+		return append(b, '}')
+	})
+	b = appendList(append(b, `,"nodes":`...), s.Nodes, func(b []byte, n NodeScore) []byte {
+		b = appendString(append(b, `{"node":`...), n.Node)
+		b = appendNumbers(append(b, `,"raw":`...), n.Raw)
+		b = appendNumbers(append(b, `,"normalized":`...), n.Normalized)
+		b = appendNumbers(append(b, `,"weighted":`...), n.Weighted)
+		b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
+		b = strconv.AppendInt(append(b, `,"total":`...), n.Total, 10)
+		return append(b, '}')
+	})
 	b = strconv.AppendInt(append(b, `,"nanos":`...), s.Nanos, 10)
 	return append(b, '}')
 }
@@ -164,8 +131,9 @@ func appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, enc...), nil
 }
 
-// appendNumbers writes a list of integers as encoding/json does.
-func appendNumbers[T int | int64](b []byte, list []T) []byte {
+// appendList writes a list as encoding/json does: null when nil, each item
+// as item writes it.
+func appendList[T any](b []byte, list []T, item func([]byte, T) []byte) []byte {
 	if list == nil {
 		return append(b, "null"...)
 	}
@@ -174,23 +142,14 @@ func appendNumbers[T int | int64](b []byte, list []T) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, int64(v), 10)
+		b = item(b, v)
 	}
 	return append(b, ']')
 }
 
-func appendStrings(b []byte, list []string) []byte {
-	if list == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, s)
-	}
-	return append(b, ']')
+// appendNumbers writes a list of integers.
+func appendNumbers[T int | int64](b []byte, list []T) []byte {
+	return appendList(b, list, func(b []byte, v T) []byte { return strconv.AppendInt(b, int64(v), 10) })
 }
 
 // appendString quotes s. Node and plugin names are plain ASCII and are
