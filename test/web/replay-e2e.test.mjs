@@ -286,6 +286,20 @@ test('a recording ?recording= names on another site is refused with the reason',
   await page.close();
 });
 
+test('a link to a pod in a recording opens the inspector on it once the recording is ready', async () => {
+  const { page, seen } = await watchedPage();
+  await page.goto(`${replay.url}/?recording=/api/v1/recording#/pod/default/huge`);
+  await page.waitForSelector('#player[data-ready="true"]');
+  await page.waitForSelector('#tab-cycle[aria-selected="true"]');
+  await page.focus('#player-seek');
+  await page.keyboard.press('End');
+  await page.waitForFunction(() => /unschedulable|Insufficient cpu/i.test(document.querySelector('.outcome')?.textContent || ''));
+  assert.match(await page.textContent('.pod-header h2'), /default\/huge/);
+  assert.equal(await page.locator('.notice.n-error').count(), 0, 'no error');
+  assertQuiet(seen);
+  await page.close();
+});
+
 test('no script error on the pages', () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -260,10 +260,13 @@ async function replay(body, name, server = false) {
   const p = createPlayer({ rec, store: next.store });
   batch(() => {
     player.value = p;
-    session.value = { store: next.store, actions: createActions({ api: p.api, store: next.store }) };
+    next.actions = createActions({ api: p.api, store: next.store });
+    session.value = next;
     opening.value = null;
   });
   await p.prepare();
+  // A link's pod or cycle (#/cycle/12) opens once the recording can tell of it.
+  if (session.peek().store === next.store) next.actions.openRoute(parseHash(location.hash, VIEWS));
 }
 
 function openFile(file) {
@@ -309,7 +312,10 @@ effect(() => { replayNow.value = player.value ? player.value.state.value.time : 
 // The address's #fragment names the view, or the pod or cycle the
 // inspector shows (#/pod/default/web-1, #/cycle/12): a reload keeps it, and
 // a link shares it.
-session.peek().actions.openRoute(parseHash(location.hash, VIEWS));
+// A recording's is only noted now, without asking anything: it opens once the recording is ready.
+const linked = parseHash(location.hash, VIEWS);
+if (!replayURL) session.peek().actions.openRoute(linked);
+else if (linked) session.peek().store.selectPod(linked.pod ?? null, linked.cycle ?? null, linked.view);
 window.addEventListener('hashchange', () => session.peek().actions.openRoute(parseHash(location.hash, VIEWS)));
 effect(() => {
   const { view, selectedPod, selectedCycle } = session.value.store.page;
