@@ -250,12 +250,18 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.MaxPods, "max-pods", 50000, "the most pods the API and scenarios may create")
 	fs.StringVar(&f.ScenariosDir, "scenarios-dir", "", "a folder of scenario files (*.yaml) to offer beside the bundled ones")
 	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
+	f.registerCopy(fs)
+	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
+}
+
+// registerCopy adds the flags that start from a copy of a cluster: the
+// server's and `minisched whatif`'s.
+func (f *Flags) registerCopy(fs *flag.FlagSet) {
 	fs.StringVar(&f.Load, "load", "", "load this snapshot (the document GET /api/v1/export answers, YAML or JSON) into the embedded cluster at start, with its scheduler configuration unless --scheduler-config")
 	fs.StringVar(&f.ImportFrom, "import-from", "", "copy the cluster of this kubeconfig into the embedded one at start: nodes, pods, namespaces, PriorityClasses, storage and devices; minisched only gets and lists there")
 	fs.StringVar(&f.ImportNamespaces, "import-namespaces", "", "with --import-from: copy only these comma-separated namespaces (default: all)")
 	fs.StringVar(&f.ImportSelector, "import-selector", "", "with --import-from: copy only the pods this label selector matches")
 	fs.StringVar(&f.ImportPods, "import-pods", "all", "with --import-from: copy the pods that are bound, pending, or all; pending ones minisched schedules in the copy")
-	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
 }
 
 // Run runs minisched until ctx ends.

@@ -125,16 +125,23 @@ func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		sides[i] = side
 	}
 	report := compare.Compare(sides[0], sides[1])
-	if *output == "json" {
+	return printComparison(stdout, stderr, &report, *output)
+}
+
+// printComparison writes a comparison as text or JSON and sets the exit
+// status: 0 alike, 1 different, 2 when the report cannot be written.
+func printComparison(stdout, stderr io.Writer, r *compare.Report, output string) error {
+	if output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
-			return refuse("writing the report: %v", err)
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintf(stderr, "writing the report: %v\n", err)
+			return &ExitError{Code: 2}
 		}
 	} else {
-		report.WriteText(stdout)
+		r.WriteText(stdout)
 	}
-	if report.Differ() {
+	if r.Differ() {
 		return &ExitError{Code: 1}
 	}
 	return nil

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,11 +22,7 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	fset := flag.NewFlagSet("minisched whatif", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	f := DefaultFlags()
-	fset.StringVar(&f.ImportFrom, "import-from", "", "copy the cluster of this kubeconfig (read only)")
-	fset.StringVar(&f.ImportNamespaces, "import-namespaces", "", "copy only these comma-separated namespaces")
-	fset.StringVar(&f.ImportSelector, "import-selector", "", "copy only the pods this label selector matches")
-	fset.StringVar(&f.ImportPods, "import-pods", "all", "copy the pods that are bound, pending, or all")
-	fset.StringVar(&f.Load, "load", "", "or load this snapshot (GET /api/v1/export's document)")
+	f.registerCopy(fset)
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "the KubeSchedulerConfiguration to try (default: kube-scheduler's defaults)")
 	fset.Int64Var(&f.Seed, "seed", 1, "non-zero: a repeatable run (Filter checks nodes in order)")
 	output := fset.String("output", "text", "report format: text or json")
@@ -77,19 +72,7 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 		return refuse("%v", err)
 	}
 	rep.A, rep.B = "as copied", "rescheduled under "+orDefaults(f.SchedulerConfig)
-	if *output == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return refuse("writing the report: %v", err)
-		}
-	} else {
-		rep.WriteText(stdout)
-	}
-	if rep.Differ() {
-		return &ExitError{Code: 1}
-	}
-	return nil
+	return printComparison(stdout, stderr, rep, *output)
 }
 
 func orDefaults(path string) string {
