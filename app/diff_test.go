@@ -38,7 +38,7 @@ func runCommand(t *testing.T, args ...string) (code int, stdout, stderr string) 
 // goes to the big node under one and to the small node under the other,
 // and NodeResourcesFit's weighted score is what changed its mind.
 func TestScenarioDiff(t *testing.T) {
-	code, out, errs := runDiff(t, "--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--output", "json", "testdata/diff-scenario.yaml")
+	code, out, errs := runDiff(t, "--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--output", "json", "../examples/scenarios/17-spread-or-pack.yaml")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (they differ); stderr: %s", code, errs)
 	}
@@ -65,9 +65,34 @@ func TestScenarioDiff(t *testing.T) {
 		t.Errorf("nodes %+v: want big with web under A only, small with both pods (50%% cpu) under B", n)
 	}
 
-	code, out, errs = runDiff(t, "--config", "testdata/spread.yaml", "--config", "testdata/spread.yaml", "testdata/diff-scenario.yaml")
+	code, out, errs = runDiff(t, "--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/least-allocated.yaml", "../examples/scenarios/17-spread-or-pack.yaml")
 	if code != 0 || !strings.Contains(out, "pods placed differently: 0 of 2") || !strings.Contains(out, "place every pod alike") {
 		t.Errorf("the same configuration twice: exit %d, want 0; stdout:\n%s\nstderr: %s", code, out, errs)
+	}
+}
+
+// TestScenarioDiffWeights: a weight change alone moves a pod. web prefers
+// the small node a little (NodeAffinity); with NodeResourcesFit weighing 20
+// the big node's room wins, with a weight of 1 the preference does.
+func TestScenarioDiffWeights(t *testing.T) {
+	code, out, errs := runDiff(t, "--config", "testdata/fit-heavy.yaml", "--config", "testdata/fit-light.yaml", "--output", "json", "testdata/prefer-small.yaml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr: %s", code, errs)
+	}
+	var r compare.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Pods) != 1 || r.Pods[0].NodeA != "big" || r.Pods[0].NodeB != "small" {
+		t.Fatalf("pods %+v, want web on big under the heavy weight and on small under the light one", r.Pods)
+	}
+	margins := map[string]compare.PluginMargin{}
+	for _, m := range r.Pods[0].Plugins {
+		margins[m.Plugin] = m
+	}
+	fit, affinity := margins["NodeResourcesFit"], margins["NodeAffinity"]
+	if fit.UnderA == nil || fit.UnderB == nil || *fit.UnderA != 20**fit.UnderB || affinity.UnderA == nil || *affinity.UnderA != *affinity.UnderB {
+		t.Errorf("margins %+v: want NodeResourcesFit's twenty times as large under A, NodeAffinity's the same under both", r.Pods[0].Plugins)
 	}
 }
 
@@ -79,14 +104,14 @@ func TestScenarioDiffRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"one configuration", []string{"--config", "testdata/spread.yaml", "testdata/diff-scenario.yaml"}, "exactly two --config files"},
-		{"no scenario", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml"}, "name one scenario file"},
-		{"a file and a bundled one", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--bundled", "03-score", "testdata/diff-scenario.yaml"}, "name one scenario file"},
-		{"no such bundled scenario", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--bundled", "99-nothing"}, `no such bundled scenario`},
-		{"a missing configuration", []string{"--config", "testdata/spread.yaml", "--config", "testdata/nothing.yaml", "testdata/diff-scenario.yaml"}, "reading configuration testdata/nothing.yaml"},
-		{"a configuration that is not one", []string{"--config", "testdata/spread.yaml", "--config", "testdata/diff-scenario.yaml", "testdata/diff-scenario.yaml"}, "configuration testdata/diff-scenario.yaml"},
-		{"a scenario that is not one", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "testdata/pack.yaml"}, "testdata/pack.yaml"},
-		{"an unknown output", []string{"--config", "testdata/spread.yaml", "--config", "testdata/pack.yaml", "--output", "xml", "testdata/diff-scenario.yaml"}, `--output "xml"`},
+		{"one configuration", []string{"--config", "../examples/configs/least-allocated.yaml", "../examples/scenarios/17-spread-or-pack.yaml"}, "exactly two --config files"},
+		{"no scenario", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml"}, "name one scenario file"},
+		{"a file and a bundled one", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--bundled", "03-score", "../examples/scenarios/17-spread-or-pack.yaml"}, "name one scenario file"},
+		{"no such bundled scenario", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--bundled", "99-nothing"}, `no such bundled scenario`},
+		{"a missing configuration", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "testdata/nothing.yaml", "../examples/scenarios/17-spread-or-pack.yaml"}, "reading configuration testdata/nothing.yaml"},
+		{"a configuration that is not one", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/scenarios/17-spread-or-pack.yaml", "../examples/scenarios/17-spread-or-pack.yaml"}, "configuration ../examples/scenarios/17-spread-or-pack.yaml"},
+		{"a scenario that is not one", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "../examples/configs/most-allocated.yaml"}, "../examples/configs/most-allocated.yaml"},
+		{"an unknown output", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--output", "xml", "../examples/scenarios/17-spread-or-pack.yaml"}, `--output "xml"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

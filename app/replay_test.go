@@ -22,7 +22,7 @@ import (
 func TestRecordAndReplay(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "lesson.recording.gz")
 	var out, errs bytes.Buffer
-	if err := app.Run(context.Background(), []string{"scenario", "run", "--record", file, "testdata/diff-scenario.yaml"}, &out, &errs); err != nil {
+	if err := app.Run(context.Background(), []string{"scenario", "run", "--record", file, "../examples/scenarios/17-spread-or-pack.yaml"}, &out, &errs); err != nil {
 		t.Fatalf("scenario run --record: %v\n%s%s", err, out.String(), errs.String())
 	}
 	data, err := os.ReadFile(file)
@@ -113,7 +113,7 @@ func TestRecordAndReplay(t *testing.T) {
 
 func TestReplayRefusesWhatIsNotARecording(t *testing.T) {
 	var errs bytes.Buffer
-	err := app.Run(context.Background(), []string{"replay", "--addr", "127.0.0.1:0", "testdata/pack.yaml"}, io.Discard, &errs)
+	err := app.Run(context.Background(), []string{"replay", "--addr", "127.0.0.1:0", "../examples/configs/most-allocated.yaml"}, io.Discard, &errs)
 	if err == nil || !strings.Contains(err.Error(), "not a recording") {
 		t.Errorf("replay of a YAML file: %v, want an error saying it is not a recording", err)
 	}

@@ -50,7 +50,7 @@ func TestWhatIf(t *testing.T) {
 	})
 	before := placed()
 
-	code, out, errs := runCommand(t, "whatif", "--import-from", source.ControlPlane.KubeconfigPath(), "--scheduler-config", "testdata/pack.yaml", "--output", "json")
+	code, out, errs := runCommand(t, "whatif", "--import-from", source.ControlPlane.KubeconfigPath(), "--scheduler-config", "../examples/configs/most-allocated.yaml", "--output", "json")
 	if code != 1 {
 		t.Fatalf("whatif: exit %d, want 1 (pods would move); stderr: %s", code, errs)
 	}
@@ -58,7 +58,7 @@ func TestWhatIf(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("the JSON report: %v\n%s", err, out)
 	}
-	if len(r.Pods) != 3 || r.A != "as copied" || !strings.Contains(r.B, "testdata/pack.yaml") {
+	if len(r.Pods) != 3 || r.A != "as copied" || !strings.Contains(r.B, "most-allocated.yaml") {
 		t.Fatalf("report %+v", r)
 	}
 	for _, p := range r.Pods {
@@ -73,7 +73,7 @@ func TestWhatIf(t *testing.T) {
 		t.Errorf("the source's placements changed: %v, were %v", got, before)
 	}
 
-	if code, _, errs := runCommand(t, "whatif", "--scheduler-config", "testdata/pack.yaml"); code != 2 || !strings.Contains(errs, "--import-from KUBECONFIG or --load FILE") {
+	if code, _, errs := runCommand(t, "whatif", "--scheduler-config", "../examples/configs/most-allocated.yaml"); code != 2 || !strings.Contains(errs, "--import-from KUBECONFIG or --load FILE") {
 		t.Errorf("whatif with no cluster: exit %d, stderr %q; want 2 and what to give", code, errs)
 	}
 }
