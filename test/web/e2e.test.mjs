@@ -454,7 +454,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     const runs = [
       { id: 'run-b', name: 'taints', state: 'error', step: 1, steps: 3, report: { state: 'error', steps: [{ index: 0, name: 'create 2 nodes', action: 'create', outcome: 'error', message: 'nodes "n1" already exists' }], expectations: [], pods: [] } },
       { id: 'run-a', name: 'taints', state: 'passed', step: 3, steps: 3, report: {
-        state: 'passed', seconds: 1.5, steps: [{ index: 0, name: 'create 2 nodes', action: 'create', outcome: 'ok', seconds: 0.1 }],
+        state: 'passed', seconds: 1.5, recordingSince: 42, steps: [{ index: 0, name: 'create 2 nodes', action: 'create', outcome: 'ok', seconds: 0.1 }],
         expectations: [{ step: 2, expectation: 'pod tolerant-1 on node tainted', passed: true, saw: 'bound to tainted' }],
         pods: [{ pod: 'default/tolerant-1', node: 'tainted', attempts: 1, queueSeconds: {} }],
       } },
@@ -484,6 +484,8 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.equal(await page.locator('[data-run="run-b"] .run-progress .meter-fill.s-error').count(), 1);
     await page.click('[data-run="run-a"] summary');
     assert.match(await page.textContent('[data-run="run-a"] .report'), /pod tolerant-1 on node tainted.*saw: bound to tainted/s);
+    // The run's recording starts where the run did (issue 14).
+    assert.equal(await page.getAttribute('[data-run="run-a"] .report a.recording-link', 'href'), '/api/v1/recording?since=42');
     assert.equal(await page.locator('[data-run] pre').count(), 0, 'no raw JSON');
     await page.click('button[aria-label="Run scenario Taints and tolerations"]');
     await notice(/Scenario taints started/);

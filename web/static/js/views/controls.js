@@ -209,6 +209,8 @@ function Plugins({ store, actions }) {
 function Report({ report }) {
   return html`<div class="report">
     ${report.message ? html`<p>${report.message}</p>` : null}
+    ${report.recordingSince ? html`<p><a class="recording-link" href=${`/api/v1/recording?since=${report.recordingSince}`} download>Save this run as a recording</a>
+      <span class="muted small">to replay it here (Open recording…) or with <code>minisched replay FILE</code></span></p>` : null}
     ${report.steps?.length ? html`<table class="report-steps"><caption>Steps${report.seconds != null ? ` · ${report.seconds.toFixed(1)} s` : ''}</caption>
       <tbody>${report.steps.map((st) => html`<tr key=${st.index} class=${`o-${st.outcome}`}><td class="num">${st.index + 1}</td><td>${st.name}${st.message ? html`<div class="muted small">${st.message}</div>` : null}</td>
         <td><span class=${`badge s-${st.outcome === 'ok' ? 'passed' : st.outcome}`}>${st.outcome}</span></td></tr>`)}</tbody></table>` : null}
