@@ -92,6 +92,10 @@ func (s *Server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	filter, err := queryFilter(c)
+	if err != nil {
+		return err
+	}
 	entries, _, err := s.opts.Recorder.Since(since, limit)
 	if errors.Is(err, recorder.ErrTruncated) {
 		st := s.opts.Recorder.Stats()
@@ -100,8 +104,10 @@ func (s *Server) listEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// lastSeq is the page's own last event, so that since=lastSeq reads
-	// the next page; the history's newest says whether there is one.
+	// lastSeq is the last event the page read, so that since=lastSeq reads
+	// the next page; the history's newest says whether there is one. With
+	// a filter, a page reads limit events and holds those that pass: it
+	// may hold none and still say more.
 	last := since
 	if len(entries) > 0 {
 		last = entries[len(entries)-1].Event.Seq
@@ -112,11 +118,16 @@ func (s *Server) listEvents(c echo.Context) error {
 	buf.WriteString(`,"more":`)
 	buf.WriteString(strconv.FormatBool(last < s.opts.Recorder.LastSeq()))
 	buf.WriteString(`,"events":[`)
-	for i, e := range entries {
-		if i > 0 {
+	n := 0
+	for _, e := range entries {
+		if !filter.pass(&e.Event) {
+			continue
+		}
+		if n > 0 {
 			buf.WriteByte(',')
 		}
 		buf.Write(e.JSON())
+		n++
 	}
 	buf.WriteString("]}")
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())

@@ -54,6 +54,21 @@ func (f *streamFilter) pass(e *event.Event) bool {
 	return true
 }
 
+// queryFilter reads ?pod=namespace/name and ?kinds=a,b, as the stream and
+// GET /events take them.
+func queryFilter(c echo.Context) (streamFilter, error) {
+	filter := streamFilter{Pod: c.QueryParam("pod")}
+	if kinds := c.QueryParam("kinds"); kinds != "" {
+		for _, k := range strings.Split(kinds, ",") {
+			filter.Kinds = append(filter.Kinds, event.Kind(strings.TrimSpace(k)))
+		}
+	}
+	if err := filter.validate(); err != nil {
+		return filter, apiError(http.StatusBadRequest, "filter: %v", err)
+	}
+	return filter, nil
+}
+
 func (f *streamFilter) validate() error {
 	for _, k := range f.Kinds {
 		if !slices.Contains(event.Words().Kinds, k) {
@@ -96,14 +111,9 @@ func (s *Server) stream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	filter := streamFilter{Pod: c.QueryParam("pod")}
-	if kinds := c.QueryParam("kinds"); kinds != "" {
-		for _, k := range strings.Split(kinds, ",") {
-			filter.Kinds = append(filter.Kinds, event.Kind(strings.TrimSpace(k)))
-		}
-	}
-	if err := filter.validate(); err != nil {
-		return apiError(http.StatusBadRequest, "stream filter: %v", err)
+	filter, err := queryFilter(c)
+	if err != nil {
+		return err
 	}
 	if !s.checkOrigin(c.Request()) {
 		return apiError(http.StatusForbidden, "origin %q may not open the stream; start minisched with --allowed-origins to allow it", c.Request().Header.Get("Origin"))

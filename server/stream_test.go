@@ -436,3 +436,68 @@ func TestEventsPaging(t *testing.T) {
 		t.Errorf("the pages ended at %d, before the history's %d", last, hist.LastSeq)
 	}
 }
+
+// TestEventsFilter pages GET /events with ?kinds=: the pages hold exactly
+// the events of those kinds, each once, though a page may hold none and
+// still say there is more.
+func TestEventsFilter(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
+	mustCreate(t, "/api/v1/pods", podJSON("filtered", "100m"))
+	eventually(t, 20*time.Second, "the pod to be bound", func() bool { return boundNode(t, "filtered") != "" })
+	var hist struct{ FirstSeq, LastSeq uint64 }
+	api(t, "GET", "/api/v1/history", "", nil, &hist)
+	type page struct {
+		LastSeq uint64        `json:"lastSeq"`
+		More    bool          `json:"more"`
+		Events  []event.Event `json:"events"`
+	}
+	read := func(query string, limit int) (seqs []uint64, kinds map[event.Kind]bool) {
+		kinds = map[event.Kind]bool{}
+		since := hist.FirstSeq - 1
+		for since < hist.LastSeq {
+			var p page
+			if code := api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=%d%s", since, limit, query), "", nil, &p); code != http.StatusOK {
+				t.Fatalf("page after %d: %d", since, code)
+			}
+			for _, e := range p.Events {
+				if e.Seq <= hist.LastSeq {
+					seqs, kinds[e.Kind] = append(seqs, e.Seq), true
+				}
+			}
+			if p.LastSeq <= since {
+				t.Fatalf("a page after %d ends at %d", since, p.LastSeq)
+			}
+			since = p.LastSeq
+		}
+		return seqs, kinds
+	}
+	all, _ := read("", 1000)
+	want := map[uint64]bool{}
+	for _, seq := range all {
+		var one page
+		api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=1", seq-1), "", nil, &one)
+		if k := one.Events[0].Kind; k == event.KindQueue || k == event.KindPod {
+			want[seq] = true
+		}
+	}
+	got, kinds := read("&kinds=queue,pod", 2)
+	if len(kinds) != 2 || !kinds[event.KindQueue] || !kinds[event.KindPod] {
+		t.Errorf("kinds in the filtered pages: %v, want queue and pod only", kinds)
+	}
+	if len(got) != len(want) {
+		t.Errorf("the filtered pages hold %d events, want the %d queue and pod events", len(got), len(want))
+	}
+	for _, seq := range got {
+		if !want[seq] {
+			t.Errorf("event %d is not a queue or pod event, or came twice", seq)
+		}
+		delete(want, seq)
+	}
+	for _, q := range []string{"?kinds=teleport", "?pod=no-namespace"} {
+		var e map[string]any
+		if code := api(t, "GET", "/api/v1/events"+q, "", nil, &e); code != http.StatusBadRequest || e["error"] == nil {
+			t.Errorf("GET /events%s: %d %v, want 400 with a reason", q, code, e)
+		}
+	}
+}

@@ -11,13 +11,13 @@ import {
 } from './manifests.js';
 
 // How far back a page that connects reads the server's history, in events,
-// and how many it asks for at once. GET /events has no filter by kind, so a
-// page of events carries every Filter and Score matrix in it (some 50 KB
-// each at 1,000 nodes): small pages keep each parse short and the heap low.
+// and how many the server reads for each page; the page asks only for the
+// kinds the timeline rebuilds from (HISTORY_KINDS), never the Filter and
+// Score matrices, so that a big cluster's history costs as little as a
+// small one's.
 const HISTORY_EVENTS = 50_000;
-const HISTORY_PAGE = 1000;
-// How far back on a cluster of limits.matrixNodes nodes or more.
-const HISTORY_EVENTS_BIG = 5000;
+const HISTORY_PAGE = 5000;
+const HISTORY_KINDS = 'queue,pod,preemption';
 
 export function createActions({ api, store }) {
   // The configuration check under way, which a newer one cancels.
@@ -396,16 +396,17 @@ export function createActions({ api, store }) {
      */
     async loadHistory() {
       const upTo = store.server.seq.peek();
-      // On a big cluster every page of events is mostly matrices: read less.
-      const reach = store.streamMatrices.peek() ? HISTORY_EVENTS : HISTORY_EVENTS_BIG;
-      let since = Math.max(store.server.historyFirstSeq.peek() - 1, upTo - reach, 0);
+      let since = Math.max(store.server.historyFirstSeq.peek() - 1, upTo - HISTORY_EVENTS, 0);
       const past = [];
       try {
         while (since < upTo) {
-          const res = await api.events(since, HISTORY_PAGE);
-          for (const e of res?.events || []) if (e.kind === 'queue' || e.kind === 'pod' || e.kind === 'preemption') past.push(e);
-          if (!res?.events?.length || res.lastSeq <= since) break;
+          // A page holds the events of those kinds among the next
+          // HISTORY_PAGE: it may hold none and still say more.
+          const res = await api.events(since, HISTORY_PAGE, HISTORY_KINDS);
+          past.push(...(res?.events || []));
+          if (!res || res.lastSeq <= since) break;
           since = res.lastSeq;
+          if (!res.more) break;
         }
         store.applyHistory(past, upTo);
         const cycles = await api.cycles('', 1000);
