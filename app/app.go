@@ -440,6 +440,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		Web: webFS, Bundled: bundled(f.ScenariosDir), SchedulerName: schedulerName, Metrics: reg, StreamMetrics: counts,
 		Addr: f.Addr, AllowedOrigins: splitList(f.AllowedOrigins), AllowReset: !attached, Health: health,
 		Token: f.Token, RateLimit: rateLimit, TrustedProxies: proxies, TLSCert: f.TLSCert, TLSKey: f.TLSKey, StreamBuffer: f.StreamBuffer, StreamWriteTimeout: f.StreamWriteTimeout,
+		CopyOf: snap.copyOf(),
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return nil, fmt.Errorf("watching the cluster: %w", err)

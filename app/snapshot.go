@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
+	"minisched/server"
 	"minisched/snapshot"
 )
 
@@ -38,6 +39,18 @@ func (f *Flags) checkImport() error {
 type initialSnapshot struct {
 	doc    *snapshot.Document
 	source string
+	// kind is load or import-from, as server.CopyOf names them.
+	kind string
+	at   time.Time
+}
+
+// copyOf says, for the dashboard, what the cluster is a copy of; nil
+// without a starting snapshot.
+func (s *initialSnapshot) copyOf() *server.CopyOf {
+	if s == nil {
+		return nil
+	}
+	return &server.CopyOf{Kind: s.kind, Source: s.source, At: s.at}
 }
 
 func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialSnapshot, error) {
@@ -51,7 +64,7 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 		if err != nil {
 			return nil, fmt.Errorf("--load %s: %w", f.Load, err)
 		}
-		return &initialSnapshot{doc: doc, source: f.Load}, nil
+		return &initialSnapshot{doc: doc, source: f.Load, kind: "load", at: time.Now()}, nil
 	case f.ImportFrom != "":
 		cfg, err := clientcmd.BuildConfigFromFlags("", f.ImportFrom)
 		if err != nil {
@@ -74,7 +87,7 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 		}
 		log.Info("read the cluster to copy", "apiserver", cfg.Host, "nodes", len(doc.Nodes), "pods", len(doc.Pods),
 			"took", time.Since(began).Round(time.Millisecond))
-		return &initialSnapshot{doc: doc, source: cfg.Host}, nil
+		return &initialSnapshot{doc: doc, source: cfg.Host, kind: "import-from", at: time.Now()}, nil
 	}
 	return nil, nil
 }

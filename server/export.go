@@ -122,6 +122,7 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	if err != nil {
 		return importError(err)
 	}
+	s.copyOf.Store(&CopyOf{Kind: "import", Source: "a snapshot loaded over the API", At: time.Now()})
 	return c.JSON(http.StatusOK, counts)
 }
 

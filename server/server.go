@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -89,6 +90,9 @@ type Options struct {
 	// TLSCert and TLSKey, when set, serve HTTPS; the token's cookie is then
 	// Secure.
 	TLSCert, TLSKey string
+	// CopyOf, when set, says the cluster started as a copy (--load,
+	// --import-from).
+	CopyOf *CopyOf
 }
 
 // Server serves the API and the dashboard.
@@ -108,6 +112,8 @@ type Server struct {
 	// whatif lets one what-if run at a time: two would unbind each other's
 	// pods.
 	whatif sync.Mutex
+	// copyOf says the cluster is a copy, until a reset.
+	copyOf atomic.Pointer[CopyOf]
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -150,6 +156,7 @@ func New(opts Options) *Server {
 		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
 		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
 	s.cluster = opts.Cluster
+	s.copyOf.Store(opts.CopyOf)
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
 	}

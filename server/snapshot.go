@@ -28,6 +28,18 @@ type Snapshot struct {
 	// Vocabulary names the codes, kinds, queues and extension points the
 	// events use.
 	Vocabulary event.Vocabulary `json:"vocabulary"`
+	// Copy says the cluster is a copy, and of what; nil when it is not.
+	Copy *CopyOf `json:"copy,omitempty"`
+}
+
+// CopyOf says where a cluster that is a copy came from, so that the
+// dashboard can say that what happens here happens to no real cluster.
+type CopyOf struct {
+	// Kind is how it was made: import-from (a real cluster at start), load
+	// (a snapshot file at start) or import (POST /import).
+	Kind   string    `json:"kind"`
+	Source string    `json:"source"`
+	At     time.Time `json:"at"`
 }
 
 // snapshot takes the sequence number first: anything that happens while the
@@ -37,7 +49,7 @@ func (s *Server) snapshot(reason string) Snapshot {
 	seq := s.opts.Recorder.LastSeq()
 	nodes, pods := s.cluster.Summaries()
 	snap := Snapshot{Type: "snapshot", Schema: event.SchemaVersion, Seq: seq, Time: time.Now(), Reason: reason,
-		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words()}
+		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words(), Copy: s.copyOf.Load()}
 	if s.opts.Scheduler != nil {
 		snap.Scheduler = s.opts.Scheduler.State()
 	}

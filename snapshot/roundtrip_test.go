@@ -196,6 +196,14 @@ func TestRoundTripIsExact(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("the cluster --load made differs from the source:\n--- source\n%s\n--- loaded\n%s", a, b)
 		}
+		// The dashboard is told it shows a copy, and of what.
+		var snap struct {
+			Copy *struct{ Kind, Source string }
+		}
+		_, raw := call(t, loaded, "GET", "/api/v1/snapshot", "", nil)
+		if err := json.Unmarshal(raw, &snap); err != nil || snap.Copy == nil || snap.Copy.Kind != "load" || snap.Copy.Source != path {
+			t.Errorf("the snapshot of a --load cluster says copy %+v (%v), want kind load from %s", snap.Copy, err, path)
+		}
 	})
 	doc, err := snapshot.Decode(first)
 	if err != nil {

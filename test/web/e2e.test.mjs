@@ -588,6 +588,18 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await shot('instructor.png');
     await page.keyboard.press('p');
   });
+
+  await t.test('a cluster loaded from a snapshot says it is a copy on every view, until a reset (issue 13)', async () => {
+    const doc = await api(server.url, 'GET', '/export');
+    await page.evaluate((text) => window.minisched.actions.importSnapshot(new File([text], 'cluster.json'), { replace: true }), JSON.stringify(doc));
+    await page.waitForSelector('#copy-banner');
+    assert.match(await page.textContent('#copy-banner'), /A copy.*loaded from a snapshot loaded over the API/s);
+    await tab('timeline');
+    assert.equal(await page.locator('#copy-banner').count(), 1);
+    await api(server.url, 'POST', '/reset');
+    await page.waitForSelector('#copy-banner', { state: 'detached' });
+    await tab('queue');
+  });
 });
 
 test('at 1280x720 and 1024x800: lanes hold four cards, the inspector shows its cycle above the fold, the header fits', async () => {

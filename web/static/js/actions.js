@@ -220,6 +220,9 @@ export function createActions({ api, store }) {
       if (!file) return undefined;
       return run('import', `Could not import ${file.name}`, async () => {
         const c = await api.importSnapshot(await file.text(), replace);
+        // The stream tells what the import created; a snapshot tells that
+        // the cluster is now a copy.
+        store.applyMessage(await api.snapshot());
         store.addNotice('ok', `Imported ${plural(c.nodes, 'node')} and ${plural(c.pods, 'pod')} `
           + `(${c.boundPods} bound, ${c.pendingPods} pending)${c.schedulerConfiguration ? ' and the scheduler configuration' : ''}.`);
         return c;

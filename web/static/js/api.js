@@ -93,6 +93,7 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     queue: () => request('GET', '/queue'),
     cycles: (pod, limit = 50) => request('GET', `/cycles?${pod ? `pod=${enc(pod)}&` : ''}limit=${limit}`),
     cycle: (id) => request('GET', `/cycles/${enc(id)}`),
+    snapshot: () => request('GET', '/snapshot'),
     events: (since, limit, kinds = '') => request('GET', `/events?since=${since}&limit=${limit}${kinds ? `&kinds=${kinds}` : ''}`),
     pause: () => request('POST', '/scheduler/pause'),
     resume: () => request('POST', '/scheduler/resume'),

@@ -11,12 +11,12 @@ import '@preact/signals';
 import { html } from './ui.js';
 import { batch, computed, effect, signal, untracked } from './signals.js';
 import { hashFor, parseHash, shortcut, THEMES } from './route.js';
-import { createStore, VIEWS } from './store/index.js';
+import { createStore, toMillis, VIEWS } from './store/index.js';
 import { createApi } from './api.js';
 import { connectStream } from './stream.js';
 import { createActions } from './actions.js';
 import { clock, replayNow } from './clock.js';
-import { formatCountdown, queueTitle } from './format.js';
+import { formatClock, formatCountdown, queueTitle } from './format.js';
 import { readRecording } from './replay.js';
 import { createPlayer, refusingApi } from './player.js';
 import QueueBoard from './views/queue.js';
@@ -154,6 +154,15 @@ function Display({ store, actions }) {
   </div>`;
 }
 
+/** Says the cluster is a copy, of what, and that nothing here reaches the original. */
+function CopyBanner({ copy }) {
+  const how = { 'import-from': 'copied at start from', load: 'loaded at start from', import: 'loaded from' }[copy.kind] || 'a copy of';
+  return html`<section class="copy-banner" id="copy-banner" aria-label="a copy">
+    <strong>A copy</strong> <span>${how} <span id="copy-source">${copy.source}</span>${copy.at ? html` <span class="muted small">at ${formatClock(toMillis(copy.at))}</span>` : null}:
+    what minisched does here happens to this copy alone. Reset ends it.</span>
+  </section>`;
+}
+
 /** The page of the session in use (live, or a recording's). */
 function Root() {
   const { store, actions } = session.value;
@@ -187,6 +196,7 @@ function App({ store, actions, stream }) {
       <${Display} store=${store} actions=${actions} />
     </div>
     ${replay ? html`<${ReplayBanner} replay=${replay} />` : null}
+    ${!replay && store.server.copy.value ? html`<${CopyBanner} copy=${store.server.copy.value} />` : null}
     ${player.value ? html`<${PlayerBar} player=${player.value} />` : null}
     <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${player.value || !replayURL ? () => { opening.value = null; } : null} />
     <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />

@@ -157,6 +157,7 @@ export function createStore(options = {}) {
         break;
       case 'reset':
         forgetCycles();
+        server.copy.value = null;
         break;
       default:
         break; // a kind from a newer server: ignore

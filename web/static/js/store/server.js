@@ -31,6 +31,9 @@ export function createServer(limits) {
   // whether the server applies that filter yet (it does from a
   // connection's start, and after it answers a filter message).
   const streamKinds = signal({ kinds: null, applied: true });
+  // What the cluster is a copy of ({kind, source, at}), or null: the
+  // snapshot says, a reset ends it.
+  const copy = signal(null);
 
   function setScheduler(s) {
     scheduler.value = { steps: 0, message: '', ...s };
@@ -53,6 +56,7 @@ export function createServer(limits) {
     scenarios,
     plugins,
     streamKinds,
+    copy,
     setScheduler,
     setScenarioRun,
 
@@ -60,7 +64,7 @@ export function createServer(limits) {
     save() {
       return {
         seq: seq.peek(), snapshots: snapshots.peek(), historyFirstSeq: historyFirstSeq.peek(), scheduler: scheduler.peek(), vocabulary: vocabulary.peek(),
-        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(),
+        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(), copy: copy.peek(),
       };
     },
 
@@ -73,6 +77,7 @@ export function createServer(limits) {
       scenarios.value = s.scenarios;
       plugins.value = s.plugins;
       streamKinds.value = s.streamKinds;
+      copy.value = s.copy ?? null;
     },
 
     setConnection(patch) {
@@ -85,6 +90,7 @@ export function createServer(limits) {
       historyFirstSeq.value = snap.history?.firstSeq ?? 0;
       if (snap.scheduler) setScheduler(snap.scheduler);
       vocabulary.value = snap.vocabulary || NO_VOCABULARY;
+      copy.value = snap.copy || null;
     },
 
     /**
