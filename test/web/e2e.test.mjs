@@ -598,6 +598,8 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.equal(await page.locator('#copy-banner').count(), 1);
     await api(server.url, 'POST', '/reset');
     await page.waitForSelector('#copy-banner', { state: 'detached' });
+    // A node for the tests that follow, which the reset left none of.
+    await api(server.url, 'POST', '/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'after-the-copy' }, status: { allocatable: { cpu: '32', memory: '64Gi', pods: '110' } } });
     await tab('queue');
   });
 });
