@@ -139,7 +139,7 @@ func manifests(t *testing.T) []runtime.Object {
 		}
 		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
 		if err != nil {
-			t.Fatalf("deploy/minisched.yaml: %v", err)
+			t.Fatalf("deploy/minisched.yaml: %v\n%s", err, doc)
 		}
 		out = append(out, obj)
 	}

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"regexp"
@@ -11,9 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
 	"minisched/app"
@@ -123,26 +119,7 @@ func TestDockerfile(t *testing.T) {
 }
 
 func TestDeployManifests(t *testing.T) {
-	data, err := os.ReadFile("../deploy/minisched.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var objects []runtime.Object
-	for {
-		doc, err := reader.Read()
-		if err != nil {
-			break
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("deploy/minisched.yaml: %v\n%s", err, doc)
-		}
-		objects = append(objects, obj)
-	}
+	objects := manifests(t)
 	var deployment *appsv1.Deployment
 	var role *rbacv1.ClusterRole
 	var leaseRole *rbacv1.Role
