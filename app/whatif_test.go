@@ -21,9 +21,11 @@ import (
 func TestWhatIf(t *testing.T) {
 	ctx := context.Background()
 	source := start(t, nil)
-	for name, cpu := range map[string]string{"small": "4", "big": "8"} {
+	// Nodes and pods of one shape (2 GiB a CPU): BalancedAllocation scores
+	// every node alike, and NodeResourcesFit decides by wide margins.
+	for name, size := range map[string][2]string{"small": {"4", "8Gi"}, "big": {"16", "32Gi"}} {
 		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")}}}
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(size[0]), v1.ResourceMemory: resource.MustParse(size[1]), v1.ResourcePods: resource.MustParse("110")}}}
 		if _, err := source.Cluster.CreateNode(ctx, node); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +33,7 @@ func TestWhatIf(t *testing.T) {
 	waitUntil(t, 30*time.Second, "the scheduler to see both nodes", func() bool { return source.Scheduler.Scheduler().NodeCount() == 2 })
 	for _, name := range []string{"a", "b", "c"} {
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
-			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}}}
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("2Gi")}}}}}}
 		if _, err := source.Cluster.CreatePod(ctx, pod); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -34,10 +35,17 @@ func TestRescheduleAll(t *testing.T) {
 			t.Errorf("putting the defaults back: %d", code)
 		}
 	})
-	mustCreate(t, "/api/v1/nodes", nodeJSON("wi-small", "4"))
-	mustCreate(t, "/api/v1/nodes", nodeJSON("wi-big", "8"))
+	// Nodes and pods of one shape (2 GiB a CPU), so that BalancedAllocation
+	// scores every node alike and NodeResourcesFit alone decides, by wide
+	// margins: under LeastAllocated the big node, under MostAllocated the
+	// small one, for each of the three pods.
+	node := func(name, cpu, memory string) []byte {
+		return []byte(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"allocatable":{"cpu":%q,"memory":%q,"pods":"110"}}}`, name, cpu, memory))
+	}
+	mustCreate(t, "/api/v1/nodes", node("wi-small", "4", "8Gi"))
+	mustCreate(t, "/api/v1/nodes", node("wi-big", "16", "32Gi"))
 	for _, name := range []string{"wi-1", "wi-2", "wi-3"} {
-		mustCreate(t, "/api/v1/pods", podJSON(name, "1"))
+		mustCreate(t, "/api/v1/pods", []byte(fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"pause:3.10","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]}}`, name)))
 	}
 	eventually(t, 30*time.Second, "the pods bound", func() bool {
 		return boundNode(t, "wi-1") != "" && boundNode(t, "wi-2") != "" && boundNode(t, "wi-3") != ""
@@ -71,7 +79,7 @@ func TestRescheduleAll(t *testing.T) {
 	if packed != 3 {
 		t.Errorf("after: %+v, want every pod on wi-small", r.Pods)
 	}
-	if r.Moved == 0 {
-		t.Errorf("nothing moved: before %+v", r.Pods)
+	if r.Moved != 3 {
+		t.Errorf("%d moved, want all three from wi-big: %+v", r.Moved, r.Pods)
 	}
 }
