@@ -27,14 +27,12 @@ export function binaryPath() {
 }
 
 /**
- * startServer runs the binary on a free loopback port and resolves with
- * {url, stop, output} once it prints its dashboard's address.
+ * run starts the binary with args and resolves with {url, stop, output,
+ * child} once a line of its output matches address (the URL is the first
+ * group); what names it in errors.
  */
-export async function startServer({ extraArgs = [], timeoutMs = 90_000 } = {}) {
-  const bin = binaryPath();
-  const args = ['--addr', '127.0.0.1:0', ...extraArgs];
-  if (process.env.MINISCHED_WEB_DIR) args.push('--web-dir', resolve(process.env.MINISCHED_WEB_DIR));
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+async function run(args, address, what, timeoutMs) {
+  const child = spawn(binaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = [];
   let exited = null;
   const exit = new Promise((res) => child.on('exit', (code, signal) => { exited = { code, signal }; res(exited); }));
@@ -44,16 +42,16 @@ export async function startServer({ extraArgs = [], timeoutMs = 90_000 } = {}) {
   };
   createInterface({ input: child.stderr }).on('line', keep);
   const url = await new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`minisched printed no address within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
+    const timer = setTimeout(() => rej(new Error(`${what} printed no address within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
     createInterface({ input: child.stdout }).on('line', (line) => {
       keep(line);
-      const m = /minisched dashboard: (http:\/\/\S+)/.exec(line);
+      const m = address.exec(line);
       if (m) {
         clearTimeout(timer);
         res(m[1].replace(/\/$/, ''));
       }
     });
-    exit.then((e) => { clearTimeout(timer); rej(new Error(`minisched exited (${e.code ?? e.signal}) before serving:\n${output.join('\n')}`)); });
+    exit.then((e) => { clearTimeout(timer); rej(new Error(`${what} exited (${e.code ?? e.signal}) before serving:\n${output.join('\n')}`)); });
     child.on('error', (err) => { clearTimeout(timer); rej(err); });
   }).catch((err) => {
     child.kill('SIGKILL');
@@ -70,6 +68,19 @@ export async function startServer({ extraArgs = [], timeoutMs = 90_000 } = {}) {
   // Never leave the binary behind, whatever happens to this process.
   process.once('exit', () => { if (!exited) child.kill('SIGKILL'); });
   return { url, stop, output, child };
+}
+
+/** The dashboard's files from disk, when MINISCHED_WEB_DIR says so. */
+function webDirArgs() {
+  return process.env.MINISCHED_WEB_DIR ? ['--web-dir', resolve(process.env.MINISCHED_WEB_DIR)] : [];
+}
+
+/**
+ * startServer runs the binary on a free loopback port and resolves with
+ * {url, stop, output} once it prints its dashboard's address.
+ */
+export function startServer({ extraArgs = [], timeoutMs = 90_000 } = {}) {
+  return run(['--addr', '127.0.0.1:0', ...extraArgs, ...webDirArgs()], /minisched dashboard: (http:\/\/\S+)/, 'minisched', timeoutMs);
 }
 
 /** waitReady polls /readyz until the scheduler and the watchers are up. */
@@ -208,37 +219,6 @@ export async function timedClick(page, selector, { answer, text = null, timeout 
  * startReplay runs `minisched replay FILE` on a free loopback port and
  * resolves with {url, stop, output} once it prints its address.
  */
-export async function startReplay(file, { timeoutMs = 30_000 } = {}) {
-  const args = ['replay', '--addr', '127.0.0.1:0'];
-  if (process.env.MINISCHED_WEB_DIR) args.push('--web-dir', resolve(process.env.MINISCHED_WEB_DIR));
-  const child = spawn(binaryPath(), [...args, file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = [];
-  let exited = null;
-  const exit = new Promise((res) => child.on('exit', (code, signal) => { exited = { code, signal }; res(exited); }));
-  createInterface({ input: child.stderr }).on('line', (line) => output.push(line));
-  const url = await new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`minisched replay printed no address within ${timeoutMs} ms:\n${output.join('\n')}`)), timeoutMs);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      output.push(line);
-      const m = /minisched replay of .*: (http:\/\/\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        res(m[1].replace(/\/$/, ''));
-      }
-    });
-    exit.then((e) => { clearTimeout(timer); rej(new Error(`minisched replay exited (${e.code ?? e.signal}):\n${output.join('\n')}`)); });
-  }).catch((err) => {
-    child.kill('SIGKILL');
-    throw err;
-  });
-  async function stop() {
-    if (exited) return exited;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const e = await exit;
-    clearTimeout(timer);
-    return e;
-  }
-  process.once('exit', () => { if (!exited) child.kill('SIGKILL'); });
-  return { url, stop, output };
+export function startReplay(file, { timeoutMs = 30_000 } = {}) {
+  return run(['replay', '--addr', '127.0.0.1:0', ...webDirArgs(), file], /minisched replay of .*: (http:\/\/\S+)/, 'minisched replay', timeoutMs);
 }
