@@ -158,11 +158,14 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 		defer m.running.Done()
 		defer close(run.done)
 		defer cancel()
-		rep := m.execute(runCtx, run, sc, opts.Reset)
+		rep, step := m.execute(runCtx, run, sc, opts.Reset)
 		m.mu.Lock()
-		defer m.mu.Unlock()
 		m.current = nil
 		run.State, run.Report = rep.State, rep
+		m.mu.Unlock()
+		// Told only now: whoever sees the run end may reset or start
+		// another at once, and must not be refused as busy.
+		m.notify(run.ID, sc, step, rep)
 	}()
 	return m.snapshot(run), nil
 }
@@ -179,18 +182,19 @@ func (m *Manager) validate(ctx context.Context, sc *Scenario, afterReset bool) (
 	return m.runner.validate(ctx, sc, afterReset)
 }
 
-// execute runs sc. A panic in the run (a bug some input reaches: a
-// scenario runs what a user wrote) ends the run in error with the panic's
-// message, instead of taking the whole process down; the runner's deferred
-// work, the scheduler's configuration put back, has run by then.
-func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset bool) (rep *Report) {
+// execute runs sc, and returns its report and the step it ended at. A
+// panic in the run (a bug some input reaches: a scenario runs what a user
+// wrote) ends the run in error with the panic's message, instead of taking
+// the whole process down; the runner's deferred work, the scheduler's
+// configuration put back, has run by then.
+func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset bool) (rep *Report, step int) {
 	defer func() {
 		p := recover()
 		if p == nil {
 			return
 		}
 		m.mu.Lock()
-		step := run.Step
+		step = run.Step
 		m.mu.Unlock()
 		klog.ErrorS(nil, "Scenario run panicked", "run", run.ID, "scenario", sc.Metadata.Name, "step", step, "panic", p, "stack", string(debug.Stack()))
 		rep = failedReport(run, sc)
@@ -199,21 +203,19 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset boo
 			msg = fmt.Sprintf("the run crashed before its first step: %v", p)
 		}
 		rep.finish(StateError, msg)
-		m.notify(run.ID, sc, step, rep)
 	}()
 	if reset {
 		if err := m.runner.env.Cluster.Reset(context.WithoutCancel(ctx)); err != nil {
 			rep = failedReport(run, sc)
 			rep.finish(StateError, "resetting the cluster before the first step: "+err.Error())
-			m.notify(run.ID, sc, 0, rep)
-			return rep
+			return rep, 0
 		}
 	}
 	return m.runner.execute(ctx, run.ID, sc, func(step int) {
 		m.mu.Lock()
 		run.Step = step
 		m.mu.Unlock()
-	})
+	}), len(sc.Spec.Steps)
 }
 
 // failedReport is the report of a run that ended before its steps could
@@ -223,12 +225,12 @@ func failedReport(run *Run, sc *Scenario) *Report {
 		Steps: []StepReport{}, Expectations: []ExpectationReport{}, Pods: []PodReport{}}
 }
 
-// notify tells the observers that a crashed run ended, as the runner does
-// for the others. It is best effort: the observer may be what panicked.
+// notify tells the observers that a run ended. It is best effort: the
+// observer may be what panicked.
 func (m *Manager) notify(id string, sc *Scenario, step int, rep *Report) {
 	defer func() {
 		if p := recover(); p != nil {
-			klog.ErrorS(nil, "Reporting a crashed scenario run panicked", "run", id, "panic", p)
+			klog.ErrorS(nil, "Reporting the end of a scenario run panicked", "run", id, "panic", p)
 		}
 	}()
 	m.runner.progress(id, sc, step, string(rep.State), rep.Message)

@@ -389,6 +389,35 @@ func TestResetExcludesRuns(t *testing.T) {
 	})
 }
 
+// resetOnEnd resets the cluster as soon as it is told a run ended, as a
+// person does who sees "passed" and clicks Reset.
+type resetOnEnd struct {
+	m   *Manager
+	err chan error
+}
+
+func (r *resetOnEnd) Observe(e event.Event) {
+	if e.Scenario != nil && e.Scenario.Phase != "running" {
+		r.err <- r.m.Reset(context.Background())
+	}
+}
+
+// A run's end is told once the manager is free, so that a reset is not
+// refused as busy: CI once saw a lesson's "passed" followed by a 409 on
+// import.
+func TestEndIsToldOnceTheNextMayStart(t *testing.T) {
+	cl := newBlockingReset()
+	close(cl.release)
+	ends := &resetOnEnd{err: make(chan error, 1)}
+	ends.m = testManager(t, Env{Cluster: cl, Observer: ends})
+	if _, err := ends.m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ends.err; err != nil {
+		t.Errorf("a reset as soon as the run was told to end: %v", err)
+	}
+}
+
 // The banner shows the running step's note: its progress carries it.
 func TestProgressCarriesTheNote(t *testing.T) {
 	steps := newProgress(false)

@@ -72,10 +72,14 @@ func (r *Runner) Run(ctx context.Context, id string, sc *Scenario) (*Report, err
 	if err := r.Validate(ctx, sc); err != nil {
 		return nil, err
 	}
-	return r.execute(ctx, id, sc, nil), nil
+	rep := r.execute(ctx, id, sc, nil)
+	r.progress(id, sc, len(sc.Spec.Steps), string(rep.State), rep.Message)
+	return rep, nil
 }
 
 // execute runs a validated scenario; onStep, if set, learns of each step.
+// The caller tells the observers that the run ended, once it may be
+// followed by another.
 func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep func(int)) *Report {
 	rep := &Report{ID: id, Name: sc.Metadata.Name, Title: sc.Metadata.Title, State: StateRunning, Started: time.Now(),
 		Steps: make([]StepReport, 0, len(sc.Spec.Steps))}
@@ -133,7 +137,6 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 		rep.finish(StatePassed, "")
 	}
 	rep.Incomplete = tr.truncated
-	r.progress(id, sc, len(sc.Spec.Steps), string(rep.State), rep.Message)
 	return rep
 }
 
