@@ -67,10 +67,11 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	}
 	defer inst.Close()
 	env := whatif.Env{Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Summaries: inst.Cluster.Summaries}
-	rep, err := whatif.RescheduleAll(ctx, env, whatif.Options{Timeout: *timeout, Progress: func(s string) { log.Info(s) }})
+	res, err := whatif.RescheduleAll(ctx, env, whatif.Options{Timeout: *timeout, Progress: func(s string) { log.Info(s) }})
 	if err != nil {
 		return refuse("%v", err)
 	}
+	rep := &res.Report
 	rep.A, rep.B = "as copied", "rescheduled under "+orDefaults(f.SchedulerConfig)
 	return printComparison(stdout, stderr, rep, *output)
 }

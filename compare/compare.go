@@ -26,14 +26,14 @@ type Side struct {
 // Pod is one pod at the end of a run.
 type Pod struct {
 	// Node is where it is bound; "" when it is not.
-	Node string
+	Node string `json:"node"`
 	// Reason says why it has no node.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Scores holds its last scored attempt: node -> plugin -> weighted score.
-	Scores map[string]map[string]int64
+	Scores map[string]map[string]int64 `json:"scores"`
 	// Filtered holds, for the same attempt, the nodes Filter turned away
 	// and why.
-	Filtered map[string]string
+	Filtered map[string]string `json:"filtered"`
 }
 
 // Usage is how full a node is: what its pods request over what it offers,

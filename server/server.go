@@ -112,6 +112,8 @@ type Server struct {
 	// whatif lets one what-if run at a time: two would unbind each other's
 	// pods.
 	whatif sync.Mutex
+	// compared holds the last comparison (POST /compare, /whatif/reschedule).
+	compared comparisons
 	// copyOf says the cluster is a copy, until a reset.
 	copyOf atomic.Pointer[CopyOf]
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
@@ -225,6 +227,9 @@ func (s *Server) routes() {
 	api.GET("/stream", s.stream)
 	api.GET("/recording", s.getRecording)
 	api.POST("/whatif/reschedule", s.rescheduleAll)
+	api.POST("/compare", s.postCompare)
+	api.GET("/compare", s.getCompare)
+	api.GET("/compare/pods/:namespace/:name", s.getComparePod)
 
 	api.GET("/scheduler", s.getScheduler)
 	api.GET("/scheduler/config", s.getConfig)

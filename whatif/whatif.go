@@ -6,6 +6,7 @@ package whatif
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,11 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"minisched/compare"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/recorder"
+	"minisched/scenario"
 )
 
 // Env is the copy a run works on.
@@ -44,23 +47,29 @@ type Options struct {
 	Progress func(string)
 }
 
-// parallelism is how many pods are deleted or created at once.
+// parallelism is how many pods are deleted at once.
 const parallelism = 16
+
+// Result is a comparison and the two placements it compares, which keep
+// each pod's last Filter and Score numbers for a closer look.
+type Result struct {
+	Report compare.Report
+	Sides  [2]compare.Side
+	// Notes say what the report cannot: a scenario's expectations that did
+	// not hold under one configuration.
+	Notes []string
+}
+
+func result(a, b compare.Side, notes []string) *Result {
+	return &Result{Report: compare.Compare(a, b), Sides: [2]compare.Side{a, b}, Notes: notes}
+}
 
 // RescheduleAll unbinds every pod of the scheduler's profiles, schedules
 // the whole workload again under the current configuration, and compares:
 // A is the placement before, B the one after. The scheduler is held while
 // the pods are replaced, so that it sees the whole workload at once, as
 // after a cluster-wide restart; it runs afterwards, paused before or not.
-func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Minute
-	}
-	say := func(format string, a ...any) {
-		if opts.Progress != nil {
-			opts.Progress(fmt.Sprintf(format, a...))
-		}
-	}
+func RescheduleAll(ctx context.Context, env Env, opts Options) (*Result, error) {
 	if st := env.Scheduler.State(); st.State == "stopped" {
 		return nil, errors.New("the scheduler is stopped")
 	}
@@ -68,7 +77,113 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 	if err != nil {
 		return nil, err
 	}
+	after, err := reschedule(ctx, env, opts, "after")
+	if err != nil {
+		return nil, err
+	}
+	r := result(before, after, nil)
+	opts.say("done: %d pods placed differently", r.Report.Moved)
+	return r, nil
+}
 
+// Configs schedules the whole workload under configuration A, then again
+// under B, from the same start (every pod unbound, created again in one
+// order, one seed), and compares the two; the configuration and tuning
+// the scheduler had are put back afterwards. names label A and B.
+func Configs(ctx context.Context, env Env, a, b *config.KubeSchedulerConfiguration, names [2]string, opts Options) (res *Result, err error) {
+	if st := env.Scheduler.State(); st.State == "stopped" {
+		return nil, errors.New("the scheduler is stopped")
+	}
+	origCfg, origTuning := env.Scheduler.Config(), env.Scheduler.Tuning()
+	defer func() {
+		env.Scheduler.SetTuning(origTuning)
+		if rerr := env.Scheduler.Restart(origCfg); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("putting the configuration back: %w", rerr))
+		}
+	}()
+	// Ties between nodes break alike under both only with a fixed seed.
+	t := origTuning
+	if t.Seed == 0 {
+		t.Seed = 1
+	}
+	env.Scheduler.SetTuning(t)
+	var sides [2]compare.Side
+	for i, cfg := range []*config.KubeSchedulerConfiguration{a, b} {
+		opts.say("scheduling the workload under %s", names[i])
+		if err := env.Scheduler.Restart(cfg); err != nil {
+			return nil, fmt.Errorf("configuration %s: %w", names[i], err)
+		}
+		if sides[i], err = reschedule(ctx, env, opts, names[i]); err != nil {
+			return nil, fmt.Errorf("under %s: %w", names[i], err)
+		}
+	}
+	r := result(sides[0], sides[1], nil)
+	opts.say("done: %d pods placed differently", r.Report.Moved)
+	return r, nil
+}
+
+// Scenarios runs scenarios on the cluster, one at a time
+// (scenario.Manager).
+type Scenarios interface {
+	Start(ctx context.Context, sc *scenario.Scenario, opts scenario.StartOptions) (*scenario.Run, error)
+	Wait(ctx context.Context, id string) (*scenario.Run, error)
+}
+
+// Scenario runs the scenario data holds under configuration A, then under
+// B, each time on an emptied cluster and with one seed, and compares where
+// the pods went. A nil configuration leaves the scenario's own, or the
+// running one when it has none. Expectations written for one
+// configuration may fail under the other: that is a note, not an error.
+func Scenario(ctx context.Context, env Env, runs Scenarios, data []byte, configs [2]json.RawMessage, names [2]string, opts Options) (*Result, error) {
+	var sides [2]compare.Side
+	var notes []string
+	for i := range configs {
+		sc, err := scenario.Parse(data)
+		if err != nil {
+			return nil, err
+		}
+		if configs[i] != nil {
+			sc.Spec.SchedulerConfig = configs[i]
+		}
+		if sc.Spec.Seed == 0 {
+			sc.Spec.Seed = 1 // ties between nodes break alike under both
+		}
+		opts.say("running %s under %s", sc.Metadata.Name, names[i])
+		run, err := runs.Start(ctx, sc, scenario.StartOptions{Reset: true})
+		if err != nil {
+			return nil, fmt.Errorf("under %s: %w", names[i], err)
+		}
+		if run, err = runs.Wait(ctx, run.ID); err != nil {
+			return nil, fmt.Errorf("under %s: %w", names[i], err)
+		}
+		switch msg := ""; run.State {
+		case scenario.StatePassed:
+		case scenario.StateFailed:
+			if run.Report != nil {
+				msg = run.Report.Message
+			}
+			notes = append(notes, fmt.Sprintf("under %s the scenario failed: %s", names[i], msg))
+		default:
+			if run.Report != nil {
+				msg = run.Report.Message
+			}
+			return nil, fmt.Errorf("under %s the scenario ended in %s: %s", names[i], run.State, msg)
+		}
+		if sides[i], err = side(ctx, env, names[i]); err != nil {
+			return nil, err
+		}
+	}
+	r := result(sides[0], sides[1], notes)
+	opts.say("done: %d pods placed differently", r.Report.Moved)
+	return r, nil
+}
+
+// reschedule unbinds the workload, lets the scheduler place it again, and
+// reads the placement it ends in.
+func reschedule(ctx context.Context, env Env, opts Options, name string) (compare.Side, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Minute
+	}
 	// The pods of the scheduler's profiles; others are left where they are.
 	var names []string
 	for _, p := range env.Scheduler.Config().Profiles {
@@ -76,7 +191,7 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 	}
 	list, err := env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing the pods to reschedule: %w", err)
+		return compare.Side{}, fmt.Errorf("listing the pods to reschedule: %w", err)
 	}
 	workload := make([]v1.Pod, 0, len(list.Items))
 	for _, p := range list.Items {
@@ -84,8 +199,9 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 			workload = append(workload, p)
 		}
 	}
-	// Created again in the order they first were: the queue breaks ties
-	// between pods of one priority by the time they were added.
+	// Created again in the order they first were (by name within one
+	// second): the queue breaks ties between pods of one priority by the
+	// time they were added, so one order makes two runs comparable.
 	sort.SliceStable(workload, func(i, j int) bool {
 		a, b := workload[i].CreationTimestamp, workload[j].CreationTimestamp
 		return a.Before(&b) || a.Equal(&b) && workload[i].Namespace+"/"+workload[i].Name < workload[j].Namespace+"/"+workload[j].Name
@@ -96,10 +212,11 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 	// Once a pod is deleted it must come back, whatever happens to the
 	// caller: neither phase stops at the first error or when ctx ends.
 	keep := context.WithoutCancel(ctx)
-	say("unbinding %d pods", len(workload))
-	deleted, delErr := each(keep, workload, func(ctx context.Context, p *v1.Pod) error { return deletePod(ctx, env.Client, p) })
-	say("creating %d pods again, unbound", len(deleted))
-	_, createErr := each(keep, deleted, func(ctx context.Context, p *v1.Pod) error {
+	opts.say("unbinding %d pods", len(workload))
+	deleted, delErr := each(keep, workload, parallelism, func(ctx context.Context, p *v1.Pod) error { return deletePod(ctx, env.Client, p) })
+	opts.say("creating %d pods again, unbound", len(deleted))
+	// One at a time, so that the scheduler's queue hears of them in order.
+	_, createErr := each(keep, deleted, 1, func(ctx context.Context, p *v1.Pod) error {
 		_, err := env.Client.CoreV1().Pods(p.Namespace).Create(ctx, unbound(p), metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating pod %s/%s again: %w", p.Namespace, p.Name, err)
@@ -107,20 +224,20 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Report,
 		return nil
 	})
 	if err := errors.Join(delErr, createErr); err != nil {
-		return nil, err
+		return compare.Side{}, err
 	}
 	env.Scheduler.Resume()
-	say("scheduling %d pods", len(workload))
+	opts.say("scheduling %d pods", len(workload))
 	if err := settle(ctx, env, workload, opts.Timeout); err != nil {
-		return nil, err
+		return compare.Side{}, err
 	}
-	after, err := side(ctx, env, "after")
-	if err != nil {
-		return nil, err
+	return side(ctx, env, name)
+}
+
+func (o Options) say(format string, a ...any) {
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, a...))
 	}
-	r := compare.Compare(before, after)
-	say("done: %d of %d pods placed differently", r.Moved, len(workload))
-	return &r, nil
 }
 
 // side reads the placements from the apiserver, which the watch caches may
@@ -145,14 +262,14 @@ func side(ctx context.Context, env Env, name string) (compare.Side, error) {
 	return compare.SideFrom(name, ns, ps, env.Recorder.LastFiltered), nil
 }
 
-// each runs f on every pod, parallelism at a time, and returns the pods it
-// succeeded on and what failed (the first few errors).
-func each(ctx context.Context, pods []v1.Pod, f func(context.Context, *v1.Pod) error) ([]v1.Pod, error) {
+// each runs f on every pod, n at a time, and returns the pods it succeeded
+// on and what failed (the first few errors).
+func each(ctx context.Context, pods []v1.Pod, n int, f func(context.Context, *v1.Pod) error) ([]v1.Pod, error) {
 	ok := make([]bool, len(pods))
 	var mu sync.Mutex
 	var errs []error
 	failed := 0
-	workqueue.ParallelizeUntil(ctx, parallelism, len(pods), func(i int) {
+	workqueue.ParallelizeUntil(ctx, n, len(pods), func(i int) {
 		err := f(ctx, &pods[i])
 		mu.Lock()
 		defer mu.Unlock()

@@ -635,6 +635,46 @@ test('at 1280x720 and 1024x800: lanes hold four cards, the inspector shows its c
   }
 });
 
+test('compare: lesson 17 spread against packed, side by side, and one pod\'s two Score tables with the cells that differ (issue 14)', async () => {
+  await page.goto(`${server.url}/#compare`);
+  await page.waitForSelector('#connection[data-status="open"]');
+  await page.waitForSelector('#compare-form');
+  await page.waitForSelector('#compare-scenario option[value="17-spread-or-pack"]', { state: 'attached' });
+  await page.selectOption('#compare-scenario', '17-spread-or-pack');
+  await page.click('#compare-form fieldset:has(#f-configA) button');
+  await page.waitForFunction(() => /KubeSchedulerConfiguration/.test(document.querySelector('#f-configA').value));
+  await page.fill('#f-configA', '');
+  await page.fill('#f-nameA', 'spread');
+  await page.fill('#f-nameB', 'pack');
+  await page.fill('#f-configB', `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+`);
+  await page.click('#compare-run');
+  await page.waitForSelector('#compare-result', { timeout: 180_000 });
+  assert.match(await page.textContent('#compare-summary'), /1 of 2 pods placed differently/);
+  const web = page.locator('.compare-pods tr.moved[data-pod="default/web"]');
+  assert.deepEqual(await web.locator('td').allTextContents(), ['big', 'small', 'NodeResourcesFit']);
+  assert.match(await page.textContent('.compare-notes'), /under pack the scenario failed/);
+  await web.locator('button').click();
+  await page.waitForSelector('#compare-pod');
+  assert.ok(await page.locator('.compare-scores-a td.differs').count() > 0, 'cells that differ are marked');
+  assert.match(await page.textContent('.compare-scores-a h4'), /spread: big/);
+  assert.match(await page.textContent('.compare-scores-b h4'), /pack: small/);
+  await shot('compare.png');
+  // The comparison outlives a reload: the view asks the server for it.
+  await page.reload();
+  await page.waitForSelector('#compare-result');
+  assert.match(await page.textContent('#compare-summary'), /1 of 2 pods placed differently/);
+});
+
 test('no script error on the pages', () => {
   assert.deepEqual(pageErrors, []);
 });

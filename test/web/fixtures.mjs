@@ -137,3 +137,24 @@ export function successfulCycle(pod, cycle, attempt, nodes, { ms = 0 } = {}) {
     E.bindingEnd(pod, cycle, { node: nodes[0], bound: true }, ms + 11),
   ];
 }
+
+/**
+ * fakeFetch answers requests from routes(url, init): {status, body, type}
+ * or an Error to throw; calls lists what was asked.
+ */
+export function fakeFetch(routes) {
+  const calls = [];
+  const fn = async (url, init) => {
+    calls.push({ url, ...init });
+    const r = routes(url, init);
+    if (r instanceof Error) throw r;
+    const body = r.body === undefined ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
+    return {
+      ok: r.status < 300, status: r.status,
+      headers: { get: () => r.type || (typeof r.body === 'object' ? 'application/json' : 'text/plain') },
+      text: async () => body, json: async () => JSON.parse(body),
+    };
+  };
+  fn.calls = calls;
+  return fn;
+}

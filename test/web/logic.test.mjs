@@ -19,7 +19,7 @@ import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeRows } from '../../web/static/js/nodes.js';
 import { columnsFor, gridRange, visibleRange } from '../../web/static/js/windowing.js';
-import { E, events, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
+import { E, events, fakeFetch, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
 const { codes } = VOCABULARY;
 
@@ -249,22 +249,6 @@ test('plugins: the points a profile requires lock their last plugins on (issue 1
   assert.deepEqual(pluginChecks(rows, {}, undefined), { locked: {}, problems: [] }, 'an older server requires nothing');
 });
 
-function fakeFetch(routes) {
-  const calls = [];
-  const fn = async (url, init) => {
-    calls.push({ url, ...init });
-    const r = routes(url, init);
-    if (r instanceof Error) throw r;
-    const body = r.body === undefined ? '' : typeof r.body === 'string' ? r.body : JSON.stringify(r.body);
-    return {
-      ok: r.status < 300, status: r.status,
-      headers: { get: () => r.type || (typeof r.body === 'object' ? 'application/json' : 'text/plain') },
-      text: async () => body, json: async () => JSON.parse(body),
-    };
-  };
-  fn.calls = calls;
-  return fn;
-}
 
 test('api: errors in words from the server\'s error JSON, 404 and network failures', async () => {
   const fetchImpl = fakeFetch((url, init) => {

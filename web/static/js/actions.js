@@ -3,6 +3,7 @@
 // nothing else (no logic in DOM handlers).
 
 import { describeError } from './api.js';
+import { comparisonRequest } from './compare.js';
 import { plural } from './format.js';
 import { THEMES } from './route.js';
 import { podKey } from './store/index.js';
@@ -19,9 +20,27 @@ const HISTORY_EVENTS = 50_000;
 const HISTORY_PAGE = 5000;
 const HISTORY_KINDS = 'queue,pod,preemption';
 
-export function createActions({ api, store }) {
+// How often a comparison under way is asked how far it got.
+const COMPARE_POLL = 500;
+
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+/** delay waits between two questions to the server (injectable for tests). */
+export function createActions({ api, store, delay = sleep }) {
   // The configuration check under way, which a newer one cancels.
   let checking = null;
+  /** Tells the store of comparison c, and asks after it until it is over. */
+  async function follow(c) {
+    store.setComparison(c);
+    while (c?.state === 'running') {
+      await delay(COMPARE_POLL);
+      c = await api.comparison();
+      store.setComparison(c);
+    }
+    if (c?.state === 'error') store.addNotice('error', `The comparison failed: ${c.error}`);
+    return c;
+  }
+
   async function run(name, doing, fn) {
     store.setBusy(name, true);
     store.markInvalid(name, null);
@@ -418,6 +437,33 @@ export function createActions({ api, store }) {
         // 410: the history moved on while it was read; the live view goes on.
         if (err?.status !== 410) store.addNotice('error', describeError(err, 'Could not load the recent history'));
       }
+    },
+
+    /** Loads the last comparison (GET /compare), and follows it while it runs; none yet is no error. */
+    async loadComparison() {
+      try {
+        await follow(await api.comparison());
+      } catch (err) {
+        if (err?.status !== 404) store.addNotice('error', describeError(err, 'Could not load the last comparison'));
+      }
+    },
+
+    /** Starts a comparison from the Compare form's fields, and follows it until it is over. */
+    async compare(form) {
+      return run('compare', 'The comparison failed', async () => follow(await api.compare(comparisonRequest(form))));
+    },
+
+    /** Shows one pod's two cycles from the last comparison. */
+    async inspectCompared(key) {
+      const [ns, name] = key.split('/');
+      return run('comparedPod', `Could not load ${key} from the comparison`, async () => {
+        store.setComparedPod(await api.comparedPod(ns, name));
+      });
+    },
+
+    /** The running configuration as YAML, to start a side of a comparison from. */
+    async runningConfigYaml() {
+      return run('compareConfig', 'Could not load the running configuration', () => api.configYaml());
     },
 
     goAddNode() { store.focusOn('controls', 'node-name'); },

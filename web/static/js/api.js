@@ -113,6 +113,10 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     runScenario: (name, reset = false) => request('POST', `/scenarios?bundled=${enc(name)}${reset ? '&reset=true' : ''}`),
     scenario: (id) => request('GET', `/scenarios/${enc(id)}`),
     cancelScenario: (id) => request('DELETE', `/scenarios/${enc(id)}`),
+    /** Starts a comparison of two configurations ({bundled?, a: {name, config}, b}). */
+    compare: (body) => request('POST', '/compare', { body }),
+    comparison: () => request('GET', '/compare'),
+    comparedPod: (ns, name) => request('GET', `/compare/pods/${enc(ns)}/${enc(name)}`),
   };
   return api;
 }

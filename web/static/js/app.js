@@ -24,6 +24,7 @@ import Inspector from './views/inspector.js';
 import Cluster from './views/cluster.js';
 import Timeline from './views/timeline.js';
 import Controls from './views/controls.js';
+import Compare from './views/compare.js';
 import LessonBanner from './views/lesson.js';
 import {
   OpenRecording, PlayerBar, READ_ONLY, RecordingView, ReplayBanner, ReplayOpening,
@@ -35,6 +36,7 @@ const TABS = [
   { id: 'cluster', label: 'Cluster', View: Cluster },
   { id: 'timeline', label: 'Timeline', View: Timeline },
   { id: 'controls', label: 'Controls', View: Controls },
+  { id: 'compare', label: 'Compare', View: Compare },
 ];
 
 function Connection({ store, stream }) {
@@ -108,9 +110,12 @@ function tabFor(key, current) {
   return to === undefined ? null : TABS[to].id;
 }
 
-/** The tabs of a replay: Recording in place of Controls, whose forms change a cluster. */
+/**
+ * The tabs of a replay: Recording in place of Controls, whose forms change a
+ * cluster, and no Compare, which runs on one.
+ */
 function tabsOf(replaying) {
-  return replaying ? TABS.map((t) => (t.id === 'controls' ? { ...t, label: 'Recording', View: RecordingView } : t)) : TABS;
+  return replaying ? TABS.filter((t) => t.id !== 'compare').map((t) => (t.id === 'controls' ? { ...t, label: 'Recording', View: RecordingView } : t)) : TABS;
 }
 
 function Tabs({ store, actions }) {
@@ -172,7 +177,8 @@ function Root() {
 function App({ store, actions, stream }) {
   const view = store.page.view.value;
   const replay = store.page.replay.value;
-  const { View } = tabsOf(!!replay).find((t) => t.id === view);
+  const tabs = tabsOf(!!replay);
+  const { View } = tabs.find((t) => t.id === view) || tabs[0];
   // Focus what an action asked for, once the view shows it.
   const focus = store.page.focus.value;
   useEffect(() => {

@@ -27,7 +27,7 @@ export function hashFor(view, pod, cycle) {
 
 /**
  * The action a key press asks for, or null: Space pauses or resumes, S
- * steps, R resets (after a confirmation), 1-5 show a view, P the
+ * steps, R resets (after a confirmation), 1-6 show a view, P the
  * projector layout, T the next theme, Escape closes what is open. Keys
  * typed into a field, with Ctrl, Alt or Meta, and Space on a button are
  * the page's own. In a replay ({action: "player", arg: method}) Space plays

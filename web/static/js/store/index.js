@@ -288,6 +288,12 @@ export function createStore(options = {}) {
     applyHistory: writer(applyHistory),
     setPriorityClasses: writer((items) => { cluster.priorityClasses.value = items; }),
     setPlugins: writer((view) => { server.plugins.value = view; }),
+    /** The last comparison; a new one forgets the pod shown from the one before. */
+    setComparison: writer((c) => {
+      if (c?.id !== server.comparison.peek()?.id) server.comparedPod.value = null;
+      server.comparison.value = c;
+    }),
+    setComparedPod: writer((d) => { server.comparedPod.value = d; }),
     /**
      * The stream asks for these kinds (null: all); applied says whether the
      * server filters so already (a new connection's URL) or will say so.

@@ -4,7 +4,7 @@
 import { signal } from '../signals.js';
 import { keyedMap } from './common.js';
 
-export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls']);
+export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls', 'compare']);
 
 export function createPage(limits, now) {
   const view = signal('queue');

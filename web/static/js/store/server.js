@@ -1,6 +1,6 @@
 // server.js: what the page knows of the server itself: the connection, how
 // far the stream got, the scheduler's state, the stream's vocabulary, and
-// the scenario runs.
+// the scenario runs, the last comparison.
 
 import { signal } from '../signals.js';
 
@@ -34,6 +34,10 @@ export function createServer(limits) {
   // What the cluster is a copy of ({kind, source, at}), or null: the
   // snapshot says, a reset ends it.
   const copy = signal(null);
+  // The last comparison of two configurations (GET /compare), or null; and
+  // the pod whose two cycles it shows ({pod, a, b}: GET /compare/pods/...).
+  const comparison = signal(null);
+  const comparedPod = signal(null);
 
   function setScheduler(s) {
     scheduler.value = { steps: 0, message: '', ...s };
@@ -56,6 +60,8 @@ export function createServer(limits) {
     scenarios,
     plugins,
     streamKinds,
+    comparison,
+    comparedPod,
     copy,
     setScheduler,
     setScenarioRun,

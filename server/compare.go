@@ -1,0 +1,346 @@
+package server
+
+// Comparisons of two scheduler configurations, for the dashboard's Compare
+// view and for scripts: POST /compare runs one (a scenario under A and
+// under B, or this cluster's own workload under A and under B), GET
+// /compare tells the last one, GET /compare/pods/{namespace}/{name} gives
+// one pod's last Filter and Score numbers under each. POST
+// /whatif/reschedule is a comparison too: before against after.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"sigs.k8s.io/yaml"
+
+	"minisched/cluster"
+	"minisched/compare"
+	"minisched/manifest"
+	"minisched/minisched/schedconfig"
+	"minisched/scenario"
+	"minisched/whatif"
+)
+
+// Comparison is a comparison, under way or over.
+type Comparison struct {
+	ID int `json:"id"`
+	// Kind is scenario (a scenario run under A, then under B), configs
+	// (this cluster's workload scheduled again under A, then under B) or
+	// reschedule (under the running configuration: before against after).
+	Kind     string `json:"kind"`
+	Scenario string `json:"scenario,omitempty"`
+	A        string `json:"a"`
+	B        string `json:"b"`
+	// State is running, done or error.
+	State    string          `json:"state"`
+	Progress string          `json:"progress,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Started  time.Time       `json:"started"`
+	Finished *time.Time      `json:"finished,omitempty"`
+	Report   *compare.Report `json:"report,omitempty"`
+	Notes    []string        `json:"notes,omitempty"`
+
+	sides [2]compare.Side
+	done  chan struct{}
+}
+
+// comparisons holds the last comparison; one runs at a time, under the
+// server's whatif lock.
+type comparisons struct {
+	mu   sync.Mutex
+	last *Comparison
+	next int
+}
+
+// get returns a copy of the last comparison, nil when none has run.
+func (cs *comparisons) get() *Comparison {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.last == nil {
+		return nil
+	}
+	c := *cs.last
+	return &c
+}
+
+// comparisonRequest is POST /compare's body. With neither bundled nor
+// scenario, the comparison runs on this cluster's own workload; with
+// reschedule, under the running configuration alone, before against after.
+type comparisonRequest struct {
+	Bundled    string          `json:"bundled,omitempty"`
+	Scenario   json.RawMessage `json:"scenario,omitempty"`
+	Reschedule bool            `json:"reschedule,omitempty"`
+	A          configChoice    `json:"a"`
+	B          configChoice    `json:"b"`
+}
+
+// configChoice is one side: a name to show, and a KubeSchedulerConfiguration
+// (an object, or a string of YAML); none means the scenario's own
+// configuration, or the running one.
+type configChoice struct {
+	Name   string          `json:"name,omitempty"`
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// configJSON returns the choice's configuration as JSON, nil when none.
+func (cc configChoice) configJSON() ([]byte, error) {
+	raw := bytes.TrimSpace(cc.Config)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace([]byte(text))) == 0 {
+			return nil, nil
+		}
+		return yaml.YAMLToJSON([]byte(text))
+	}
+	return raw, nil
+}
+
+func (s *Server) postCompare(c echo.Context) error {
+	if s.opts.Scheduler == nil || s.opts.Recorder == nil {
+		return apiError(http.StatusServiceUnavailable, "no scheduler runs here")
+	}
+	if !manifest.IsSupportedType(c.Request().Header.Get(echo.HeaderContentType)) {
+		return apiError(http.StatusUnsupportedMediaType, "send the comparison as application/json or application/yaml")
+	}
+	data, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return apiError(http.StatusBadRequest, "the comparison is not YAML or JSON: %v", err)
+	}
+	var req comparisonRequest
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return apiError(http.StatusBadRequest, "the comparison: %v (want {\"bundled\" or \"scenario\", \"a\": {\"name\", \"config\"}, \"b\": {...}})", err)
+	}
+	var configs [2][]byte
+	var parsed [2]*config.KubeSchedulerConfiguration
+	names := [2]string{req.A.Name, req.B.Name}
+	for i, choice := range []configChoice{req.A, req.B} {
+		side := "AB"[i : i+1]
+		if configs[i], err = choice.configJSON(); err != nil {
+			return apiError(http.StatusBadRequest, "configuration %s: %v", side, err)
+		}
+		if configs[i] != nil {
+			if parsed[i], err = schedconfig.Load(configs[i], s.opts.SchedulerName); err == nil {
+				err = s.opts.Scheduler.CheckConfig(parsed[i])
+			}
+			if err != nil {
+				return apiError(http.StatusUnprocessableEntity, "configuration %s: %v", side, err)
+			}
+		}
+		if names[i] == "" {
+			names[i] = side
+		}
+	}
+	if names[0] == names[1] {
+		names[0], names[1] = names[0]+" (A)", names[1]+" (B)"
+	}
+
+	var cmp *Comparison
+	switch {
+	case req.Bundled != "" && len(req.Scenario) > 0:
+		return apiError(http.StatusBadRequest, "give bundled or scenario, not both")
+	case req.Reschedule:
+		if req.Bundled != "" || len(req.Scenario) > 0 || configs[0] != nil || configs[1] != nil {
+			return apiError(http.StatusBadRequest, "reschedule runs the running configuration on this cluster: give no scenario and no configuration")
+		}
+		if cmp, err = s.reschedule(); err != nil {
+			return err
+		}
+	case req.Bundled != "" || len(req.Scenario) > 0:
+		if s.scenarios == nil {
+			return apiError(http.StatusServiceUnavailable, "scenarios are not enabled in this process")
+		}
+		if !s.opts.AllowReset {
+			return apiError(http.StatusForbidden, "a scenario comparison empties the cluster before each run, and reset is off: minisched is attached to a real cluster")
+		}
+		scData := []byte(req.Scenario)
+		if req.Bundled != "" {
+			if scData, err = s.readBundled(req.Bundled); err != nil {
+				return apiError(http.StatusNotFound, "no bundled scenario %q (GET /api/v1/scenarios lists them)", req.Bundled)
+			}
+		}
+		sc, err := scenario.Parse(scData)
+		if err != nil {
+			return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
+		}
+		cmp, err = s.startComparison(&Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1]},
+			func(ctx context.Context, opts whatif.Options) (*whatif.Result, error) {
+				return whatif.Scenario(ctx, s.whatifEnv(), s.scenarios, scData, [2]json.RawMessage{configs[0], configs[1]}, names, opts)
+			})
+		if err != nil {
+			return err
+		}
+	default:
+		if err := s.checkWhatIf(); err != nil {
+			return err
+		}
+		for i := range parsed {
+			if parsed[i] == nil {
+				parsed[i] = s.opts.Scheduler.Config()
+			}
+		}
+		cmp, err = s.startComparison(&Comparison{Kind: "configs", A: names[0], B: names[1]},
+			func(ctx context.Context, opts whatif.Options) (*whatif.Result, error) {
+				return whatif.Configs(ctx, s.whatifEnv(), parsed[0], parsed[1], names, opts)
+			})
+		if err != nil {
+			return err
+		}
+	}
+	if c.QueryParam("wait") == "true" {
+		select {
+		case <-cmp.done:
+		case <-c.Request().Context().Done():
+			return c.Request().Context().Err()
+		}
+		return c.JSON(http.StatusOK, s.compared.get())
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/compare")
+	return c.JSON(http.StatusAccepted, cmp)
+}
+
+// rescheduleAll is POST /whatif/reschedule: the whole workload scheduled
+// again under the running configuration, before against after. It answers
+// the report once the run is over, and keeps it as the last comparison.
+func (s *Server) rescheduleAll(c echo.Context) error {
+	cmp, err := s.reschedule()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-cmp.done:
+	case <-c.Request().Context().Done():
+		return c.Request().Context().Err()
+	}
+	last := s.compared.get()
+	if last.State != "done" {
+		return apiError(http.StatusInternalServerError, "what-if: %s", last.Error)
+	}
+	return c.JSON(http.StatusOK, last.Report)
+}
+
+// reschedule starts the whole workload scheduled again under the running
+// configuration.
+func (s *Server) reschedule() (*Comparison, error) {
+	if err := s.checkWhatIf(); err != nil {
+		return nil, err
+	}
+	return s.startComparison(&Comparison{Kind: "reschedule", A: "before", B: "after"}, func(ctx context.Context, opts whatif.Options) (*whatif.Result, error) {
+		return whatif.RescheduleAll(ctx, s.whatifEnv(), opts)
+	})
+}
+
+// checkWhatIf refuses a run on this cluster's own workload where it may
+// not or cannot run.
+func (s *Server) checkWhatIf() error {
+	if s.cluster.Writes() != cluster.WritesAll {
+		return apiError(http.StatusForbidden, "what-if runs only on minisched's own cluster (a copy: --import-from, --load or an import), never on a real one")
+	}
+	if s.opts.Scheduler == nil || s.opts.Recorder == nil {
+		return apiError(http.StatusServiceUnavailable, "no scheduler runs here")
+	}
+	if st := s.opts.Scheduler.State(); st.State != "running" {
+		return apiError(http.StatusConflict, "the scheduler is %s: resume it first", st.State)
+	}
+	return nil
+}
+
+func (s *Server) whatifEnv() whatif.Env {
+	return whatif.Env{Client: s.opts.Client, Scheduler: s.opts.Scheduler, Recorder: s.opts.Recorder, Summaries: s.cluster.Summaries}
+}
+
+// startComparison runs one comparison in the background, one at a time:
+// two would unbind each other's pods. It goes on if the client leaves, and
+// ends with the server.
+func (s *Server) startComparison(cmp *Comparison, run func(context.Context, whatif.Options) (*whatif.Result, error)) (*Comparison, error) {
+	if !s.whatif.TryLock() {
+		return nil, apiError(http.StatusConflict, "a comparison or what-if run is under way: wait for its report (GET /api/v1/compare)")
+	}
+	cs := &s.compared
+	cs.mu.Lock()
+	cs.next++
+	cmp.ID, cmp.State, cmp.Started, cmp.done = cs.next, "running", time.Now(), make(chan struct{})
+	cs.last = cmp
+	cs.mu.Unlock()
+	progress := func(msg string) {
+		cs.mu.Lock()
+		cmp.Progress = msg
+		cs.mu.Unlock()
+	}
+	go func() {
+		defer s.whatif.Unlock()
+		res, err := run(s.ctx, whatif.Options{Progress: progress})
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		now := time.Now()
+		cmp.Finished = &now
+		if err != nil {
+			cmp.State, cmp.Error = "error", err.Error()
+		} else {
+			res.Report.A, res.Report.B = cmp.A, cmp.B
+			cmp.State, cmp.Report, cmp.Notes, cmp.sides = "done", &res.Report, res.Notes, res.Sides
+		}
+		close(cmp.done)
+	}()
+	copied := *cmp
+	return &copied, nil
+}
+
+func (s *Server) getCompare(c echo.Context) error {
+	last := s.compared.get()
+	if last == nil {
+		return apiError(http.StatusNotFound, "no comparison has run yet: POST /api/v1/compare starts one")
+	}
+	return c.JSON(http.StatusOK, last)
+}
+
+// PodComparison is one pod under both configurations.
+type PodComparison struct {
+	Pod string       `json:"pod"`
+	A   *compare.Pod `json:"a"`
+	B   *compare.Pod `json:"b"`
+}
+
+func (s *Server) getComparePod(c echo.Context) error {
+	last := s.compared.get()
+	switch {
+	case last == nil:
+		return apiError(http.StatusNotFound, "no comparison has run yet: POST /api/v1/compare starts one")
+	case last.State == "running":
+		return apiError(http.StatusConflict, "the comparison is under way: ask when it is over")
+	case last.State != "done":
+		return apiError(http.StatusNotFound, "the last comparison failed: %s", last.Error)
+	}
+	key := c.Param("namespace") + "/" + c.Param("name")
+	out := PodComparison{Pod: key}
+	for i, side := range last.sides {
+		if p, ok := side.Pods[key]; ok {
+			if i == 0 {
+				out.A = &p
+			} else {
+				out.B = &p
+			}
+		}
+	}
+	if out.A == nil && out.B == nil {
+		return apiError(http.StatusNotFound, "pod %s is in neither run of the last comparison", key)
+	}
+	return c.JSON(http.StatusOK, out)
+}

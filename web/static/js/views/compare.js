@@ -1,0 +1,142 @@
+// Compare: two scheduler configurations side by side. A bundled scenario
+// runs under A, then under B (each on an emptied cluster), or this
+// cluster's own workload (a copy) is scheduled again under each. The view
+// shows the two placements, the nodes' utilisation under each, and for a
+// pod its two Score tables next to each other, the differing cells marked.
+
+import { useEffect, useState } from 'preact/hooks';
+import { Field, html, useForm } from '../ui.js';
+import { podRows, nodeRows, scoreTables, summary } from '../compare.js';
+
+const DEFAULTS = { mode: 'scenario', bundled: '17-spread-or-pack', nameA: '', configA: '', nameB: '', configB: '' };
+
+function Side({ which, bind, update, actions, busy }) {
+  const fill = async () => {
+    const text = await actions.runningConfigYaml();
+    if (text) update({ [`config${which}`]: text });
+  };
+  return html`<fieldset class="compare-side">
+    <legend>Configuration ${which}</legend>
+    <${Field} id=${`f-name${which}`} label="Name" hint="what the report calls it"><input ...${bind(`name${which}`)} placeholder=${which} autocomplete="off" /></${Field}>
+    <${Field} id=${`f-config${which}`} label="KubeSchedulerConfiguration (YAML or JSON)" hint="empty: the scenario's own, or the running one">
+      <textarea ...${bind(`config${which}`)} rows="10" spellcheck="false"></textarea>
+    </${Field}>
+    <button type="button" class="small" onClick=${fill} disabled=${busy}>Start from the running configuration</button>
+  </fieldset>`;
+}
+
+function CompareForm({ store, actions }) {
+  const [form, update, bind] = useForm(DEFAULTS, store, 'compare');
+  const [bundled, setBundled] = useState([]);
+  useEffect(() => { actions.loadScenarios().then((d) => setBundled(d?.bundled || [])); }, []);
+  const running = store.server.comparison.value?.state === 'running';
+  const busy = store.page.isBusy('compare') || running;
+  const copy = store.server.copy.value;
+  const submit = (ev) => {
+    ev.preventDefault();
+    actions.compare(form);
+  };
+  const mode = (m) => html`<input type="radio" name="compare-mode" id=${`compare-mode-${m}`} value=${m} checked=${form.mode === m} onChange=${() => update({ mode: m })} />`;
+  return html`<form class="panel form" id="compare-form" aria-labelledby="compare-h" onSubmit=${submit}>
+    <h2 id="compare-h">Compare two configurations</h2>
+    <fieldset class="compare-mode">
+      <legend>What runs under each</legend>
+      <label class="check">${mode('scenario')} a bundled scenario, on an emptied cluster each time</label>
+      <select id="compare-scenario" aria-label="the scenario" value=${form.bundled} disabled=${form.mode !== 'scenario'} onChange=${(e) => update({ bundled: e.currentTarget.value })}>
+        ${bundled.map((b) => html`<option key=${b.name} value=${b.name}>${b.title || b.name}</option>`)}
+      </select>
+      <label class="check">${mode('cluster')} this cluster's workload, every pod scheduled again under A, then under B${copy ? '' : ' (minisched\'s own cluster only)'}</label>
+      <label class="check">${mode('reschedule')} what if: this cluster's workload scheduled again under the running configuration, before against after</label>
+    </fieldset>
+    ${form.mode !== 'reschedule' ? html`<div class="row2">
+      <${Side} which="A" bind=${bind} update=${update} actions=${actions} busy=${busy} />
+      <${Side} which="B" bind=${bind} update=${update} actions=${actions} busy=${busy} />
+    </div>` : null}
+    <div class="form-actions">
+      <button type="submit" class="primary" id="compare-run" disabled=${busy}>${form.mode === 'reschedule' ? 'Reschedule everything' : 'Compare'}</button>
+      <span class="hint">${{
+        scenario: 'The cluster is reset before each run, and holds the run under B afterwards.',
+        cluster: 'Every pod of the scheduler\'s profiles is deleted and created again under each; the running configuration comes back afterwards.',
+        reschedule: 'Every pod of the scheduler\'s profiles is deleted and created again, unbound, and placed anew.',
+      }[form.mode]}</span>
+    </div>
+  </form>`;
+}
+
+function usage(u) {
+  return `${Math.round(u.cpu)}% · ${Math.round(u.memory)}% · ${u.pods}`;
+}
+
+function Result({ store, actions }) {
+  const c = store.server.comparison.value;
+  if (!c) return html`<p class="muted" id="compare-none">No comparison has run yet.</p>`;
+  if (c.state === 'running') return html`<p class="panel" id="compare-progress" role="status">Comparing ${c.a} with ${c.b}${c.scenario ? ` on ${c.scenario}` : ''}: ${c.progress || 'starting'}…</p>`;
+  if (c.state === 'error') return html`<p class="panel reason" id="compare-error" role="alert">The comparison of ${c.a} with ${c.b} failed: ${c.error}</p>`;
+  const r = c.report;
+  const selected = store.server.comparedPod.value?.pod;
+  return html`<section class="panel" id="compare-result" aria-labelledby="compare-result-h">
+    <h2 id="compare-result-h">${c.a} against ${c.b}${c.scenario ? html` <span class="muted">on ${c.scenario}</span>` : c.kind === 'reschedule' ? html` <span class="muted">(the whole workload scheduled again)</span>` : null}</h2>
+    <p id="compare-summary"><strong>${summary(r)}</strong></p>
+    ${c.notes?.length ? html`<ul class="compare-notes">${c.notes.map((n) => html`<li key=${n}>${n}</li>`)}</ul>` : null}
+    <div class="row2">
+      <table class="compare-pods" aria-label="pods under each">
+        <thead><tr><th scope="col">pod</th><th scope="col">${r.a}</th><th scope="col">${r.b}</th><th scope="col">moved by</th></tr></thead>
+        <tbody>${podRows(r).map((p) => html`<tr key=${p.pod} class=${`${p.moved ? 'moved' : ''}${p.pod === selected ? ' current' : ''}`} data-pod=${p.pod}>
+          <th scope="row"><button type="button" class="link" onClick=${() => actions.inspectCompared(p.pod)}>${p.pod}</button></th>
+          <td>${p.nodeA || html`<span class="muted">unscheduled</span>`}</td>
+          <td>${p.nodeB || html`<span class="muted">unscheduled</span>`}</td>
+          <td>${p.moved ? p.lead || p.notes[0] || '' : html`<span class="muted">same node</span>`}</td>
+        </tr>`)}</tbody>
+      </table>
+      <table class="compare-nodes" aria-label="node utilisation under each">
+        <thead><tr><th scope="col">node</th><th scope="col" title="CPU · memory · pods">${r.a}</th><th scope="col" title="CPU · memory · pods">${r.b}</th></tr></thead>
+        <tbody>${nodeRows(r).map((n) => html`<tr key=${n.node} class=${n.changed ? 'moved' : ''}>
+          <th scope="row">${n.node}</th><td class="num">${usage(n.a)}</td><td class="num">${usage(n.b)}</td>
+        </tr>`)}</tbody>
+      </table>
+    </div>
+    <p class="muted small">Utilisation: CPU and memory requested over allocatable, then pods. Click a pod for its two Score tables.</p>
+  </section>`;
+}
+
+function ScoreSide({ title, side, plugins, rows }) {
+  return html`<div class=${`compare-scores compare-scores-${side}`}>
+    <h4>${title}</h4>
+    <table class="scores">
+      <thead><tr><th scope="col">node</th>${plugins.map((p) => html`<th scope="col" key=${p}>${p}</th>`)}<th scope="col" class="num">total</th></tr></thead>
+      <tbody>${rows.map((r) => {
+        const s = r[side];
+        return html`<tr key=${r.node}>
+          <th scope="row">${r.node}${s.chosen ? html` <span class="badge win">chosen</span>` : null}</th>
+          ${s.filtered && s.total === null ? html`<td colspan=${plugins.length + 1} class="muted">filtered out: ${s.filtered}</td>`
+            : html`${s.cells.map((v, i) => html`<td class=${`num${r.differs[i] ? ' differs' : ''}`} key=${plugins[i]}>${v ?? '—'}</td>`)}
+              <td class=${`num total${r.totalDiffers ? ' differs' : ''}`}><strong>${s.total ?? '—'}</strong></td>`}
+        </tr>`;
+      })}</tbody>
+    </table>
+  </div>`;
+}
+
+function PodScores({ store }) {
+  const c = store.server.comparison.value;
+  const detail = store.server.comparedPod.value;
+  if (!c || c.state !== 'done' || !detail) return null;
+  const { plugins, rows } = scoreTables(detail);
+  return html`<section class="panel" id="compare-pod" aria-labelledby="compare-pod-h">
+    <h3 id="compare-pod-h">${detail.pod}: its last Score under each</h3>
+    <p class="muted small">Weighted scores; marked cells differ between the two.${rows.length ? '' : ' Neither run scored a node for this pod.'}</p>
+    <div class="row2">
+      <${ScoreSide} title=${`${c.a}: ${detail.a?.node || 'not scheduled'}`} side="a" plugins=${plugins} rows=${rows} />
+      <${ScoreSide} title=${`${c.b}: ${detail.b?.node || 'not scheduled'}`} side="b" plugins=${plugins} rows=${rows} />
+    </div>
+  </section>`;
+}
+
+export default function Compare({ store, actions }) {
+  useEffect(() => { actions.loadComparison(); }, []);
+  return html`<div class="compare">
+    <${CompareForm} store=${store} actions=${actions} />
+    <${Result} store=${store} actions=${actions} />
+    <${PodScores} store=${store} />
+  </div>`;
+}
