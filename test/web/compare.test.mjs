@@ -42,11 +42,12 @@ test('the nodes table marks a node whose utilisation changed, not one that round
 test('a pod\'s two Score tables share rows and columns, and mark the cells that differ', () => {
   const detail = {
     pod: 'default/web',
-    a: { node: 'big', scores: { big: { NodeResourcesFit: 69, TaintToleration: 300 }, small: { NodeResourcesFit: 56, TaintToleration: 300 } }, filtered: {} },
-    b: { node: 'small', scores: { small: { NodeResourcesFit: 43, TaintToleration: 300 } }, filtered: { big: 'NodeResourcesFit: Insufficient cpu' } },
+    a: { node: 'big', scores: { big: { NodeResourcesFit: 69, TaintToleration: 300, ImageLocality: 0 }, small: { NodeResourcesFit: 56, TaintToleration: 300, ImageLocality: 0 } }, filtered: {} },
+    b: { node: 'small', scores: { small: { NodeResourcesFit: 43, TaintToleration: 300, ImageLocality: 0 } }, filtered: { big: 'NodeResourcesFit: Insufficient cpu' } },
   };
   const t = scoreTables(detail);
   assert.deepEqual(t.plugins, ['NodeResourcesFit', 'TaintToleration']);
+  assert.deepEqual(t.zero, ['ImageLocality']);
   assert.deepEqual(t.rows.map((r) => r.node), ['big', 'small']);
   const [big, small] = t.rows;
   assert.deepEqual(big.a, { cells: [69, 300], total: 369, chosen: true, filtered: '' });
@@ -54,7 +55,7 @@ test('a pod\'s two Score tables share rows and columns, and mark the cells that 
   assert.deepEqual(small.differs, [true, false]);
   assert.equal(small.totalDiffers, true);
   assert.equal(small.b.chosen, true);
-  assert.deepEqual(scoreTables({ pod: 'x', a: null, b: null }), { plugins: [], rows: [] });
+  assert.deepEqual(scoreTables({ pod: 'x', a: null, b: null }), { plugins: [], zero: [], rows: [] });
 });
 
 test('the request names each side, sends a configuration only when one was typed, and the scenario only in scenario mode', () => {

@@ -25,7 +25,11 @@ const COMPARE_POLL = 500;
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
-/** delay waits between two questions to the server (injectable for tests). */
+/**
+ * createActions returns what the views may do; delay(ms) waits between two
+ * questions to the server about a comparison under way (tests pass one
+ * that does not wait).
+ */
 export function createActions({ api, store, delay = sleep }) {
   // The configuration check under way, which a newer one cancels.
   let checking = null;

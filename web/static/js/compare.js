@@ -48,7 +48,8 @@ export function nodeRows(report) {
  * plugin either side ran. A cell is a weighted score, or null where that
  * side did not score the node; differs marks the cells (and totals) whose
  * two sides are not equal. Rows go best first, by the better of the two
- * totals; a side's chosen node is the one its pod is bound to.
+ * totals; a side's chosen node is the one its pod is bound to. zero names
+ * the plugins that scored every node 0 under both, which get no column.
  */
 export function scoreTables(detail) {
   const sides = [detail?.a, detail?.b];
@@ -84,7 +85,15 @@ export function scoreTables(detail) {
   });
   const best = (r) => Math.max(r.a.total ?? -Infinity, r.b.total ?? -Infinity);
   rows.sort((x, y) => best(y) - best(x) || x.node.localeCompare(y.node));
-  return { plugins: names, rows };
+  // Plugins that gave every node 0 under both say nothing here: they are
+  // named, not given a column each.
+  const shown = names.map((_, i) => rows.some((r) => r.a.cells[i] || r.b.cells[i]));
+  const keep = (list) => list.filter((_, i) => shown[i]);
+  return {
+    plugins: keep(names),
+    zero: names.filter((_, i) => !shown[i]),
+    rows: rows.map((r) => ({ ...r, a: { ...r.a, cells: keep(r.a.cells) }, b: { ...r.b, cells: keep(r.b.cells) }, differs: keep(r.differs) })),
+  };
 }
 
 /** The body of POST /compare for the form's fields. */

@@ -19,7 +19,7 @@ function Side({ which, bind, update, actions, busy }) {
     <legend>Configuration ${which}</legend>
     <${Field} id=${`f-name${which}`} label="Name" hint="what the report calls it"><input ...${bind(`name${which}`)} placeholder=${which} autocomplete="off" /></${Field}>
     <${Field} id=${`f-config${which}`} label="KubeSchedulerConfiguration (YAML or JSON)" hint="empty: the scenario's own, or the running one">
-      <textarea ...${bind(`config${which}`)} rows="10" spellcheck="false"></textarea>
+      <textarea ...${bind(`config${which}`)} rows="8" spellcheck="false"></textarea>
     </${Field}>
     <button type="button" class="small" onClick=${fill} disabled=${busy}>Start from the running configuration</button>
   </fieldset>`;
@@ -69,7 +69,7 @@ function usage(u) {
 
 function Result({ store, actions }) {
   const c = store.server.comparison.value;
-  if (!c) return html`<p class="muted" id="compare-none">No comparison has run yet.</p>`;
+  if (!c) return html`<p class="muted" id="compare-none">No comparison has run yet: choose what to run and two configurations below.</p>`;
   if (c.state === 'running') return html`<p class="panel" id="compare-progress" role="status">Comparing ${c.a} with ${c.b}${c.scenario ? ` on ${c.scenario}` : ''}: ${c.progress || 'starting'}…</p>`;
   if (c.state === 'error') return html`<p class="panel reason" id="compare-error" role="alert">The comparison of ${c.a} with ${c.b} failed: ${c.error}</p>`;
   const r = c.report;
@@ -121,10 +121,10 @@ function PodScores({ store }) {
   const c = store.server.comparison.value;
   const detail = store.server.comparedPod.value;
   if (!c || c.state !== 'done' || !detail) return null;
-  const { plugins, rows } = scoreTables(detail);
+  const { plugins, zero, rows } = scoreTables(detail);
   return html`<section class="panel" id="compare-pod" aria-labelledby="compare-pod-h">
     <h3 id="compare-pod-h">${detail.pod}: its last Score under each</h3>
-    <p class="muted small">Weighted scores; marked cells differ between the two.${rows.length ? '' : ' Neither run scored a node for this pod.'}</p>
+    <p class="muted small">Weighted scores; marked cells differ between the two.${rows.length ? '' : ' Neither run scored a node for this pod.'}${zero.length ? ` ${zero.join(', ')} gave every node 0 under both.` : ''}</p>
     <div class="row2">
       <${ScoreSide} title=${`${c.a}: ${detail.a?.node || 'not scheduled'}`} side="a" plugins=${plugins} rows=${rows} />
       <${ScoreSide} title=${`${c.b}: ${detail.b?.node || 'not scheduled'}`} side="b" plugins=${plugins} rows=${rows} />
@@ -134,9 +134,10 @@ function PodScores({ store }) {
 
 export default function Compare({ store, actions }) {
   useEffect(() => { actions.loadComparison(); }, []);
+  // The answer goes first: the form stays below it, to try again.
   return html`<div class="compare">
-    <${CompareForm} store=${store} actions=${actions} />
     <${Result} store=${store} actions=${actions} />
     <${PodScores} store=${store} />
+    <${CompareForm} store=${store} actions=${actions} />
   </div>`;
 }
