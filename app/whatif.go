@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+
+	"minisched/minisched/schedconfig"
 	"minisched/whatif"
 )
 
@@ -25,14 +29,17 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	f.registerCopy(fset)
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "the KubeSchedulerConfiguration to try (default: kube-scheduler's defaults)")
 	fset.Int64Var(&f.Seed, "seed", 1, "non-zero: a repeatable run (Filter checks nodes in order)")
+	against := fset.String("against", "", "a second KubeSchedulerConfiguration: schedule the copy's workload under --scheduler-config (A), then under this one (B), and compare the two")
 	output := fset.String("output", "text", "report format: text or json")
 	timeout := fset.Duration("timeout", 10*time.Minute, "how long the workload may take to settle")
 	fset.IntVar(&f.Verbosity, "v", 0, "log verbosity")
 	fset.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: minisched whatif (--import-from KUBECONFIG | --load FILE) [--scheduler-config new.yaml] [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: minisched whatif (--import-from KUBECONFIG | --load FILE) [--scheduler-config new.yaml] [--against b.yaml] [flags]\n\n"+
 			"Copies a cluster into an embedded control plane, schedules its whole workload\n"+
 			"again there under the configuration, and reports per pod the node before and\n"+
-			"after, per node the utilisation, and the pods left unschedulable.\n"+
+			"after, per node the utilisation, and the pods left unschedulable. With\n"+
+			"--against, the workload is scheduled under each configuration from the same\n"+
+			"start, and the report sets the two side by side.\n"+
 			"Exit status: 0 nothing would move, 1 something would, 2 refused or failed.\n\nFlags:\n")
 		fset.PrintDefaults()
 	}
@@ -57,6 +64,21 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	if err := f.checkImport(); err != nil {
 		return refuse("%v", err)
 	}
+	// B is checked before anything starts.
+	var b *config.KubeSchedulerConfiguration
+	if *against != "" {
+		data, err := os.ReadFile(*against)
+		if err != nil {
+			return refuse("--against: %v", err)
+		}
+		name := f.SchedulerName
+		if name == "" {
+			name = "default-scheduler" // as Start names a copy's profile
+		}
+		if b, err = schedconfig.Load(data, name); err != nil {
+			return refuse("--against %s: %v", *against, err)
+		}
+	}
 	// Held until the report has read the placements as they were copied.
 	f.Addr, f.Paused = "127.0.0.1:0", true
 	QuietKlog(f.Verbosity)
@@ -67,7 +89,16 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	}
 	defer inst.Close()
 	env := whatif.Env{Client: inst.Client, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Summaries: inst.Cluster.Summaries}
-	res, err := whatif.RescheduleAll(ctx, env, whatif.Options{Timeout: *timeout, Progress: func(s string) { log.Info(s) }})
+	wopts := whatif.Options{Timeout: *timeout, Progress: func(s string) { log.Info(s) }}
+	if *against != "" {
+		names := [2]string{orDefaults(f.SchedulerConfig), *against}
+		res, err := whatif.Configs(ctx, env, inst.Scheduler.Config(), b, names, wopts)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		return printComparison(stdout, stderr, &res.Report, *output)
+	}
+	res, err := whatif.RescheduleAll(ctx, env, wopts)
 	if err != nil {
 		return refuse("%v", err)
 	}

@@ -75,6 +75,28 @@ func TestWhatIf(t *testing.T) {
 		t.Errorf("the source's placements changed: %v, were %v", got, before)
 	}
 
+	// A against B on the copy: the defaults (LeastAllocated) put every pod
+	// on big, MostAllocated on small, from the same start.
+	code, out, errs = runCommand(t, "whatif", "--import-from", source.ControlPlane.KubeconfigPath(), "--against", "../examples/configs/most-allocated.yaml", "--output", "json")
+	if code != 1 {
+		t.Fatalf("whatif --against: exit %d, want 1 (the configurations differ); stderr: %s", code, errs)
+	}
+	r = compare.Report{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("the JSON report: %v\n%s", err, out)
+	}
+	if len(r.Pods) != 3 || r.Moved != 3 || r.A != "kube-scheduler's defaults" {
+		t.Fatalf("report %+v: want all three pods moved", r)
+	}
+	for _, p := range r.Pods {
+		if p.NodeA != "big" || p.NodeB != "small" {
+			t.Errorf("%s: %q under the defaults, %q under MostAllocated; want big, then small", p.Pod, p.NodeA, p.NodeB)
+		}
+	}
+	if code, _, errs := runCommand(t, "whatif", "--import-from", source.ControlPlane.KubeconfigPath(), "--against", "no-such.yaml"); code != 2 || !strings.Contains(errs, "--against") {
+		t.Errorf("whatif --against a missing file: exit %d, stderr %q; want 2 naming the flag", code, errs)
+	}
+
 	if code, _, errs := runCommand(t, "whatif", "--scheduler-config", "../examples/configs/most-allocated.yaml"); code != 2 || !strings.Contains(errs, "--import-from KUBECONFIG or --load FILE") {
 		t.Errorf("whatif with no cluster: exit %d, stderr %q; want 2 and what to give", code, errs)
 	}
