@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"minisched/server"
 )
@@ -96,17 +95,7 @@ func TestCompareScenario(t *testing.T) {
 // scheduler runs the configuration it had.
 func TestCompareConfigs(t *testing.T) {
 	reset(t)
-	node := func(name, cpu, memory string) []byte {
-		return []byte(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"allocatable":{"cpu":%q,"memory":%q,"pods":"110"}}}`, name, cpu, memory))
-	}
-	mustCreate(t, "/api/v1/nodes", node("cc-small", "4", "8Gi"))
-	mustCreate(t, "/api/v1/nodes", node("cc-big", "16", "32Gi"))
-	for _, name := range []string{"cc-1", "cc-2", "cc-3"} {
-		mustCreate(t, "/api/v1/pods", []byte(fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"pause:3.10","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]}}`, name)))
-	}
-	eventually(t, 30*time.Second, "the pods bound", func() bool {
-		return boundNode(t, "cc-1") != "" && boundNode(t, "cc-2") != "" && boundNode(t, "cc-3") != ""
-	})
+	packable(t, "cc")
 	var before map[string]any
 	api(t, "GET", "/api/v1/scheduler/config", "", nil, &before)
 

@@ -35,21 +35,7 @@ func TestRescheduleAll(t *testing.T) {
 			t.Errorf("putting the defaults back: %d", code)
 		}
 	})
-	// Nodes and pods of one shape (2 GiB a CPU), so that BalancedAllocation
-	// scores every node alike and NodeResourcesFit alone decides, by wide
-	// margins: under LeastAllocated the big node, under MostAllocated the
-	// small one, for each of the three pods.
-	node := func(name, cpu, memory string) []byte {
-		return []byte(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"allocatable":{"cpu":%q,"memory":%q,"pods":"110"}}}`, name, cpu, memory))
-	}
-	mustCreate(t, "/api/v1/nodes", node("wi-small", "4", "8Gi"))
-	mustCreate(t, "/api/v1/nodes", node("wi-big", "16", "32Gi"))
-	for _, name := range []string{"wi-1", "wi-2", "wi-3"} {
-		mustCreate(t, "/api/v1/pods", []byte(fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"pause:3.10","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]}}`, name)))
-	}
-	eventually(t, 30*time.Second, "the pods bound", func() bool {
-		return boundNode(t, "wi-1") != "" && boundNode(t, "wi-2") != "" && boundNode(t, "wi-3") != ""
-	})
+	packable(t, "wi")
 	if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(packConfig), nil); code != http.StatusOK {
 		t.Fatalf("PUT the MostAllocated configuration: %d", code)
 	}
@@ -82,4 +68,30 @@ func TestRescheduleAll(t *testing.T) {
 	if r.Moved != 3 {
 		t.Errorf("%d moved, want all three from wi-big: %+v", r.Moved, r.Pods)
 	}
+}
+
+// packable makes nodes PREFIX-small and PREFIX-big and pods PREFIX-1..3,
+// and waits for the pods to be bound. Nodes and pods have one shape (2 GiB
+// a CPU), so that BalancedAllocation scores every node alike and
+// NodeResourcesFit alone decides, by wide margins: under LeastAllocated
+// the big node, under MostAllocated the small one, for each pod.
+func packable(t *testing.T, prefix string) {
+	t.Helper()
+	node := func(name, cpu, memory string) []byte {
+		return []byte(fmt.Sprintf(`{"metadata":{"name":%q},"status":{"allocatable":{"cpu":%q,"memory":%q,"pods":"110"}}}`, name, cpu, memory))
+	}
+	mustCreate(t, "/api/v1/nodes", node(prefix+"-small", "4", "8Gi"))
+	mustCreate(t, "/api/v1/nodes", node(prefix+"-big", "16", "32Gi"))
+	pods := []string{prefix + "-1", prefix + "-2", prefix + "-3"}
+	for _, name := range pods {
+		mustCreate(t, "/api/v1/pods", []byte(fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"pause:3.10","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]}}`, name)))
+	}
+	eventually(t, 30*time.Second, "the pods bound", func() bool {
+		for _, name := range pods {
+			if boundNode(t, name) == "" {
+				return false
+			}
+		}
+		return true
+	})
 }
