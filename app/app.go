@@ -36,6 +36,7 @@ import (
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
+	"minisched/mirror"
 	"minisched/recorder"
 	"minisched/server"
 	"minisched/web"
@@ -213,7 +214,10 @@ type Flags struct {
 	// ImportFrom is a kubeconfig whose cluster is copied, read only, into
 	// the embedded one at start; ImportNamespaces, ImportSelector and
 	// ImportPods pick what is copied.
-	ImportFrom       string
+	ImportFrom string
+	// Mirror is a kubeconfig whose cluster is copied as ImportFrom's is,
+	// and then followed by watch: the copy stays in step, read only.
+	Mirror           string
 	ImportNamespaces string
 	ImportSelector   string
 	ImportPods       string
@@ -251,6 +255,7 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ScenariosDir, "scenarios-dir", "", "a folder of scenario files (*.yaml) to offer beside the bundled ones")
 	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
 	f.registerCopy(fs)
+	fs.StringVar(&f.Mirror, "mirror", "", "copy the cluster of this kubeconfig as --import-from does, then keep the copy in step by watch: new pending pods there are scheduled by minisched here, and each pod shows where the real scheduler put it; minisched only gets, lists and watches there")
 	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
 }
 
@@ -259,8 +264,8 @@ func (f *Flags) register(fs *flag.FlagSet) {
 func (f *Flags) registerCopy(fs *flag.FlagSet) {
 	fs.StringVar(&f.Load, "load", "", "load this snapshot (the document GET /api/v1/export answers, YAML or JSON) into the embedded cluster at start, with its scheduler configuration unless --scheduler-config")
 	fs.StringVar(&f.ImportFrom, "import-from", "", "copy the cluster of this kubeconfig into the embedded one at start: nodes, pods, namespaces, PriorityClasses, storage and devices; minisched only gets and lists there")
-	fs.StringVar(&f.ImportNamespaces, "import-namespaces", "", "with --import-from: copy only these comma-separated namespaces (default: all)")
-	fs.StringVar(&f.ImportSelector, "import-selector", "", "with --import-from: copy only the pods this label selector matches")
+	fs.StringVar(&f.ImportNamespaces, "import-namespaces", "", "with --import-from or --mirror: copy only these comma-separated namespaces (default: all)")
+	fs.StringVar(&f.ImportSelector, "import-selector", "", "with --import-from or --mirror: copy only the pods this label selector matches")
 	fs.StringVar(&f.ImportPods, "import-pods", "all", "with --import-from: copy the pods that are bound, pending, or all; pending ones minisched schedules in the copy")
 }
 
@@ -312,6 +317,8 @@ type Instance struct {
 	ControlPlane *k8sapiserver.ControlPlane
 	Client       kubernetes.Interface
 	RESTConfig   *rest.Config
+	// Mirror follows the source cluster of --mirror; nil otherwise.
+	Mirror *mirror.Mirror
 
 	cancel context.CancelFunc
 	served chan error
@@ -449,6 +456,14 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	if err := snap.load(ctx, inst.Client, f, log); err != nil {
 		return nil, err
 	}
+	if f.Mirror != "" {
+		if inst.Mirror, err = snap.follow(ctx, inst.Client, f, log); err != nil {
+			return nil, err
+		}
+		// A reset ends the copy, and with it the mirror.
+		inst.Cluster.OnReset(inst.Mirror.Stop)
+		inst.Server.Follow(inst.Mirror)
+	}
 	l, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", f.Addr, err)
@@ -478,6 +493,9 @@ func (inst *Instance) Close() error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if inst.Mirror != nil {
+		inst.Mirror.Stop()
 	}
 	if inst.Scheduler != nil {
 		inst.Scheduler.Stop()

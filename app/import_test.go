@@ -29,6 +29,8 @@ import (
 var readers = map[string][]rbacv1.PolicyRule{
 	"reader": {{APIGroups: []string{"", "scheduling.k8s.io", "storage.k8s.io", "node.k8s.io", "resource.k8s.io"},
 		Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
+	"reader-without-watch": {{APIGroups: []string{"", "scheduling.k8s.io", "storage.k8s.io", "node.k8s.io", "resource.k8s.io"},
+		Resources: []string{"*"}, Verbs: []string{"get", "list"}}},
 	"reader-without-pods": {
 		{APIGroups: []string{""}, Resources: []string{"namespaces", "nodes", "persistentvolumes", "persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{"scheduling.k8s.io", "storage.k8s.io", "node.k8s.io", "resource.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},

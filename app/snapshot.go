@@ -12,23 +12,30 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
+	"minisched/mirror"
 	"minisched/server"
 	"minisched/snapshot"
 )
 
-// checkImport refuses --load and --import-from flags that cannot go
-// together.
+// checkImport refuses --load, --import-from and --mirror flags that cannot
+// go together.
 func (f *Flags) checkImport() error {
 	if _, err := snapshot.ParsePods(f.ImportPods); err != nil {
 		return fmt.Errorf("--import-pods: %w", err)
 	}
+	given := 0
+	for _, v := range []string{f.Load, f.ImportFrom, f.Mirror} {
+		if v != "" {
+			given++
+		}
+	}
 	switch {
-	case f.Load != "" && f.ImportFrom != "":
-		return errors.New("--load and --import-from each fill the cluster: give one")
-	case (f.Load != "" || f.ImportFrom != "") && (f.Kubeconfig != "" || f.InCluster):
-		return errors.New("--load and --import-from fill the embedded cluster; attached to a real one (--kubeconfig, --in-cluster), minisched does not write it")
-	case f.ImportFrom == "" && (f.ImportNamespaces != "" || f.ImportSelector != ""):
-		return errors.New("--import-namespaces and --import-selector go with --import-from")
+	case given > 1:
+		return errors.New("--load, --import-from and --mirror each fill the cluster: give one")
+	case given > 0 && (f.Kubeconfig != "" || f.InCluster):
+		return errors.New("--load, --import-from and --mirror fill the embedded cluster; attached to a real one (--kubeconfig, --in-cluster), minisched does not write it")
+	case f.ImportFrom == "" && f.Mirror == "" && (f.ImportNamespaces != "" || f.ImportSelector != ""):
+		return errors.New("--import-namespaces and --import-selector go with --import-from or --mirror")
 	}
 	return nil
 }
@@ -39,9 +46,11 @@ func (f *Flags) checkImport() error {
 type initialSnapshot struct {
 	doc    *snapshot.Document
 	source string
-	// kind is load or import-from, as server.CopyOf names them.
+	// kind is load, import-from or mirror, as server.CopyOf names them.
 	kind string
 	at   time.Time
+	// client reads the source cluster (read only), for --mirror.
+	client kubernetes.Interface
 }
 
 // copyOf says, for the dashboard, what the cluster is a copy of; nil
@@ -65,10 +74,14 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 			return nil, fmt.Errorf("--load %s: %w", f.Load, err)
 		}
 		return &initialSnapshot{doc: doc, source: f.Load, kind: "load", at: time.Now()}, nil
-	case f.ImportFrom != "":
-		cfg, err := clientcmd.BuildConfigFromFlags("", f.ImportFrom)
+	case f.ImportFrom != "" || f.Mirror != "":
+		flag, kubeconfig, kind := "--import-from", f.ImportFrom, "import-from"
+		if f.Mirror != "" {
+			flag, kubeconfig, kind = "--mirror", f.Mirror, "mirror"
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
-			return nil, fmt.Errorf("--import-from %s: %w", f.ImportFrom, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
 		}
 		// Lists come a page at a time: client-go's 5 a second would make
 		// 50,000 pods take ten seconds of waiting alone.
@@ -76,18 +89,18 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 		cfg.UserAgent = "minisched-import"
 		client, err := kubernetes.NewForConfig(snapshot.ReadOnly(cfg))
 		if err != nil {
-			return nil, fmt.Errorf("--import-from %s: %w", f.ImportFrom, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
 		}
 		pods, _ := snapshot.ParsePods(f.ImportPods) // checked with the flags
 		began := time.Now()
 		doc, err := snapshot.Collect(ctx, client, snapshot.CollectOptions{
 			Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector, Pods: pods})
 		if err != nil {
-			return nil, fmt.Errorf("--import-from %s: %w", f.ImportFrom, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
 		}
 		log.Info("read the cluster to copy", "apiserver", cfg.Host, "nodes", len(doc.Nodes), "pods", len(doc.Pods),
 			"took", time.Since(began).Round(time.Millisecond))
-		return &initialSnapshot{doc: doc, source: cfg.Host, kind: "import-from", at: time.Now()}, nil
+		return &initialSnapshot{doc: doc, source: cfg.Host, kind: kind, at: time.Now(), client: client}, nil
 	}
 	return nil, nil
 }
@@ -125,4 +138,16 @@ func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface,
 	log.Info("copy loaded", "from", s.source, "nodes", counts.Nodes, "boundPods", counts.BoundPods, "pendingPods", counts.PendingPods,
 		"took", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// follow starts the mirror of the source once the copy is loaded: what
+// changed there meanwhile is caught up by the mirror's first lists.
+func (s *initialSnapshot) follow(ctx context.Context, into kubernetes.Interface, f Flags, log *slog.Logger) (*mirror.Mirror, error) {
+	began := time.Now()
+	m, err := mirror.Start(ctx, mirror.Options{Source: s.client, Copy: into, Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector})
+	if err != nil {
+		return nil, fmt.Errorf("--mirror %s: %w", f.Mirror, err)
+	}
+	log.Info("following the source", "apiserver", s.source, "took", time.Since(began).Round(time.Millisecond))
+	return m, nil
 }

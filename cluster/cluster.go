@@ -80,6 +80,17 @@ type Cluster struct {
 	synced              atomic.Bool
 	cancel              context.CancelFunc
 	stop                sync.Once
+	// onReset holds what must end before a reset empties the cluster.
+	resetMu sync.Mutex
+	onReset []func()
+}
+
+// OnReset registers f to run at the start of every Reset: what follows the
+// cluster as it is (a mirror, the copy's banner) ends with it.
+func (c *Cluster) OnReset(f func()) {
+	c.resetMu.Lock()
+	defer c.resetMu.Unlock()
+	c.onReset = append(c.onReset, f)
 }
 
 // New returns a Cluster; Start begins watching.

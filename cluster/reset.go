@@ -21,6 +21,12 @@ func SystemPriorityClass(name string) bool { return strings.HasPrefix(name, "sys
 func (c *Cluster) Reset(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	c.resetMu.Lock()
+	hooks := c.onReset
+	c.resetMu.Unlock()
+	for _, f := range hooks {
+		f()
+	}
 	core := c.opts.Client.CoreV1()
 	namespaces, err := core.Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {

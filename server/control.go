@@ -192,6 +192,5 @@ func (s *Server) reset(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	s.copyOf.Store(nil) // emptied, the cluster is a copy of nothing
 	return c.NoContent(http.StatusNoContent)
 }

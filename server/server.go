@@ -116,6 +116,8 @@ type Server struct {
 	compared comparisons
 	// copyOf says the cluster is a copy, until a reset.
 	copyOf atomic.Pointer[CopyOf]
+	// mirror, when set, keeps the copy in step with its source.
+	mirror atomic.Pointer[mirrorRef]
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -159,6 +161,9 @@ func New(opts Options) *Server {
 		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
 	s.cluster = opts.Cluster
 	s.copyOf.Store(opts.CopyOf)
+	// Emptied, by whichever reset (REST, a lesson's, an import's), the
+	// cluster is a copy of nothing.
+	s.cluster.OnReset(func() { s.copyOf.Store(nil) })
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
 	}
@@ -229,6 +234,7 @@ func (s *Server) routes() {
 	api.POST("/whatif/reschedule", s.rescheduleAll)
 	api.POST("/compare", s.postCompare)
 	api.GET("/compare", s.getCompare)
+	api.GET("/mirror", s.getMirror)
 	api.GET("/compare/pods/:namespace/:name", s.getComparePod)
 
 	api.GET("/scheduler", s.getScheduler)

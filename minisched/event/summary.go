@@ -39,7 +39,14 @@ type PodSummary struct {
 	Message           string    `json:"message,omitempty"`
 	NominatedNodeName string    `json:"nominatedNodeName,omitempty"`
 	Created           time.Time `json:"created"`
+	// RealNode, on a pod of a mirrored copy, is where the real scheduler
+	// put it in the source (RealNodeAnnotation).
+	RealNode string `json:"realNode,omitempty"`
 }
+
+// RealNodeAnnotation, on a pod of a mirrored copy, names the node the real
+// scheduler bound the pod to in the source cluster.
+const RealNodeAnnotation = "minisched.io/real-node"
 
 // CycleSummary is one scheduling attempt in brief: what the cycle index
 // keeps, what GET /api/v1/cycles lists, and what the events that change it
@@ -88,6 +95,7 @@ func SummarizePod(pod *v1.Pod) PodSummary {
 		Requests:          quantities(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})),
 		NominatedNodeName: pod.Status.NominatedNodeName,
 		Created:           pod.CreationTimestamp.Time,
+		RealNode:          pod.Annotations[RealNodeAnnotation],
 	}
 	if pod.Spec.Priority != nil {
 		s.Priority = *pod.Spec.Priority

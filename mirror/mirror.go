@@ -1,0 +1,477 @@
+// Package mirror keeps minisched's copy of a cluster in step with the real
+// one, by list and watch, and never writes the real one. Nodes,
+// PriorityClasses and pods follow the source: a pod the source shows
+// pending is created unbound in the copy, for minisched to schedule there;
+// once the real scheduler binds it, the copy's pod is annotated with the
+// real node (RealNodeAnnotation), so that the dashboard can show both.
+//
+// Each change is applied level-based: a worker reads the source object's
+// current state from the informer's cache and makes the copy match it, so
+// events that come in bursts or out of order end in the same state.
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	schedulinglisters "k8s.io/client-go/listers/scheduling/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"minisched/cluster"
+	"minisched/minisched/event"
+)
+
+// RealNodeAnnotation, on a pod of the copy, names the node the real
+// scheduler bound the pod to in the source.
+const RealNodeAnnotation = event.RealNodeAnnotation
+
+// sourceUIDAnnotation, on a pod the mirror created, is the source pod's
+// uid: a pod deleted and created again under its name is another pod.
+const sourceUIDAnnotation = "minisched.io/source-uid"
+
+// workers apply changes in parallel: a burst of pods in the source is
+// created in the copy at the apiserver's pace, not one round trip's.
+const workers = 8
+
+// Options say what to follow.
+type Options struct {
+	// Source reads the real cluster; give it a read-only transport
+	// (snapshot.ReadOnly).
+	Source kubernetes.Interface
+	// Copy writes minisched's embedded cluster.
+	Copy kubernetes.Interface
+	// Namespaces, when set, are the only namespaces whose pods are
+	// followed; Selector picks the pods by label.
+	Namespaces []string
+	Selector   string
+}
+
+// Status says how far behind the copy is.
+type Status struct {
+	// Synced is true once the source's first lists are in.
+	Synced bool `json:"synced"`
+	// Behind counts the changes seen and not yet applied; Lag is how long
+	// the oldest of them has waited (0 when none waits).
+	Behind int           `json:"behind"`
+	Lag    time.Duration `json:"lagNanos"`
+	// Applied counts the changes applied; Errors those that failed (they
+	// are tried again), LastError the newest failure's words.
+	Applied   int64  `json:"applied"`
+	Errors    int64  `json:"errors"`
+	LastError string `json:"lastError,omitempty"`
+	// Stopped is true after Stop (a reset ends the mirror).
+	Stopped bool `json:"stopped"`
+}
+
+// key names one source object: kind, namespace/name.
+type key struct {
+	kind string // node, pod or priorityclass
+	name string
+}
+
+// Mirror follows one source cluster.
+type Mirror struct {
+	opts     Options
+	selector labels.Selector
+	// factories: one for nodes and PriorityClasses, one per namespace
+	// followed for pods.
+	factories []informers.SharedInformerFactory
+	nodes     corelisters.NodeLister
+	pods      []corelisters.PodLister
+	classes   schedulinglisters.PriorityClassLister
+	queue     workqueue.TypedRateLimitingInterface[key]
+	cancel    context.CancelFunc
+	done      sync.WaitGroup
+
+	mu sync.Mutex
+	// since holds, per key waiting, when it was first seen.
+	since map[key]time.Time
+	// pendingSeen holds the pods the source showed pending: the copy
+	// creates them unbound even when the real scheduler bound them before
+	// a worker got to them, so that minisched decides too.
+	pendingSeen map[string]bool
+	status      Status
+}
+
+// Start begins following the source; it returns once the source's first
+// lists are in (or fail: a refused permission says which), and the copy
+// then converges in the background. Stop ends it.
+func Start(ctx context.Context, opts Options) (*Mirror, error) {
+	selector, err := labels.Parse(opts.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("label selector %q: %w", opts.Selector, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Mirror{opts: opts, selector: selector, cancel: cancel, since: map[key]time.Time{}, pendingSeen: map[string]bool{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[key]())}
+	shared := informers.NewSharedInformerFactory(opts.Source, 0)
+	nodes := shared.Core().V1().Nodes()
+	classes := shared.Scheduling().V1().PriorityClasses()
+	m.nodes, m.classes = nodes.Lister(), classes.Lister()
+	m.factories = []informers.SharedInformerFactory{shared}
+	infs := []cache.SharedIndexInformer{nodes.Informer(), classes.Informer()}
+	kinds := []string{"node", "priorityclass"}
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		f := informers.NewSharedInformerFactoryWithOptions(opts.Source, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector.String() }))
+		pods := f.Core().V1().Pods()
+		m.pods = append(m.pods, pods.Lister())
+		m.factories = append(m.factories, f)
+		infs = append(infs, pods.Informer())
+		kinds = append(kinds, "pod")
+	}
+	for i, inf := range infs {
+		if _, err := inf.AddEventHandler(m.handler(kinds[i])); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	// A refused list or watch would be retried for ever: the first one
+	// ends the start, naming what was refused.
+	refused := make(chan error, 1)
+	onError := func(_ *cache.Reflector, err error) {
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			select {
+			case refused <- err:
+			default:
+			}
+		}
+	}
+	var synced []cache.InformerSynced
+	for _, inf := range infs {
+		if err := inf.SetWatchErrorHandler(onError); err != nil {
+			cancel()
+			return nil, err
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	for _, f := range m.factories {
+		f.Start(ctx.Done())
+	}
+	listed := make(chan bool, 1)
+	go func() { listed <- cache.WaitForCacheSync(ctx.Done(), synced...) }()
+	select {
+	case err := <-refused:
+		cancel()
+		return nil, fmt.Errorf("following the source cluster: %w", err)
+	case ok := <-listed:
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("following the source cluster: %w", ctx.Err())
+		}
+	}
+	m.mu.Lock()
+	m.status.Synced = true
+	m.mu.Unlock()
+	for range workers {
+		m.done.Add(1)
+		go func() {
+			defer m.done.Done()
+			for m.next(ctx) {
+			}
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		m.queue.ShutDown()
+	}()
+	return m, nil
+}
+
+// Stop ends the mirror and waits for its workers. The copy keeps what it
+// has.
+func (m *Mirror) Stop() {
+	m.cancel()
+	m.queue.ShutDown()
+	m.done.Wait()
+	for _, f := range m.factories {
+		f.Shutdown()
+	}
+	m.mu.Lock()
+	m.status.Stopped = true
+	m.mu.Unlock()
+}
+
+// Status says how far behind the copy is.
+func (m *Mirror) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.status
+	s.Behind = len(m.since)
+	now := time.Now()
+	for _, t := range m.since {
+		s.Lag = max(s.Lag, now.Sub(t))
+	}
+	return s
+}
+
+func (m *Mirror) handler(kind string) cache.ResourceEventHandler {
+	add := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		name, err := cache.MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return
+		}
+		k := key{kind: kind, name: name}
+		m.mu.Lock()
+		if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName == "" {
+			m.pendingSeen[name] = true
+		}
+		if _, waiting := m.since[k]; !waiting {
+			m.since[k] = time.Now()
+		}
+		m.mu.Unlock()
+		m.queue.Add(k)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    add,
+		UpdateFunc: func(_, obj any) { add(obj) },
+		DeleteFunc: add,
+	}
+}
+
+// next applies one change; false once the queue is shut down.
+func (m *Mirror) next(ctx context.Context) bool {
+	k, quit := m.queue.Get()
+	if quit {
+		return false
+	}
+	defer m.queue.Done(k)
+	var err error
+	switch k.kind {
+	case "node":
+		err = m.node(ctx, k.name)
+	case "pod":
+		err = m.pod(ctx, k.name)
+	case "priorityclass":
+		err = m.priorityClass(ctx, k.name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		m.status.Errors++
+		m.status.LastError = fmt.Sprintf("%s %s: %v", k.kind, k.name, err)
+		m.queue.AddRateLimited(k)
+		return true
+	}
+	m.status.Applied++
+	delete(m.since, k)
+	m.queue.Forget(k)
+	return true
+}
+
+// node makes the copy's node match the source's.
+func (m *Mirror) node(ctx context.Context, name string) error {
+	nodes := m.opts.Copy.CoreV1().Nodes()
+	src, err := m.nodes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return ignoreNotFound(nodes.Delete(ctx, name, metav1.DeleteOptions{}))
+	}
+	if err != nil {
+		return err
+	}
+	cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		created, err := nodes.Create(ctx, &v1.Node{ObjectMeta: meta(src.ObjectMeta), Spec: nodeSpec(src)}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		created.Status = nodeStatus(src)
+		_, err = nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(cur.Labels, src.Labels) || !equality.Semantic.DeepEqual(cur.Annotations, src.Annotations) ||
+		!equality.Semantic.DeepEqual(cur.Spec, nodeSpec(src)) {
+		cur.Labels, cur.Annotations, cur.Spec = src.Labels, src.Annotations, nodeSpec(src)
+		if cur, err = nodes.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	if want := nodeStatus(src); !equality.Semantic.DeepEqual(cur.Status, want) {
+		cur.Status = want
+		_, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	}
+	return err
+}
+
+// nodeSpec is what of a node's spec the copy keeps: taints and cordon;
+// the rest (podCIDR, providerID) belongs to the source's machines.
+func nodeSpec(n *v1.Node) v1.NodeSpec {
+	return v1.NodeSpec{Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable}
+}
+
+// nodeStatus is what the scheduler reads of a node's status.
+func nodeStatus(n *v1.Node) v1.NodeStatus {
+	return v1.NodeStatus{Capacity: n.Status.Capacity, Allocatable: n.Status.Allocatable, Conditions: n.Status.Conditions, Images: n.Status.Images}
+}
+
+// pod makes the copy's pod follow the source's: created when the source
+// has it (unbound if the source showed it pending), deleted when the
+// source has not, annotated with the real node once the source binds it.
+func (m *Mirror) pod(ctx context.Context, name string) error {
+	namespace, podName, err := cache.SplitMetaNamespaceKey(name)
+	if err != nil {
+		return err
+	}
+	pods := m.opts.Copy.CoreV1().Pods(namespace)
+	src, err := m.sourcePod(namespace, podName)
+	if err != nil {
+		return err
+	}
+	cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	exists := err == nil
+	if exists && (src == nil || src.DeletionTimestamp != nil || otherPod(cur, src)) {
+		zero := int64(0)
+		if err := ignoreNotFound(pods.Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &cur.UID}})); err != nil {
+			return err
+		}
+		exists = false
+	}
+	if src == nil || src.DeletionTimestamp != nil {
+		m.mu.Lock()
+		delete(m.pendingSeen, name)
+		m.mu.Unlock()
+		return nil
+	}
+	if exists {
+		if real := src.Spec.NodeName; real != "" && cur.Annotations[RealNodeAnnotation] != real {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RealNodeAnnotation, real)
+			_, err := pods.Patch(ctx, podName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			return err
+		}
+		return nil
+	}
+	if err := m.namespace(ctx, namespace); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	unbound := m.pendingSeen[name]
+	m.mu.Unlock()
+	_, err = pods.Create(ctx, copyPod(src, unbound), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return errors.New("created meanwhile: trying again")
+	}
+	return err
+}
+
+// sourcePod returns the source's pod, nil when it has none (or the
+// selector no longer picks it).
+func (m *Mirror) sourcePod(namespace, name string) (*v1.Pod, error) {
+	for _, l := range m.pods {
+		p, err := l.Pods(namespace).Get(name)
+		if err == nil && m.selector.Matches(labels.Set(p.Labels)) {
+			return p, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// otherPod says whether the copy's pod stands for another source pod than
+// src (one deleted and created again under its name).
+func otherPod(cur, src *v1.Pod) bool {
+	uid, ok := cur.Annotations[sourceUIDAnnotation]
+	return ok && uid != string(src.UID)
+}
+
+// copyPod is the pod the copy gets for src: its spec (without the node
+// when unbound), labels and annotations, and which pod it stands for.
+func copyPod(src *v1.Pod, unbound bool) *v1.Pod {
+	p := &v1.Pod{ObjectMeta: meta(src.ObjectMeta), Spec: *src.Spec.DeepCopy()}
+	p.Annotations = map[string]string{}
+	for k, v := range src.Annotations {
+		p.Annotations[k] = v
+	}
+	p.Annotations[sourceUIDAnnotation] = string(src.UID)
+	if src.Spec.NodeName != "" {
+		p.Annotations[RealNodeAnnotation] = src.Spec.NodeName
+	}
+	if unbound {
+		p.Spec.NodeName = ""
+	}
+	// Admission works these out from the PriorityClass again, and refuses
+	// a pod that states other values; ephemeral containers cannot be set
+	// on create.
+	p.Spec.Priority, p.Spec.PreemptionPolicy, p.Spec.EphemeralContainers = nil, nil, nil
+	return p
+}
+
+// namespace creates a namespace of the source in the copy, once.
+func (m *Mirror) namespace(ctx context.Context, name string) error {
+	_, err := m.opts.Copy.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// priorityClass makes the copy's PriorityClass match the source's; the
+// system's own are every cluster's and left alone.
+func (m *Mirror) priorityClass(ctx context.Context, name string) error {
+	if cluster.SystemPriorityClass(name) {
+		return nil
+	}
+	classes := m.opts.Copy.SchedulingV1().PriorityClasses()
+	src, err := m.classes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return ignoreNotFound(classes.Delete(ctx, name, metav1.DeleteOptions{}))
+	}
+	if err != nil {
+		return err
+	}
+	cur, err := classes.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = classes.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: meta(src.ObjectMeta), Value: src.Value, GlobalDefault: src.GlobalDefault,
+			Description: src.Description, PreemptionPolicy: src.PreemptionPolicy}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil || cur.Value == src.Value {
+		return err
+	}
+	// The value cannot change: the class is made again.
+	if err := ignoreNotFound(classes.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
+		return err
+	}
+	return errors.New("value changed: made again")
+}
+
+// meta keeps what a person sets; the source's uids and versions mean
+// nothing in the copy.
+func meta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
