@@ -675,6 +675,29 @@ profiles:
   assert.match(await page.textContent('#compare-summary'), /1 of 2 pods placed differently/);
 });
 
+test('a mirror: the banner says how far behind it is, the inspector where the real scheduler put a pod (issue 13)', async () => {
+  // A pod whose real-scheduler annotation names another node than the one
+  // minisched picks: the lesson left nodes small and big.
+  const body = podBody('mirrored', { cpu: '1', memory: '1Gi' });
+  body.metadata.annotations = { 'minisched.io/real-node': 'elsewhere-1' };
+  await api(server.url, 'POST', '/pods', body);
+  await page.evaluate(() => window.minisched.actions.inspectPod('default/mirrored'));
+  await page.waitForSelector('#real-node');
+  await page.waitForFunction(() => /elsewhere-1 elsewhere than minisched/.test(document.querySelector('#real-node').textContent));
+  // The banner of a mirror asks GET /mirror (answered here: no source
+  // cluster runs in this test) and says what it answers.
+  await page.route('**/api/v1/mirror', (route) => route.fulfill({
+    status: 200, contentType: 'application/json',
+    body: JSON.stringify({ synced: true, behind: 2, lagNanos: 1.2e9, applied: 40, errors: 0, stopped: false, compared: 3, differ: 1 }),
+  }));
+  await page.evaluate(() => { window.minisched.store.server.copy.value = { kind: 'mirror', source: 'https://real.example:6443' }; });
+  await page.waitForSelector('#mirror-state');
+  assert.match(await page.textContent('#copy-banner'), /A mirror.*mirrored from.*real\.example/s);
+  assert.equal(await page.textContent('#mirror-state'), 'Mirror 2 changes behind (the oldest 1.2 s); 1 of 3 pods placed elsewhere than the real scheduler did.');
+  await page.evaluate(() => { window.minisched.store.server.copy.value = null; });
+  await page.unroute('**/api/v1/mirror');
+});
+
 test('no script error on the pages', () => {
   assert.deepEqual(pageErrors, []);
 });

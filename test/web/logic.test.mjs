@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  codeClass, codeName, formatAgo, formatBytes, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent, plural, tidyReason,
+  codeClass, codeName, formatAgo, mirrorWords, formatBytes, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent, plural, tidyReason,
 } from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
@@ -686,4 +686,13 @@ test('stream at scale: a big cluster\'s stream leaves out the matrices, batches 
   assert.doesNotMatch(Sock.all[1].url, /since=/);
   assert.match(store.page.notices.value.at(-1).text, /fresh snapshot/);
   s.close();
+});
+
+test('a mirror in words: in step or how far behind, the pods placed elsewhere, a failure, a stop (issue 13)', () => {
+  assert.equal(mirrorWords({ synced: false }), 'Reading the source…');
+  assert.equal(mirrorWords({ synced: true, behind: 0, lagNanos: 0, compared: 0 }), 'Mirror in step with its source.');
+  assert.equal(mirrorWords({ synced: true, behind: 3, lagNanos: 1.5e9, compared: 4, differ: 1 }),
+    'Mirror 3 changes behind (the oldest 1.5 s); 1 of 4 pods placed elsewhere than the real scheduler did.');
+  assert.match(mirrorWords({ synced: true, behind: 1, lagNanos: 2e8, lastError: 'pod shop/web-3: forbidden' }), /failing: pod shop\/web-3: forbidden\.$/);
+  assert.equal(mirrorWords({ synced: true, stopped: true }), 'The mirror has stopped: the copy no longer follows its source.');
 });

@@ -457,6 +457,15 @@ export function createActions({ api, store, delay = sleep }) {
       return run('compare', 'The comparison failed', async () => follow(await api.compare(comparisonRequest(form))));
     },
 
+    /** Asks a mirror how far behind it is; a failed question leaves the last answer. */
+    async loadMirror() {
+      try {
+        store.setMirror(await api.mirror());
+      } catch (err) {
+        if (err?.status === 404) store.setMirror(null);
+      }
+    },
+
     /** Shows one pod's two cycles from the last comparison. */
     async inspectCompared(key) {
       const [ns, name] = key.split('/');

@@ -117,6 +117,7 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     compare: (body) => request('POST', '/compare', { body }),
     comparison: () => request('GET', '/compare'),
     comparedPod: (ns, name) => request('GET', `/compare/pods/${enc(ns)}/${enc(name)}`),
+    mirror: () => request('GET', '/mirror'),
   };
   return api;
 }

@@ -16,7 +16,7 @@ import { createApi } from './api.js';
 import { connectStream } from './stream.js';
 import { createActions } from './actions.js';
 import { clock, replayNow } from './clock.js';
-import { formatClock, formatCountdown, queueTitle } from './format.js';
+import { formatClock, formatCountdown, mirrorWords, queueTitle } from './format.js';
 import { readRecording } from './replay.js';
 import { createPlayer, refusingApi } from './player.js';
 import QueueBoard from './views/queue.js';
@@ -160,13 +160,26 @@ function Display({ store, actions }) {
 }
 
 /** Says the cluster is a copy, of what, and that nothing here reaches the original. */
-function CopyBanner({ copy }) {
-  const how = { 'import-from': 'copied at start from', load: 'loaded at start from', import: 'loaded from' }[copy.kind] || 'a copy of';
+function CopyBanner({ copy, store, actions }) {
+  const how = { 'import-from': 'copied at start from', load: 'loaded at start from', import: 'loaded from', mirror: 'mirrored from' }[copy.kind] || 'a copy of';
+  const mirrored = copy.kind === 'mirror';
+  // A mirror's lag changes by the second: the banner asks for it.
+  useEffect(() => {
+    if (!mirrored) return undefined;
+    actions.loadMirror();
+    const id = setInterval(actions.loadMirror, MIRROR_POLL);
+    return () => clearInterval(id);
+  }, [mirrored]);
+  const m = mirrored ? store.server.mirror.value : null;
   return html`<section class="copy-banner" id="copy-banner" aria-label="a copy">
-    <strong>A copy</strong> <span>${how} <span id="copy-source">${copy.source}</span>${copy.at ? html` <span class="muted small">at ${formatClock(toMillis(copy.at))}</span>` : null}:
+    <strong>${mirrored ? 'A mirror' : 'A copy'}</strong> <span>${how} <span id="copy-source">${copy.source}</span>${copy.at ? html` <span class="muted small">at ${formatClock(toMillis(copy.at))}</span>` : null}:
     what minisched does here happens to this copy alone. Reset ends it.</span>
+    ${m ? html` <span id="mirror-state">${mirrorWords(m)}</span>` : null}
   </section>`;
 }
+
+// How often the banner asks a mirror how far behind it is.
+const MIRROR_POLL = 2000;
 
 /** The page of the session in use (live, or a recording's). */
 function Root() {
@@ -202,7 +215,7 @@ function App({ store, actions, stream }) {
       <${Display} store=${store} actions=${actions} />
     </div>
     ${replay ? html`<${ReplayBanner} replay=${replay} />` : null}
-    ${!replay && store.server.copy.value ? html`<${CopyBanner} copy=${store.server.copy.value} />` : null}
+    ${!replay && store.server.copy.value ? html`<${CopyBanner} copy=${store.server.copy.value} store=${store} actions=${actions} />` : null}
     ${player.value ? html`<${PlayerBar} player=${player.value} />` : null}
     <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${player.value || !replayURL ? () => { opening.value = null; } : null} />
     <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />

@@ -192,3 +192,16 @@ export function describeMove(event) {
     default: return `moved by ${event}`;
   }
 }
+
+/**
+ * A mirror's state in words (GET /mirror): in step or how far behind, and
+ * how many pods minisched placed elsewhere than the real scheduler did.
+ */
+export function mirrorWords(m) {
+  if (m.stopped) return 'The mirror has stopped: the copy no longer follows its source.';
+  if (!m.synced) return 'Reading the source…';
+  const lag = m.behind ? `${plural(m.behind, 'change')} behind (the oldest ${formatDuration(m.lagNanos / 1e6)})` : 'in step with its source';
+  const placed = m.compared ? `; ${m.differ} of ${plural(m.compared, 'pod')} placed elsewhere than the real scheduler did` : '';
+  const failing = m.lastError ? `; failing: ${m.lastError}` : '';
+  return `Mirror ${lag}${placed}${failing}.`;
+}

@@ -294,6 +294,7 @@ export function createStore(options = {}) {
       server.comparison.value = c;
     }),
     setComparedPod: writer((d) => { server.comparedPod.value = d; }),
+    setMirror: writer((m) => { server.mirror.value = m; }),
     /**
      * The stream asks for these kinds (null: all); applied says whether the
      * server filters so already (a new connection's URL) or will say so.

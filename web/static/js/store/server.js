@@ -38,6 +38,8 @@ export function createServer(limits) {
   // the pod whose two cycles it shows ({pod, a, b}: GET /compare/pods/...).
   const comparison = signal(null);
   const comparedPod = signal(null);
+  // A mirrored copy's state (GET /mirror), or null.
+  const mirror = signal(null);
 
   function setScheduler(s) {
     scheduler.value = { steps: 0, message: '', ...s };
@@ -62,6 +64,7 @@ export function createServer(limits) {
     streamKinds,
     comparison,
     comparedPod,
+    mirror,
     copy,
     setScheduler,
     setScenarioRun,

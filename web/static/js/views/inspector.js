@@ -44,6 +44,8 @@ function PodHeader({ store, actions, podKey: key }) {
       <div><dt>requests</dt><dd>CPU ${formatCores(req.cpu || 0)}, memory ${formatBytes(req.memory || 0)}</dd></div>
       <div><dt>priority</dt><dd>${pod.priority}</dd></div>
       ${pod.nominatedNodeName ? html`<div><dt>nominated</dt><dd>${pod.nominatedNodeName}</dd></div>` : null}
+      ${pod.realNode ? html`<div id="real-node"><dt>real scheduler</dt><dd>${pod.realNode}${pod.nodeName && pod.nodeName !== pod.realNode
+        ? html` <span class="badge warn">elsewhere than minisched</span>` : pod.nodeName ? html` <span class="badge win">same</span>` : null}</dd></div>` : null}
       ${pod.scheduled ? html`<div><dt>PodScheduled</dt><dd>${pod.scheduled}</dd></div>` : null}
     </dl>
     ${store.page.replay.value ? html`<span class="muted small" id="delete-pod-ro">a recording: the pod is not deleted here</span>`
