@@ -10,6 +10,8 @@
 //	go run ./hack/bench churn -nodes 100 -pods 100000
 //	go run ./hack/bench history -nodes 100 -pods 10000
 //	go run ./hack/bench reset -nodes 50 -pods 300
+//	go run ./hack/bench import -nodes 5000 -pods 50000
+//	go run ./hack/bench mirror -nodes 500 -rate 50 -seconds 30
 package main
 
 import (
@@ -37,12 +39,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset|import [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset|import|mirror [flags]")
 		os.Exit(2)
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn, "import": importCopy,
+		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
