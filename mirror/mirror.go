@@ -68,8 +68,9 @@ type Status struct {
 	// the oldest of them has waited (0 when none waits).
 	Behind int           `json:"behind"`
 	Lag    time.Duration `json:"lagNanos"`
-	// Applied counts the changes applied; Errors those that failed (they
-	// are tried again), LastError the newest failure's words.
+	// Applied counts the changes applied; Errors the failures (a change
+	// that failed is tried again, a watch that broke starts again);
+	// LastError says the newest, until a change is applied after it.
 	Applied   int64  `json:"applied"`
 	Errors    int64  `json:"errors"`
 	LastError string `json:"lastError,omitempty"`
@@ -154,6 +155,12 @@ func Start(ctx context.Context, opts Options) (*Mirror, error) {
 			default:
 			}
 		}
+		// Later, a source that went away is said, not hidden behind
+		// "in step": the reflector tries again meanwhile.
+		m.mu.Lock()
+		m.status.Errors++
+		m.status.LastError = "watching the source: " + err.Error()
+		m.mu.Unlock()
 	}
 	var synced []cache.InformerSynced
 	for _, inf := range infs {
@@ -275,6 +282,8 @@ func (m *Mirror) next(ctx context.Context) bool {
 		return true
 	}
 	m.status.Applied++
+	// A change applied says the source answers again.
+	m.status.LastError = ""
 	delete(m.since, k)
 	m.queue.Forget(k)
 	return true
@@ -360,7 +369,10 @@ func (m *Mirror) pod(ctx context.Context, name string) error {
 		return nil
 	}
 	if exists {
-		if real := src.Spec.NodeName; real != "" && cur.Annotations[RealNodeAnnotation] != real {
+		// A pod copied bound at the start sits on the real node already:
+		// there is nothing to compare, and nothing to write.
+		copiedBound := cur.Annotations[sourceUIDAnnotation] == "" && cur.Annotations[RealNodeAnnotation] == "" && cur.Spec.NodeName == src.Spec.NodeName
+		if real := src.Spec.NodeName; real != "" && cur.Annotations[RealNodeAnnotation] != real && !copiedBound {
 			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, RealNodeAnnotation, real)
 			_, err := pods.Patch(ctx, podName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			return err
