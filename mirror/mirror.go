@@ -92,11 +92,18 @@ type Mirror struct {
 	// followed for pods.
 	factories []informers.SharedInformerFactory
 	nodes     corelisters.NodeLister
-	pods      []corelisters.PodLister
-	classes   schedulinglisters.PriorityClassLister
-	queue     workqueue.TypedRateLimitingInterface[key]
-	cancel    context.CancelFunc
-	done      sync.WaitGroup
+	// The copy's own caches: a change is compared with them, and only
+	// what differs is written (a stale cache makes a write fail, and the
+	// change is tried again).
+	copyFactory informers.SharedInformerFactory
+	copyNodes   corelisters.NodeLister
+	copyPods    corelisters.PodLister
+	copyClasses schedulinglisters.PriorityClassLister
+	pods        []corelisters.PodLister
+	classes     schedulinglisters.PriorityClassLister
+	queue       workqueue.TypedRateLimitingInterface[key]
+	cancel      context.CancelFunc
+	done        sync.WaitGroup
 
 	mu sync.Mutex
 	// since holds, per key waiting, when it was first seen.
@@ -118,7 +125,21 @@ func Start(ctx context.Context, opts Options) (*Mirror, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Mirror{opts: opts, selector: selector, cancel: cancel, since: map[key]time.Time{}, pendingSeen: map[string]bool{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[key]())}
+		// Per change only: a write that met a cache not yet updated is
+		// tried again within milliseconds, and a burst of them is not held
+		// back by a budget shared with every other change.
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](5*time.Millisecond, 30*time.Second))}
+	m.copyFactory = informers.NewSharedInformerFactory(opts.Copy, 0)
+	m.copyNodes = m.copyFactory.Core().V1().Nodes().Lister()
+	m.copyPods = m.copyFactory.Core().V1().Pods().Lister()
+	m.copyClasses = m.copyFactory.Scheduling().V1().PriorityClasses().Lister()
+	m.copyFactory.Start(ctx.Done())
+	for typ, ok := range m.copyFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("reading the copy's %v: %w", typ, ctx.Err())
+		}
+	}
 	shared := informers.NewSharedInformerFactory(opts.Source, 0)
 	nodes := shared.Core().V1().Nodes()
 	classes := shared.Scheduling().V1().PriorityClasses()
@@ -209,7 +230,7 @@ func (m *Mirror) Stop() {
 	m.cancel()
 	m.queue.ShutDown()
 	m.done.Wait()
-	for _, f := range m.factories {
+	for _, f := range append(m.factories, m.copyFactory) {
 		f.Shutdown()
 	}
 	m.mu.Lock()
@@ -289,7 +310,8 @@ func (m *Mirror) next(ctx context.Context) bool {
 	return true
 }
 
-// node makes the copy's node match the source's.
+// node makes the copy's node match the source's, in what the scheduler
+// reads; it writes only what differs.
 func (m *Mirror) node(ctx context.Context, name string) error {
 	nodes := m.opts.Copy.CoreV1().Nodes()
 	src, err := m.nodes.Get(name)
@@ -299,7 +321,7 @@ func (m *Mirror) node(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cur, err := nodes.Get(ctx, name, metav1.GetOptions{})
+	cached, err := m.copyNodes.Get(name)
 	if apierrors.IsNotFound(err) {
 		created, err := nodes.Create(ctx, &v1.Node{ObjectMeta: meta(src.ObjectMeta), Spec: nodeSpec(src)}, metav1.CreateOptions{})
 		if err != nil {
@@ -312,15 +334,18 @@ func (m *Mirror) node(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	cur := cached.DeepCopy()
 	if !equality.Semantic.DeepEqual(cur.Labels, src.Labels) || !equality.Semantic.DeepEqual(cur.Annotations, src.Annotations) ||
-		!equality.Semantic.DeepEqual(cur.Spec, nodeSpec(src)) {
-		cur.Labels, cur.Annotations, cur.Spec = src.Labels, src.Annotations, nodeSpec(src)
+		!equality.Semantic.DeepEqual(nodeSpec(cur), nodeSpec(src)) {
+		cur.Labels, cur.Annotations = src.Labels, src.Annotations
+		cur.Spec.Taints, cur.Spec.Unschedulable = src.Spec.Taints, src.Spec.Unschedulable
 		if cur, err = nodes.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
 	}
-	if want := nodeStatus(src); !equality.Semantic.DeepEqual(cur.Status, want) {
-		cur.Status = want
+	if !equality.Semantic.DeepEqual(nodeStatus(cur), nodeStatus(src)) {
+		cur.Status.Capacity, cur.Status.Allocatable, cur.Status.Conditions, cur.Status.Images =
+			src.Status.Capacity, src.Status.Allocatable, src.Status.Conditions, src.Status.Images
 		_, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 	}
 	return err
@@ -350,7 +375,7 @@ func (m *Mirror) pod(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cur, err := pods.Get(ctx, podName, metav1.GetOptions{})
+	cur, err := m.copyPods.Pods(namespace).Get(podName)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -459,7 +484,7 @@ func (m *Mirror) priorityClass(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cur, err := classes.Get(ctx, name, metav1.GetOptions{})
+	cur, err := m.copyClasses.Get(name)
 	if apierrors.IsNotFound(err) {
 		_, err = classes.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: meta(src.ObjectMeta), Value: src.Value, GlobalDefault: src.GlobalDefault,
 			Description: src.Description, PreemptionPolicy: src.PreemptionPolicy}, metav1.CreateOptions{})
