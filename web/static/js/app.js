@@ -372,10 +372,11 @@ effect(() => {
 // Keyboard shortcuts (route.js says which key does what).
 window.addEventListener('keydown', (ev) => {
   const el = ev.target instanceof Element ? ev.target : null;
+  const replaying = !!session.peek().store.page.replay.peek();
   const s = shortcut({
     key: ev.key, ctrlKey: ev.ctrlKey, altKey: ev.altKey, metaKey: ev.metaKey,
     inField: !!el?.closest('input, textarea, select, [contenteditable]'), onButton: !!el?.closest('button, summary, a'),
-  }, VIEWS, !!session.peek().store.page.replay.peek());
+  }, tabsOf(replaying).map((t) => t.id), replaying);
   if (!s) return;
   ev.preventDefault();
   // Before the recording is ready the player's keys do nothing.
