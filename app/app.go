@@ -457,7 +457,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		return nil, err
 	}
 	if f.Mirror != "" {
-		if inst.Mirror, err = snap.follow(ctx, inst.Client, f, log); err != nil {
+		if inst.Mirror, err = snap.follow(ctx, inst.Cluster, inst.Client, f, log); err != nil {
 			return nil, err
 		}
 		// A reset ends the copy, and with it the mirror.

@@ -136,6 +136,22 @@ func TestMirrorFollowsReadOnly(t *testing.T) {
 	if view = getMirror(t, inst); !view.Stopped {
 		t.Errorf("after a reset the mirror still runs: %+v", view)
 	}
+
+	t.Run("a copy at its pod limit says what it did not copy", func(t *testing.T) {
+		full := start(t, func(f *app.Flags) { f.Mirror, f.MaxPods = kubeconfigs["reader"], 4 })
+		_, err := admin.CoreV1().Pods("shop").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "one-too-many"},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "pause:3.10"}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, 30*time.Second, "GET /mirror to say the pod is held back by the limit", func() bool {
+			v := getMirror(t, full)
+			return v.Behind >= 1 && strings.Contains(v.LastError, "--max-pods 4")
+		})
+		if _, err := full.Client.CoreV1().Pods("shop").Get(ctx, "one-too-many", metav1.GetOptions{}); err == nil {
+			t.Error("the pod was copied past the limit")
+		}
+	})
 }
 
 func getMirror(t *testing.T, inst *app.Instance) server.MirrorView {

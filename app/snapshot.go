@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
+	"minisched/cluster"
 	"minisched/mirror"
 	"minisched/server"
 	"minisched/snapshot"
@@ -142,9 +143,11 @@ func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface,
 
 // follow starts the mirror of the source once the copy is loaded: what
 // changed there meanwhile is caught up by the mirror's first lists.
-func (s *initialSnapshot) follow(ctx context.Context, into kubernetes.Interface, f Flags, log *slog.Logger) (*mirror.Mirror, error) {
+func (s *initialSnapshot) follow(ctx context.Context, into *cluster.Cluster, client kubernetes.Interface, f Flags, log *slog.Logger) (*mirror.Mirror, error) {
 	began := time.Now()
-	m, err := mirror.Start(ctx, mirror.Options{Source: s.client, Copy: into, Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector})
+	maxNodes, maxPods := into.Limits()
+	m, err := mirror.Start(ctx, mirror.Options{Source: s.client, Copy: client, Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector,
+		MaxNodes: maxNodes, MaxPods: maxPods})
 	if err != nil {
 		return nil, fmt.Errorf("--mirror %s: %w", f.Mirror, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -58,6 +59,10 @@ type Options struct {
 	// followed; Selector picks the pods by label.
 	Namespaces []string
 	Selector   string
+	// MaxNodes and MaxPods bound the copy, as --max-nodes and --max-pods
+	// bound the cluster: a change past them fails (and says so) until
+	// room is made. Zero: no bound.
+	MaxNodes, MaxPods int
 }
 
 // Status says how far behind the copy is.
@@ -99,11 +104,14 @@ type Mirror struct {
 	copyNodes   corelisters.NodeLister
 	copyPods    corelisters.PodLister
 	copyClasses schedulinglisters.PriorityClassLister
-	pods        []corelisters.PodLister
-	classes     schedulinglisters.PriorityClassLister
-	queue       workqueue.TypedRateLimitingInterface[key]
-	cancel      context.CancelFunc
-	done        sync.WaitGroup
+	// copyNodeCount and copyPodCount follow the copy's caches, for the
+	// bounds.
+	copyNodeCount, copyPodCount atomic.Int64
+	pods                        []corelisters.PodLister
+	classes                     schedulinglisters.PriorityClassLister
+	queue                       workqueue.TypedRateLimitingInterface[key]
+	cancel                      context.CancelFunc
+	done                        sync.WaitGroup
 
 	mu sync.Mutex
 	// since holds, per key waiting, when it was first seen.
@@ -133,6 +141,15 @@ func Start(ctx context.Context, opts Options) (*Mirror, error) {
 	m.copyNodes = m.copyFactory.Core().V1().Nodes().Lister()
 	m.copyPods = m.copyFactory.Core().V1().Pods().Lister()
 	m.copyClasses = m.copyFactory.Scheduling().V1().PriorityClasses().Lister()
+	for inf, n := range map[cache.SharedIndexInformer]*atomic.Int64{
+		m.copyFactory.Core().V1().Nodes().Informer(): &m.copyNodeCount,
+		m.copyFactory.Core().V1().Pods().Informer():  &m.copyPodCount,
+	} {
+		if _, err := inf.AddEventHandler(counter(n)); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	m.copyFactory.Start(ctx.Done())
 	for typ, ok := range m.copyFactory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
@@ -323,6 +340,9 @@ func (m *Mirror) node(ctx context.Context, name string) error {
 	}
 	cached, err := m.copyNodes.Get(name)
 	if apierrors.IsNotFound(err) {
+		if err := room(&m.copyNodeCount, m.opts.MaxNodes, "nodes"); err != nil {
+			return err
+		}
 		created, err := nodes.Create(ctx, &v1.Node{ObjectMeta: meta(src.ObjectMeta), Spec: nodeSpec(src)}, metav1.CreateOptions{})
 		if err != nil {
 			return err
@@ -403,6 +423,9 @@ func (m *Mirror) pod(ctx context.Context, name string) error {
 			return err
 		}
 		return nil
+	}
+	if err := room(&m.copyPodCount, m.opts.MaxPods, "pods"); err != nil {
+		return err
 	}
 	if err := m.namespace(ctx, namespace); err != nil {
 		return err
@@ -504,6 +527,22 @@ func (m *Mirror) priorityClass(ctx context.Context, name string) error {
 // nothing in the copy.
 func meta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, Labels: m.Labels, Annotations: m.Annotations}
+}
+
+// counter keeps n at the number of objects an informer holds.
+func counter(n *atomic.Int64) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { n.Add(1) },
+		DeleteFunc: func(any) { n.Add(-1) },
+	}
+}
+
+// room refuses a create past the bound.
+func room(n *atomic.Int64, limit int, what string) error {
+	if have := n.Load(); limit > 0 && have >= int64(limit) {
+		return fmt.Errorf("the copy holds %d %s, the limit (--max-%s %d): not copied until there is room", have, what, what, limit)
+	}
+	return nil
 }
 
 func ignoreNotFound(err error) error {
