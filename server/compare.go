@@ -278,6 +278,8 @@ func (s *Server) startComparison(cmp *Comparison, run func(context.Context, what
 	cs.next++
 	cmp.ID, cmp.State, cmp.Started, cmp.done = cs.next, "running", time.Now(), make(chan struct{})
 	cs.last = cmp
+	// The caller's copy is taken now: the run changes cmp from here on.
+	copied := *cmp
 	cs.mu.Unlock()
 	progress := func(msg string) {
 		cs.mu.Lock()
@@ -299,7 +301,6 @@ func (s *Server) startComparison(cmp *Comparison, run func(context.Context, what
 		}
 		close(cmp.done)
 	}()
-	copied := *cmp
 	return &copied, nil
 }
 
