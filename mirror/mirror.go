@@ -93,25 +93,24 @@ type key struct {
 type Mirror struct {
 	opts     Options
 	selector labels.Selector
-	// factories: one for nodes and PriorityClasses, one per namespace
-	// followed for pods.
+	// The source's caches: factories holds one for nodes and
+	// PriorityClasses, and one per namespace followed for pods.
 	factories []informers.SharedInformerFactory
 	nodes     corelisters.NodeLister
+	pods      []corelisters.PodLister
+	classes   schedulinglisters.PriorityClassLister
 	// The copy's own caches: a change is compared with them, and only
 	// what differs is written (a stale cache makes a write fail, and the
-	// change is tried again).
-	copyFactory informers.SharedInformerFactory
-	copyNodes   corelisters.NodeLister
-	copyPods    corelisters.PodLister
-	copyClasses schedulinglisters.PriorityClassLister
-	// copyNodeCount and copyPodCount follow the copy's caches, for the
-	// bounds.
+	// change is tried again). The counts follow them, for the bounds.
+	copyFactory                 informers.SharedInformerFactory
+	copyNodes                   corelisters.NodeLister
+	copyPods                    corelisters.PodLister
+	copyClasses                 schedulinglisters.PriorityClassLister
 	copyNodeCount, copyPodCount atomic.Int64
-	pods                        []corelisters.PodLister
-	classes                     schedulinglisters.PriorityClassLister
-	queue                       workqueue.TypedRateLimitingInterface[key]
-	cancel                      context.CancelFunc
-	done                        sync.WaitGroup
+
+	queue  workqueue.TypedRateLimitingInterface[key]
+	cancel context.CancelFunc
+	done   sync.WaitGroup
 
 	mu sync.Mutex
 	// since holds, per key waiting, when it was first seen.
