@@ -540,13 +540,19 @@ func schedulerConfig(path, schedulerName string) (*config.KubeSchedulerConfigura
 	if path == "" {
 		return schedconfig.Default(schedulerName)
 	}
+	return configFile("--scheduler-config", path, schedulerName)
+}
+
+// configFile reads the KubeSchedulerConfiguration a flag names; errors
+// name the flag.
+func configFile(flag, path, schedulerName string) (*config.KubeSchedulerConfiguration, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading --scheduler-config: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", flag, err)
 	}
 	cfg, err := schedconfig.Load(data, schedulerName)
 	if err != nil {
-		return nil, fmt.Errorf("--scheduler-config %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	return cfg, nil
 }

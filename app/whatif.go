@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
-	"minisched/minisched/schedconfig"
 	"minisched/whatif"
 )
 
@@ -67,16 +65,13 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	// B is checked before anything starts.
 	var b *config.KubeSchedulerConfiguration
 	if *against != "" {
-		data, err := os.ReadFile(*against)
-		if err != nil {
-			return refuse("--against: %v", err)
-		}
 		name := f.SchedulerName
 		if name == "" {
 			name = "default-scheduler" // as Start names a copy's profile
 		}
-		if b, err = schedconfig.Load(data, name); err != nil {
-			return refuse("--against %s: %v", *against, err)
+		var err error
+		if b, err = configFile("--against", *against, name); err != nil {
+			return refuse("%v", err)
 		}
 	}
 	// Held until the report has read the placements as they were copied.
