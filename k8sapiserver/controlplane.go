@@ -36,6 +36,7 @@ import (
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+	schedulingv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 )
 
 // Config says where the control plane keeps its data and how it starts.
@@ -455,7 +456,15 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	return cp.waitReady(ctx)
 }
 
-// waitReady waits for /readyz and the default namespace, which the apiserver
+// priorityClassesHook is the apiserver's post-start hook that creates the
+// system PriorityClasses. Its first try comes a whole second after the
+// server starts (wait.Poll, not PollImmediate), and /readyz fails until it
+// is done: most of the start's wait. waitReady creates the same classes at
+// once and leaves that one check out; the hook then finds them and ends.
+const priorityClassesHook = "poststarthook/scheduling/bootstrap-system-priority-classes"
+
+// waitReady waits for /readyz (every check but priorityClassesHook), the
+// system PriorityClasses, and the default namespace, which the apiserver
 // creates a moment after it starts serving.
 func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	client, err := kubernetes.NewForConfig(cp.restConfig)
@@ -469,8 +478,11 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 		default:
 		}
 		status := 0
-		client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
+		client.CoreV1().RESTClient().Get().AbsPath("/readyz").Param("exclude", priorityClassesHook).Do(ctx).StatusCode(&status)
 		if status != 200 {
+			return false, nil
+		}
+		if !systemPriorityClasses(ctx, client) {
 			return false, nil
 		}
 		_, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
@@ -479,6 +491,18 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 		}
 		return err == nil, nil
 	})
+}
+
+// systemPriorityClasses creates the classes the apiserver's hook creates,
+// from the same list, and says whether all of them exist.
+func systemPriorityClasses(ctx context.Context, client kubernetes.Interface) bool {
+	for _, pc := range schedulingv1.SystemPriorityClasses() {
+		_, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return false
+		}
+	}
+	return true
 }
 
 // serviceAccountKey returns the path of a signing key, made once per data
