@@ -39,22 +39,39 @@ type Entry struct {
 	bytes  int
 	once   sync.Once
 	json   []byte
+	// compact is the encoding with the matrices summarised, made for the
+	// first reader that asks. It is a few hundred bytes to a few KB, well
+	// within the margin Event.Bytes counts for a matrix event.
+	compactOnce sync.Once
+	compact     []byte
 }
 
 // JSON returns the event's stream encoding.
 func (e *Entry) JSON() []byte {
-	e.once.Do(func() {
-		// Straight to the event's own encoder: json.Marshal would scan its
-		// output once more, and Filter and Score events are large.
-		b, err := e.Event.MarshalJSON()
-		if err != nil {
-			// Every field is a plain value; this cannot happen, but a
-			// reader must still get a well-formed message.
-			b, _ = json.Marshal(map[string]any{"seq": e.Event.Seq, "kind": "error", "error": err.Error()})
-		}
-		e.json = b
-	})
+	e.once.Do(func() { e.json = encode(&e.Event) })
 	return e.json
+}
+
+// CompactJSON returns the encoding of e.Event.Compact(): the same bytes as
+// JSON but for Filter and Score events.
+func (e *Entry) CompactJSON() []byte {
+	if e.Event.Filter == nil && e.Event.Score == nil {
+		return e.JSON()
+	}
+	e.compactOnce.Do(func() { e.compact = encode(e.Event.Compact()) })
+	return e.compact
+}
+
+func encode(ev *event.Event) []byte {
+	// Straight to the event's own encoder: json.Marshal would scan its
+	// output once more, and Filter and Score events are large.
+	b, err := ev.MarshalJSON()
+	if err != nil {
+		// Every field is a plain value; this cannot happen, but a reader
+		// must still get a well-formed message.
+		b, _ = json.Marshal(map[string]any{"seq": ev.Seq, "kind": "error", "error": err.Error()})
+	}
+	return b
 }
 
 // Recorder is the history. It is an event.Observer.

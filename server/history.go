@@ -126,7 +126,7 @@ func (s *Server) listEvents(c echo.Context) error {
 		if n > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(e.JSON())
+		buf.Write(filter.encode(e))
 		n++
 	}
 	buf.WriteString("]}")

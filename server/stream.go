@@ -36,11 +36,25 @@ const (
 	linger = 10 * time.Millisecond
 )
 
-// streamFilter narrows what a client receives. The zero value passes all.
+// streamFilter narrows what a client receives. The zero value passes all,
+// with the matrices in full.
 type streamFilter struct {
 	Pod   string       `json:"pod,omitempty"`
 	Kinds []event.Kind `json:"kinds,omitempty"`
+	// Matrices is "full" (or empty) or "compact": Filter and Score events
+	// then carry a FilterSummary or ScoreSummary instead of the matrix.
+	Matrices string `json:"matrices,omitempty"`
 }
+
+// encode is the event's encoding for this client.
+func (f *streamFilter) encode(e *recorder.Entry) []byte {
+	if f.Matrices == matricesCompact {
+		return e.CompactJSON()
+	}
+	return e.JSON()
+}
+
+const matricesFull, matricesCompact = "full", "compact"
 
 func (f *streamFilter) pass(e *event.Event) bool {
 	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, e.Kind) {
@@ -54,10 +68,10 @@ func (f *streamFilter) pass(e *event.Event) bool {
 	return true
 }
 
-// queryFilter reads ?pod=namespace/name and ?kinds=a,b, as the stream and
+// queryFilter reads ?pod=namespace/name, ?kinds=a,b and ?matrices=compact, as the stream and
 // GET /events take them.
 func queryFilter(c echo.Context) (streamFilter, error) {
-	filter := streamFilter{Pod: c.QueryParam("pod")}
+	filter := streamFilter{Pod: c.QueryParam("pod"), Matrices: c.QueryParam("matrices")}
 	if kinds := c.QueryParam("kinds"); kinds != "" {
 		for _, k := range strings.Split(kinds, ",") {
 			filter.Kinds = append(filter.Kinds, event.Kind(strings.TrimSpace(k)))
@@ -75,6 +89,9 @@ func (f *streamFilter) validate() error {
 			return fmt.Errorf("unknown event kind %q", k)
 		}
 	}
+	if f.Matrices != "" && f.Matrices != matricesFull && f.Matrices != matricesCompact {
+		return fmt.Errorf("matrices %q: want %q or %q", f.Matrices, matricesFull, matricesCompact)
+	}
 	if f.Pod != "" {
 		ns, name, ok := strings.Cut(f.Pod, "/")
 		if !ok || ns == "" || name == "" {
@@ -86,9 +103,10 @@ func (f *streamFilter) validate() error {
 
 // clientMessage is what a client may send: a new filter.
 type clientMessage struct {
-	Type  string       `json:"type"`
-	Pod   string       `json:"pod,omitempty"`
-	Kinds []event.Kind `json:"kinds,omitempty"`
+	Type     string       `json:"type"`
+	Pod      string       `json:"pod,omitempty"`
+	Kinds    []event.Kind `json:"kinds,omitempty"`
+	Matrices string       `json:"matrices,omitempty"`
 }
 
 // controlMessage is a message that is not events: resync, error, close.
@@ -233,7 +251,7 @@ func (sc *streamClient) read(done chan struct{}) {
 		case msg.Type != "filter":
 			reply = controlMessage{Type: "error", Reason: fmt.Sprintf("unknown message type %q: the only message a client sends is {\"type\":\"filter\",...}", msg.Type)}
 		default:
-			f := streamFilter{Pod: msg.Pod, Kinds: msg.Kinds}
+			f := streamFilter{Pod: msg.Pod, Kinds: msg.Kinds, Matrices: msg.Matrices}
 			if err := f.validate(); err != nil {
 				reply = controlMessage{Type: "error", Reason: err.Error()}
 			} else {
@@ -305,7 +323,7 @@ func (sc *streamClient) sendEvents(entries []*recorder.Entry) error {
 				return err
 			}
 		}
-		if _, err := w.Write(e.JSON()); err != nil {
+		if _, err := w.Write(filter.encode(e)); err != nil {
 			return err
 		}
 		n++

@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -445,6 +448,15 @@ func TestEventsFilter(t *testing.T) {
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "2"))
 	mustCreate(t, "/api/v1/pods", podJSON("filtered", "100m"))
 	eventually(t, 20*time.Second, "the pod to be bound", func() bool { return boundNode(t, "filtered") != "" })
+	// The cluster's informer, which reports pod events, is not the
+	// scheduler's: wait until the history holds the pod's bound state too.
+	eventually(t, 20*time.Second, "a pod event with the pod bound", func() bool {
+		var h struct{ FirstSeq uint64 }
+		api(t, "GET", "/api/v1/history", "", nil, &h)
+		var p struct{ Events []event.Event }
+		api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&kinds=pod&pod=default/filtered&limit=10000", h.FirstSeq-1), "", nil, &p)
+		return slices.ContainsFunc(p.Events, func(e event.Event) bool { return e.PodChange != nil && e.PodChange.Pod.NodeName != "" })
+	})
 	var hist struct{ FirstSeq, LastSeq uint64 }
 	api(t, "GET", "/api/v1/history", "", nil, &hist)
 	type page struct {
@@ -499,5 +511,106 @@ func TestEventsFilter(t *testing.T) {
 		if code := api(t, "GET", "/api/v1/events"+q, "", nil, &e); code != http.StatusBadRequest || e["error"] == nil {
 			t.Errorf("GET /events%s: %d %v, want 400 with a reason", q, code, e)
 		}
+	}
+}
+
+func TestStreamCompactMatrices(t *testing.T) {
+	reset(t)
+	full, compact := dial(t, ""), dial(t, "?matrices=compact")
+	snap, err := full.next(10 * time.Second)
+	if err != nil || snap.Type != "snapshot" {
+		t.Fatalf("snapshot: %+v %v", snap, err)
+	}
+	if m, err := compact.next(10 * time.Second); err != nil || m.Type != "snapshot" {
+		t.Fatalf("compact snapshot: %+v %v", m, err)
+	}
+	mustCreate(t, "/api/v1/nodes", nodeJSON("roomy", "4"))
+	mustCreate(t, "/api/v1/nodes", nodeJSON("roomier", "8"))
+	mustCreate(t, "/api/v1/nodes", nodeJSON("tiny", "1"))
+	mustCreate(t, "/api/v1/pods", podJSON("wide", "2"))
+	fullEvents := full.collect(snap.Seq, 20*time.Second, bound("wide"))
+	compactEvents := compact.collect(snap.Seq, 20*time.Second, bound("wide"))
+	if len(fullEvents) != len(compactEvents) {
+		t.Fatalf("full stream %d events, compact %d: every event must come", len(fullEvents), len(compactEvents))
+	}
+	var filters, scores int
+	for i, c := range compactEvents {
+		f := fullEvents[i]
+		if c.Seq != f.Seq || c.Kind != f.Kind {
+			t.Fatalf("event %d: compact %d %s, full %d %s", i, c.Seq, c.Kind, f.Seq, f.Kind)
+		}
+		if c.Filter != nil || c.Score != nil {
+			t.Errorf("compact stream sent a matrix in event %d (%s)", c.Seq, c.Kind)
+		}
+		switch c.Kind {
+		case event.KindFilter:
+			filters++
+			// tiny could not hold the pod even empty: UnschedulableAndUnresolvable.
+			want := event.FilterSummary{Plugins: f.Filter.Plugins, Nanos: f.Filter.Nanos, Nodes: 3, Passed: 2,
+				Failures: []event.FilterFailure{{Plugin: "NodeResourcesFit", Code: 3, Reason: "Insufficient cpu", Nodes: 1}}}
+			if c.FilterSummary == nil || !reflect.DeepEqual(*c.FilterSummary, want) {
+				t.Errorf("filter summary %+v, want %+v", c.FilterSummary, want)
+			}
+		case event.KindScore:
+			scores++
+			// Two nodes of different sizes score apart: the summary holds
+			// both rows, the higher total first.
+			rows := slices.Clone(f.Score.Nodes)
+			slices.SortStableFunc(rows, func(a, b event.NodeScore) int { return cmp.Compare(b.Total, a.Total) })
+			s := c.ScoreSummary
+			if s == nil || s.Nodes != 2 || s.Tied != 1 || s.Best != rows[0].Total || rows[0].Total == rows[1].Total ||
+				!reflect.DeepEqual(s.Top, rows) || !reflect.DeepEqual(s.Plugins, f.Score.Plugins) {
+				t.Errorf("score summary %+v, want the rows %+v", s, rows)
+			}
+		default:
+			if !reflect.DeepEqual(c, f) {
+				t.Errorf("event %d (%s) differs between the streams", c.Seq, c.Kind)
+			}
+		}
+	}
+	if filters != 1 || scores != 1 {
+		t.Fatalf("%d filter and %d score events, want one of each", filters, scores)
+	}
+
+	// A client may change its mind: the next matrix comes in full.
+	if err := compact.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"filter","matrices":"full"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Events still in flight may come before the answer.
+	for m, err := compact.next(5 * time.Second); m.Type != "filter"; m, err = compact.next(5 * time.Second) {
+		if err != nil || m.Type != "events" {
+			t.Fatalf("waiting for the answer to the filter message: %+v %v", m, err)
+		}
+	}
+	mustCreate(t, "/api/v1/pods", podJSON("wide-2", "2"))
+	for {
+		m, err := compact.next(20 * time.Second)
+		if err != nil {
+			t.Fatalf("waiting for wide-2's Filter event: %v", err)
+		}
+		i := slices.IndexFunc(m.Events, func(e event.Event) bool { return e.Kind == event.KindFilter && e.Pod.Name == "wide-2" })
+		if i < 0 {
+			continue
+		}
+		if m.Events[i].Filter == nil || m.Events[i].FilterSummary != nil {
+			t.Errorf("after asking for full matrices the Filter event is %+v", m.Events[i])
+		}
+		break
+	}
+
+	// GET /events takes the same choice; a bad one is refused.
+	filterSeq := fullEvents[slices.IndexFunc(fullEvents, func(e event.Event) bool { return e.Kind == event.KindFilter })].Seq
+	var page struct{ Events []event.Event }
+	api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=1&matrices=compact", filterSeq-1), "", nil, &page)
+	if len(page.Events) != 1 || page.Events[0].Filter != nil || page.Events[0].FilterSummary == nil || page.Events[0].FilterSummary.Passed != 2 {
+		t.Errorf("GET /events?matrices=compact: %+v", page.Events)
+	}
+	var e map[string]any
+	if code := api(t, "GET", "/api/v1/events?matrices=tiny", "", nil, &e); code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(e["error"]), "compact") {
+		t.Errorf("GET /events?matrices=tiny: %d %v, want 400 naming the choices", code, e)
+	}
+	url := "ws" + strings.TrimPrefix(strings.TrimSuffix(inst.URL, "/"), "http") + "/api/v1/stream?matrices=tiny"
+	if _, resp, err := websocket.DefaultDialer.Dial(url, nil); err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("dial ?matrices=tiny: %v, want 400", resp)
 	}
 }

@@ -22,20 +22,21 @@ func stream(args []string) error {
 	clients := fs.Int("clients", 20, "stream clients in the second run")
 	nodes := fs.Int("nodes", 100, "nodes")
 	pods := fs.Int("pods", 1000, "pods")
+	matrices := fs.String("matrices", "full", "what the clients ask of Filter and Score events: full or compact (?matrices=)")
 	_ = fs.Parse(args)
-	base, _, err := streamRun(0, *nodes, *pods)
+	base, _, err := streamRun(0, *nodes, *pods, *matrices)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("no clients:  %7.1f pods/s\n", base)
-	with, res, err := streamRun(*clients, *nodes, *pods)
+	with, res, err := streamRun(*clients, *nodes, *pods, *matrices)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("%d clients: %7.1f pods/s; every client got all %d events: %v; delay p50 %v p99 %v max %v\n",
 		*clients, with, res.events, res.complete, res.p50, res.p99, res.max)
-	fmt.Printf("stream: %d pods on %d nodes: pods/s with %d clients / without = %.2f; p99 delay %v\n",
-		*pods, *nodes, *clients, with/base, res.p99)
+	fmt.Printf("stream: %d pods on %d nodes, %s matrices: pods/s with %d clients / without = %.2f; p99 delay %v\n",
+		*pods, *nodes, *matrices, *clients, with/base, res.p99)
 	return nil
 }
 
@@ -45,7 +46,7 @@ type streamResult struct {
 	p50, p99, max time.Duration
 }
 
-func streamRun(clients, nodes, pods int) (float64, streamResult, error) {
+func streamRun(clients, nodes, pods int, matrices string) (float64, streamResult, error) {
 	var res streamResult
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -65,7 +66,7 @@ func streamRun(clients, nodes, pods int) (float64, streamResult, error) {
 	var cs []*streamtest.Follower
 	var conns []*websocket.Conn
 	var done []chan struct{}
-	url := "ws" + strings.TrimPrefix(inst.URL, "http") + "api/v1/stream"
+	url := "ws" + strings.TrimPrefix(inst.URL, "http") + "api/v1/stream?matrices=" + matrices
 	for i := 0; i < clients; i++ {
 		conn, _, err := websocket.DefaultDialer.Dial(url, nil)
 		if err != nil {

@@ -74,6 +74,10 @@ type Event struct {
 	Scheduler  *SchedulerState `json:"scheduler,omitempty"`
 	Scenario   *ScenarioStep   `json:"scenario,omitempty"`
 	Preemption *Preemption     `json:"preemption,omitempty"`
+	// FilterSummary and ScoreSummary stand for Filter and Score on a
+	// stream that asked for compact matrices (see Compact).
+	FilterSummary *FilterSummary `json:"filterSummary,omitempty"`
+	ScoreSummary  *ScoreSummary  `json:"scoreSummary,omitempty"`
 
 	// Summary is the cycle's summary after this event, on the events that
 	// change it; the recorder sets it.

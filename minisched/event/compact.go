@@ -1,0 +1,139 @@
+package event
+
+import (
+	"cmp"
+	"slices"
+
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// TopNodes is how many of the best-scored nodes a ScoreSummary keeps.
+const TopNodes = 5
+
+// FilterSummary is a Filter run in a few hundred bytes, whatever the
+// cluster's size: how many nodes passed, and the failures counted by the
+// plugin and reason that stopped them, as kube-scheduler's own "0/5000 nodes
+// are available" message counts them. The stream sends it instead of the
+// matrix to clients that ask for compact matrices; GET /cycles/{cycle} has
+// the matrix.
+type FilterSummary struct {
+	Plugins       []string `json:"plugins"`
+	Nanos         int64    `json:"nanos"`
+	NominatedNode bool     `json:"nominatedNode,omitempty"`
+	// Nodes is how many nodes Filter checked, Passed how many passed every
+	// plugin.
+	Nodes  int `json:"nodes"`
+	Passed int `json:"passed"`
+	// Failures are the other nodes, grouped by what stopped them, most
+	// nodes first.
+	Failures []FilterFailure `json:"failures"`
+}
+
+// FilterFailure counts the nodes one plugin stopped with one code and reason.
+type FilterFailure struct {
+	Plugin string `json:"plugin"`
+	Code   int    `json:"code"`
+	Reason string `json:"reason,omitempty"`
+	Nodes  int    `json:"nodes"`
+}
+
+// ScoreSummary is a Score run cut to its best nodes: the plugins, how many
+// nodes were scored, the best total and how many nodes share it (the
+// scheduler chooses among those; cycleEnd's ties names them), and the rows of
+// the TopNodes best nodes, highest total first.
+type ScoreSummary struct {
+	Plugins []ScorePlugin `json:"plugins"`
+	Nanos   int64         `json:"nanos"`
+	Nodes   int           `json:"nodes"`
+	Best    int64         `json:"best"`
+	Tied    int           `json:"tied"`
+	Top     []NodeScore   `json:"top"`
+}
+
+// Compact returns e with its Filter or Score matrix replaced by a
+// FilterSummary or ScoreSummary; any other event is returned as it is. The
+// result shares e's slices: neither may be changed afterwards.
+func (e *Event) Compact() *Event {
+	if e.Filter == nil && e.Score == nil {
+		return e
+	}
+	c := *e
+	if f := e.Filter; f != nil {
+		c.Filter, c.FilterSummary = nil, f.summary()
+	}
+	if s := e.Score; s != nil {
+		c.Score, c.ScoreSummary = nil, s.summary()
+	}
+	return &c
+}
+
+func (f *FilterResults) summary() *FilterSummary {
+	sum := &FilterSummary{Plugins: f.Plugins, Nanos: f.Nanos, NominatedNode: f.NominatedNode, Nodes: len(f.Nodes), Failures: []FilterFailure{}}
+	index := map[FilterFailure]int{}
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		at := failedAt(n.Codes)
+		if at < 0 {
+			if len(n.Codes) == len(f.Plugins) {
+				sum.Passed++
+			}
+			continue
+		}
+		key := FilterFailure{Code: n.Codes[at]}
+		if at < len(f.Plugins) {
+			key.Plugin = f.Plugins[at]
+		}
+		if at == len(n.Codes)-1 {
+			key.Reason = n.Reason
+		}
+		if j, ok := index[key]; ok {
+			sum.Failures[j].Nodes++
+			continue
+		}
+		index[key] = len(sum.Failures)
+		key.Nodes = 1
+		sum.Failures = append(sum.Failures, key)
+	}
+	slices.SortStableFunc(sum.Failures, func(a, b FilterFailure) int { return cmp.Compare(b.Nodes, a.Nodes) })
+	return sum
+}
+
+// failedAt is the index of the first code that is neither Success nor Skip,
+// or -1.
+func failedAt(codes []int) int {
+	for i, c := range codes {
+		if c != int(fwk.Success) && c != int(fwk.Skip) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *ScoreResults) summary() *ScoreSummary {
+	sum := &ScoreSummary{Plugins: s.Plugins, Nanos: s.Nanos, Nodes: len(s.Nodes), Top: []NodeScore{}}
+	if len(s.Nodes) == 0 {
+		return sum
+	}
+	// The best TopNodes by total, ties in the matrix's order: one pass,
+	// inserting into a short sorted list.
+	for i := range s.Nodes {
+		n := s.Nodes[i]
+		switch {
+		case i == 0 || n.Total > sum.Best:
+			sum.Best, sum.Tied = n.Total, 1
+		case n.Total == sum.Best:
+			sum.Tied++
+		}
+		at := len(sum.Top)
+		for at > 0 && sum.Top[at-1].Total < n.Total {
+			at--
+		}
+		if at < TopNodes {
+			sum.Top = slices.Insert(sum.Top, at, n)
+			if len(sum.Top) > TopNodes {
+				sum.Top = sum.Top[:TopNodes]
+			}
+		}
+	}
+	return sum
+}
