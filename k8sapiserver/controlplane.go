@@ -37,6 +37,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 	schedulingv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
+	schedulingrest "k8s.io/kubernetes/pkg/registry/scheduling/rest"
 )
 
 // Config says where the control plane keeps its data and how it starts.
@@ -429,6 +430,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("building apiserver config: %w", err)
 	}
+	config.KubeAPIs.ControlPlane.Generic.DisabledPostStartHooks.Insert(priorityClassesHook)
 	completedConfig, err := config.Complete()
 	if err != nil {
 		return fmt.Errorf("completing apiserver config: %w", err)
@@ -457,15 +459,17 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 }
 
 // priorityClassesHook is the apiserver's post-start hook that creates the
-// system PriorityClasses. Its first try comes a whole second after the
-// server starts (wait.Poll, not PollImmediate), and /readyz fails until it
-// is done: most of the start's wait. waitReady creates the same classes at
-// once and leaves that one check out; the hook then finds them and ends.
-const priorityClassesHook = "poststarthook/scheduling/bootstrap-system-priority-classes"
+// system PriorityClasses. It is left out: its first try comes a whole second
+// after the server starts (wait.Poll, not PollImmediate), and /readyz fails
+// until then, most of the start's wait. Worse for a process that embeds the
+// apiserver, it cannot be stopped: closed before it succeeded, it keeps
+// retrying and after 30 s ends the whole process (klog.Fatal). waitReady
+// creates the same classes at once instead.
+const priorityClassesHook = schedulingrest.PostStartHookName
 
-// waitReady waits for /readyz (every check but priorityClassesHook), the
-// system PriorityClasses, and the default namespace, which the apiserver
-// creates a moment after it starts serving.
+// waitReady waits for /readyz, the system PriorityClasses (which it
+// creates, in place of priorityClassesHook), and the default namespace,
+// which the apiserver creates a moment after it starts serving.
 func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	client, err := kubernetes.NewForConfig(cp.restConfig)
 	if err != nil {
@@ -478,7 +482,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 		default:
 		}
 		status := 0
-		client.CoreV1().RESTClient().Get().AbsPath("/readyz").Param("exclude", priorityClassesHook).Do(ctx).StatusCode(&status)
+		client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
 		if status != 200 {
 			return false, nil
 		}
@@ -493,8 +497,8 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	})
 }
 
-// systemPriorityClasses creates the classes the apiserver's hook creates,
-// from the same list, and says whether all of them exist.
+// systemPriorityClasses creates the classes priorityClassesHook would
+// create, from the same list, and says whether all of them exist.
 func systemPriorityClasses(ctx context.Context, client kubernetes.Interface) bool {
 	for _, pc := range schedulingv1.SystemPriorityClasses() {
 		_, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
