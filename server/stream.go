@@ -68,8 +68,8 @@ func (f *streamFilter) pass(e *event.Event) bool {
 	return true
 }
 
-// queryFilter reads ?pod=namespace/name, ?kinds=a,b and ?matrices=compact, as the stream and
-// GET /events take them.
+// queryFilter reads ?pod=namespace/name, ?kinds=a,b and ?matrices=compact,
+// as the stream and GET /events take them.
 func queryFilter(c echo.Context) (streamFilter, error) {
 	filter := streamFilter{Pod: c.QueryParam("pod"), Matrices: c.QueryParam("matrices")}
 	if kinds := c.QueryParam("kinds"); kinds != "" {

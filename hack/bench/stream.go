@@ -19,7 +19,7 @@ import (
 // client's receipt.
 func stream(args []string) error {
 	fs := flagSet("stream")
-	clients := fs.Int("clients", 20, "stream clients in the second run")
+	clients := fs.Int("clients", 20, "stream clients in the runs with clients")
 	nodes := fs.Int("nodes", 100, "nodes")
 	pods := fs.Int("pods", 1000, "pods")
 	matrices := fs.String("matrices", "full", "what the clients ask of Filter and Score events: full or compact (?matrices=)")
