@@ -527,7 +527,9 @@ func TestStreamCompactMatrices(t *testing.T) {
 	mustCreate(t, "/api/v1/nodes", nodeJSON("roomy", "4"))
 	mustCreate(t, "/api/v1/nodes", nodeJSON("roomier", "8"))
 	mustCreate(t, "/api/v1/nodes", nodeJSON("tiny", "1"))
-	eventually(t, 10*time.Second, "the three nodes in the scheduler", func() bool { return inst.Scheduler.Scheduler().NodeCount() == 3 })
+	eventually(t, 10*time.Second, "the three nodes in the scheduler", func() bool {
+		return inst.Scheduler.Scheduler().HasNode("roomy") && inst.Scheduler.Scheduler().HasNode("roomier") && inst.Scheduler.Scheduler().HasNode("tiny")
+	})
 	mustCreate(t, "/api/v1/pods", podJSON("wide", "2"))
 	fullEvents := full.collect(snap.Seq, 20*time.Second, bound("wide"))
 	compactEvents := compact.collect(snap.Seq, 20*time.Second, bound("wide"))

@@ -82,6 +82,11 @@ func packable(t *testing.T, prefix string) {
 	}
 	mustCreate(t, "/api/v1/nodes", node(prefix+"-small", "4", "8Gi"))
 	mustCreate(t, "/api/v1/nodes", node(prefix+"-big", "16", "32Gi"))
+	// A pod that came before the scheduler held both nodes could go to the
+	// one it knew.
+	eventually(t, 10*time.Second, "both nodes in the scheduler", func() bool {
+		return inst.Scheduler.Scheduler().HasNode(prefix+"-small") && inst.Scheduler.Scheduler().HasNode(prefix+"-big")
+	})
 	pods := []string{prefix + "-1", prefix + "-2", prefix + "-3"}
 	for _, name := range pods {
 		mustCreate(t, "/api/v1/pods", []byte(fmt.Sprintf(`{"metadata":{"name":%q},"spec":{"containers":[{"name":"c","image":"pause:3.10","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]}}`, name)))
