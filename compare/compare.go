@@ -289,9 +289,8 @@ func SideFrom(config string, nodes []event.NodeSummary, pods []event.PodSummary,
 			switch {
 			case e.Filter != nil:
 				for _, row := range e.Filter.Nodes {
-					// Filter stops at the first plugin that does not pass.
-					if n := len(row.Codes); n > 0 && row.Codes[n-1] != 0 && n <= len(e.Filter.Plugins) {
-						pod.Filtered[row.Node] = strings.TrimSpace(e.Filter.Plugins[n-1] + ": " + row.Reason)
+					if at := row.FailedAt(); at >= 0 && at < len(e.Filter.Plugins) {
+						pod.Filtered[row.Node] = strings.TrimSpace(e.Filter.Plugins[at] + ": " + row.Reason)
 					}
 				}
 			case e.Score != nil:

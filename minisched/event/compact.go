@@ -3,8 +3,6 @@ package event
 import (
 	"cmp"
 	"slices"
-
-	fwk "k8s.io/kube-scheduler/framework"
 )
 
 // TopNodes is how many of the best-scored nodes a ScoreSummary keeps.
@@ -72,19 +70,16 @@ func (f *FilterResults) summary() *FilterSummary {
 	index := map[FilterFailure]int{}
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
-		at := failedAt(n.Codes)
+		at := n.FailedAt()
 		if at < 0 {
 			if len(n.Codes) == len(f.Plugins) {
 				sum.Passed++
 			}
 			continue
 		}
-		key := FilterFailure{Code: n.Codes[at]}
+		key := FilterFailure{Code: n.Codes[at], Reason: n.Reason}
 		if at < len(f.Plugins) {
 			key.Plugin = f.Plugins[at]
-		}
-		if at == len(n.Codes)-1 {
-			key.Reason = n.Reason
 		}
 		if j, ok := index[key]; ok {
 			sum.Failures[j].Nodes++
@@ -96,17 +91,6 @@ func (f *FilterResults) summary() *FilterSummary {
 	}
 	slices.SortStableFunc(sum.Failures, func(a, b FilterFailure) int { return cmp.Compare(b.Nodes, a.Nodes) })
 	return sum
-}
-
-// failedAt is the index of the first code that is neither Success nor Skip,
-// or -1.
-func failedAt(codes []int) int {
-	for i, c := range codes {
-		if c != int(fwk.Success) && c != int(fwk.Skip) {
-			return i
-		}
-	}
-	return -1
 }
 
 func (s *ScoreResults) summary() *ScoreSummary {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
 )
 
 // SchemaVersion is the version of the stream's message schema. It changes
@@ -303,6 +304,16 @@ type NodeFilter struct {
 	// Nominated is set when the node was checked with nominated pods of
 	// higher priority added.
 	Nominated bool `json:"nominated,omitempty"`
+}
+
+// FailedAt is the index of the plugin that stopped the node, or -1 when it
+// passed every plugin that ran: Filter stops at the first plugin that does
+// not succeed, so only the last code can be one.
+func (n *NodeFilter) FailedAt() int {
+	if k := len(n.Codes); k > 0 && n.Codes[k-1] != int(fwk.Success) {
+		return k - 1
+	}
+	return -1
 }
 
 // ScoreResults is the node x plugin matrix of one Score run, after
