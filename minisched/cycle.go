@@ -38,6 +38,8 @@ type cycle struct {
 	// Filter when it checks nodes in order), so that a hang can be blamed
 	// on it.
 	plugin atomic.Value
+	// scratch is the scheduler's, lent to one cycle at a time.
+	scratch *scratch
 }
 
 func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
@@ -50,6 +52,7 @@ func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
 		observer: s.observer,
 		p:        s.profile,
 		timeout:  s.opts.CycleTimeout,
+		scratch:  &s.scratch,
 	}
 }
 
@@ -440,17 +443,10 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	}
 	begun := time.Now()
 	n := len(r.nodes)
-	// checked holds what Filter found on one node, the row's columns
-	// included when they fit (one allocation per node). Only the nodes
-	// reached get one: with thousands of nodes, Filter stops after a few
-	// hundred fit.
-	type checked struct {
-		row    event.NodeFilter
-		status *fwk.Status
-		codes  [16]int
-		nanos  [16]int64
-	}
-	results := make([]*checked, n)
+	// Only the nodes reached get a result: with thousands of nodes, Filter
+	// stops after a few hundred fit.
+	sc := c.scratch.takeFilter(n)
+	results := sc.results
 	var found atomic.Int64
 	var failed atomic.Pointer[fwk.Status]
 
@@ -464,7 +460,7 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		defer cancel()
 
 		// run calls each plugin on one node until one does not pass.
-		run := func(state fwk.CycleState, ni fwk.NodeInfo, res *checked) *fwk.Status {
+		run := func(state fwk.CycleState, ni fwk.NodeInfo, res *nodeCheck) *fwk.Status {
 			row := &res.row
 			if len(plugins) <= len(res.codes) {
 				row.Codes, row.Nanos = res.codes[:0:len(plugins)], res.nanos[:0:len(plugins)]
@@ -496,7 +492,7 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		}
 		check := func(i int) {
 			ni := r.nodes[(r.start+i)%n]
-			res := &checked{row: event.NodeFilter{Node: ni.Node().Name}}
+			res := sc.check(ni.Node().Name)
 			row := &res.row
 			// Pods nominated here by preemption hold their room: the first pass
 			// counts them, the second makes sure the pod does not rely on them.
@@ -539,7 +535,7 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	if len(plugins) == 0 {
 		// No Filter plugin: the first numToFind nodes fit, unchecked.
 		for i := range min(r.numToFind, n) {
-			results[i] = &checked{row: event.NodeFilter{Node: r.nodes[(r.start+i)%n].Node().Name}}
+			results[i] = sc.check(r.nodes[(r.start+i)%n].Node().Name)
 		}
 	} else {
 		timeout = c.bounded(ctx, "Filter", r.state, pass)
@@ -547,19 +543,12 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	if timeout != nil {
 		return nil, 0, timeout
 	}
-	reached := 0
-	for _, res := range results {
-		if res != nil {
-			reached++
-		}
-	}
-	feasible := make([]fwk.NodeInfo, 0, min(reached, r.numToFind))
-	evaluated := make([]event.NodeFilter, 0, reached)
+	evaluated := sc.rows()
+	feasible := make([]fwk.NodeInfo, 0, min(len(evaluated), r.numToFind))
 	for i, res := range results {
 		if res == nil {
 			continue // not reached: enough nodes fit already
 		}
-		evaluated = append(evaluated, res.row)
 		switch {
 		case res.status.IsSuccess():
 			feasible = append(feasible, r.nodes[(r.start+i)%n])
@@ -568,6 +557,7 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 			r.diagnosis.AddPluginStatus(res.status)
 		}
 	}
+	c.scratch.putFilter(sc)
 	c.emit(event.Event{Kind: event.KindFilter, Filter: &event.FilterResults{
 		Plugins: names, Nodes: evaluated, Nanos: time.Since(begun).Nanoseconds(), NominatedNode: r.nominatedNode,
 	}})
@@ -750,7 +740,7 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		c.emit(event.Event{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: described, Nodes: rows, Nanos: time.Since(begun).Nanoseconds()}})
 		return nil, status
 	}
-	totals := make([]fwk.NodePluginScores, len(rows))
+	totals := c.scratch.totalsFor(len(rows))
 	for i := range rows {
 		totals[i] = fwk.NodePluginScores{Name: rows[i].Node, TotalScore: rows[i].Total}
 	}

@@ -105,6 +105,8 @@ type Scheduler struct {
 	// after WaitOnPermit, before it is bound.
 	binding atomic.Int64
 	seen    seenVersions
+	// scratch holds Filter's and Score's working tables between cycles.
+	scratch scratch
 	// nominateBeforeBinding is the NominatedNodeNameForExpectation gate.
 	nominateBeforeBinding bool
 }
@@ -352,11 +354,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	// choice to make; then the best node wins.
 	host, ties := feasible[0].Node().Name, []string(nil)
 	if len(feasible) > 1 {
-		totals := make([]fwk.NodePluginScores, len(feasible))
-		for i, n := range feasible {
-			// With no Score plugin every node scores 1, as upstream.
-			totals[i] = fwk.NodePluginScores{Name: n.Node().Name, TotalScore: 1}
-		}
+		var totals []fwk.NodePluginScores
 		if len(c.p.score) > 0 {
 			if status := c.preScore(ctx, state, pod, feasible); !status.IsSuccess() {
 				s.fail(ctx, c, pi, status, nil)
@@ -365,6 +363,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 			if totals, status = c.score(ctx, state, pod, feasible); !status.IsSuccess() {
 				s.fail(ctx, c, pi, status, nil)
 				return nil
+			}
+		} else {
+			// With no Score plugin every node scores 1, as upstream.
+			totals = c.scratch.totalsFor(len(feasible))
+			for i, n := range feasible {
+				totals[i] = fwk.NodePluginScores{Name: n.Node().Name, TotalScore: 1}
 			}
 		}
 		host, ties = selectHost(totals)
