@@ -11,7 +11,10 @@
 // 150 MB, the largest cycle open in under 200 ms.
 //
 //   MINISCHED_BIN=path/to/minisched node test/web/perf.mjs [--nodes N] [--pods N] [--view V] [--runs N] [--strict]
-//   PERF_CPUPROFILE=page.cpuprofile also records the page's CPU profile after the load.
+//   PERF_CPUPROFILE=page.cpuprofile also records the page's CPU profile after the streaming
+//   (view switches, the inspector, the scrolls); PERF_CPUPROFILE_STREAM=stream.cpuprofile while
+//   the cluster streams in. Each comes with the long tasks beside it (file.tasks.json), and
+//   node test/web/longtask-profile.mjs file then names what ran inside them.
 //   NODES=200 PODS=2000 VIEW=queue RUNS=1 STRICT=1 (the same as environment variables; flags win)
 //
 // The issue's scale: node test/web/perf.mjs --nodes 1000 --pods 20000 --runs 3
@@ -53,6 +56,27 @@ async function heapMB(cdp, collect = false) {
   return Math.round(metrics.find((m) => m.name === 'JSHeapUsedSize').value / MB);
 }
 
+/**
+ * startProfile starts the page's CPU profile; stop(tasks) writes it to
+ * file, and the long tasks given to file.tasks.json, each with its start
+ * in the profile's clock (microseconds after the profile began), for
+ * longtask-profile.mjs.
+ */
+async function startProfile(page, cdp, file) {
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  const from = await page.evaluate(() => performance.now());
+  return {
+    from,
+    async stop(tasks) {
+      const { profile } = await cdp.send('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      writeFileSync(`${file}.tasks.json`, JSON.stringify(tasks.map((t) => ({ ...t, fromUs: Math.round((t.start - from) * 1000) }))));
+    },
+  };
+}
+
 async function run(index) {
   // The bench creates thousands of objects as fast as it can: lift the
   // per-client limit meant for people.
@@ -83,6 +107,7 @@ async function run(index) {
     const sample = async () => { peak = Math.max(peak, await heapMB(cdp).catch(() => 0)); };
     sampler = setInterval(sample, 2000);
 
+    const streamProfile = process.env.PERF_CPUPROFILE_STREAM && await startProfile(page, cdp, process.env.PERF_CPUPROFILE_STREAM);
     say(`run ${index + 1}: creating ${NODES} nodes and ${PODS} pods`);
     const t0 = Date.now();
     const made = await loadCluster(server.url, { nodes: NODES, pods: PODS, giants: GIANTS });
@@ -100,15 +125,12 @@ async function run(index) {
     await sample();
     const streamedAt = await page.evaluate(() => performance.now());
     const streamTasks = (await longTasksSince(page, loadedAt)).filter((t) => t.start < streamedAt);
+    if (streamProfile) await streamProfile.stop(streamTasks);
 
     say('switching views');
     // PERF_CPUPROFILE=file.cpuprofile records the page's CPU from here to the
     // scrolls, for Chromium's DevTools or any .cpuprofile reader.
-    if (process.env.PERF_CPUPROFILE) {
-      await cdp.send('Profiler.enable');
-      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
-      await cdp.send('Profiler.start');
-    }
+    const switchProfile = process.env.PERF_CPUPROFILE && await startProfile(page, cdp, process.env.PERF_CPUPROFILE);
     // Switch to each view with everything loaded; each click is timed to the view's answer.
     const clicks = {};
     const views = [['cluster', '.cluster .node-card'], ['timeline', '.timeline .tl-row'], ['controls', '.controls'], ['queue', '.queue-board .lane'], ['cycle', '.inspector']];
@@ -167,10 +189,7 @@ async function run(index) {
     await page.evaluate(() => { const l = document.querySelector('.tl-list'); l.scrollTop = l.scrollHeight; });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const scrollTasks = await longTasksSince(page, beforeScroll);
-    if (process.env.PERF_CPUPROFILE) {
-      const { profile } = await cdp.send('Profiler.stop');
-      writeFileSync(process.env.PERF_CPUPROFILE, JSON.stringify(profile));
-    }
+    if (switchProfile) await switchProfile.stop(await longTasksSince(page, switchProfile.from));
 
     const after = await longTasksSince(page, loadedAt);
     const state = await page.evaluate(() => {
