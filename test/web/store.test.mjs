@@ -769,3 +769,30 @@ test('the timeline\'s rows follow any pod\'s change through one signal per map, 
   assert.deepEqual(b.cycles.map((c) => c.id), [1]);
   assert.equal(b.cycles[0].binding.bound, true, 'the row has the cycle as it ended');
 });
+
+test('a timeline row is made again only when its pod, its info or one of its cycles changed (issue 17)', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ at: 0, pods: [podSummary('a'), podSummary('b')] }));
+  s.applyMessage(events([
+    ...successfulCycle('a', 1, 1, ['n1'], { ms: 10 }),
+    E.queue('b', { action: 'add', to: 'active', event: 'PodAdd' }, 30),
+    E.cycleStart('b', 2, 1, 1, 31),
+  ]));
+  const [a1, b1] = s.timelineRows.value;
+  assert.deepEqual([a1.key, b1.key], ['default/a', 'default/b']);
+  assert.equal(b1.cycles[0].end ?? null, null, 'the cycle has not ended');
+
+  // Nothing changed: the same rows.
+  assert.equal(s.timelineRows.value[0], a1);
+  // b's cycle ends: its summary is replaced, so b's row is made again; a's is kept.
+  s.applyMessage(events([E.cycleEnd('b', 2, { result: 'unschedulable', feasibleNodes: 0 }, 32)]));
+  const [a2, b2] = s.timelineRows.value;
+  assert.equal(a2, a1, "a's row is kept");
+  assert.notEqual(b2, b1, "b's row is made again");
+  assert.equal(b2.cycles[0].end.result, 'unschedulable');
+  // b is bound: a new pod object, a new row.
+  s.applyMessage(events([E.pod('update', podSummary('b', { nodeName: 'n1' }), 40)]));
+  const [a3, b3] = s.timelineRows.value;
+  assert.equal(a3, a1);
+  assert.equal(b3.bound, true);
+});

@@ -93,11 +93,12 @@ export function keyedMap() {
     },
     /**
      * Every [key, value] pair, in insertion order; the reader depends on
-     * one signal that any write changes (see version above).
+     * one signal that any write changes (see version above). It iterates
+     * the map itself, copying nothing: read it through before writing.
      */
     entriesAll() {
       version.value;
-      return Array.from(plain);
+      return plain.entries();
     },
     /** Every [key, value] pair, in insertion order, without subscribing (a saved state). */
     pairs() {
