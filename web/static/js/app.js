@@ -408,9 +408,11 @@ setInterval(() => session.peek().store.expireNotices(), 1000);
 // The timeline's rows are brought up to date when the page is idle, a
 // second apart at most: the store keeps the rows of pods that did not
 // change, so that opening the timeline on 20,000 pods finds them made
-// rather than making them all in the click's task.
+// rather than making them all in the click's task. (Safari has no
+// requestIdleCallback: a timer stands in.)
+const whenIdle = globalThis.requestIdleCallback?.bind(globalThis) ?? ((fn) => setTimeout(fn, 250));
 (function warmTimeline() {
-  requestIdleCallback(() => {
+  whenIdle(() => {
     session.peek().store.timelineRows.peek();
     setTimeout(warmTimeline, 1000);
   });
