@@ -698,6 +698,23 @@ test('a mirror: the banner says how far behind it is, the inspector where the re
   await page.unroute('**/api/v1/mirror');
 });
 
+test('a browser without requestIdleCallback (Safari) gets the whole dashboard and its timeline', async () => {
+  const other = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT } });
+  const errors = [];
+  other.on('pageerror', (err) => errors.push(err.message));
+  try {
+    await other.addInitScript(() => Object.defineProperty(window, 'requestIdleCallback', { value: undefined, configurable: true }));
+    await other.goto(`${server.url}/#timeline`);
+    await other.waitForSelector('#connection[data-status="open"]', { timeout: TIMEOUT });
+    assert.equal(await other.evaluate(() => typeof window.requestIdleCallback), 'undefined');
+    await api(server.url, 'POST', '/pods', podBody('no-idle-callback', { cpu: '100m', memory: '64Mi' }));
+    await other.waitForSelector('.tl-row [data-pod="default/no-idle-callback"]', { timeout: TIMEOUT });
+    assert.deepEqual(errors, []);
+  } finally {
+    await other.close();
+  }
+});
+
 test('no script error on the pages', () => {
   assert.deepEqual(pageErrors, []);
 });
