@@ -10,9 +10,9 @@ import (
 
 // scratch holds the working tables of Filter and Score. They grow with the
 // cluster, live for one cycle, and are not what the events keep: at 5,000
-// nodes they were most of what a cycle allocated, and so most of the
-// garbage collector's work. The scheduler runs one cycle at a time, and
-// each borrows them from the one before.
+// nodes they were about half of what a cycle allocated, and the garbage
+// collector's work follows the bytes. The scheduler runs one cycle at a
+// time, and each borrows them from the one before.
 type scratch struct {
 	// filter is nil while a pass holds it, and stays nil when a pass is
 	// abandoned at its timeout: its goroutine may still write there.
