@@ -591,7 +591,9 @@ test('the dashboard drives and shows the scheduler', async (t) => {
 
   await t.test('a cluster loaded from a snapshot says it is a copy on every view, until a reset (issue 13)', async () => {
     const doc = await api(server.url, 'GET', '/export');
-    await page.evaluate((text) => window.minisched.actions.importSnapshot(new File([text], 'cluster.json'), { replace: true }), JSON.stringify(doc));
+    const imported = await page.evaluate((text) => window.minisched.actions.importSnapshot(new File([text], 'cluster.json'), { replace: true }), JSON.stringify(doc));
+    // A failed import says why in a notice: show it rather than wait for a banner that will not come.
+    assert.ok(imported, `the import failed: ${await page.evaluate(() => window.minisched.store.page.notices.value.map((n) => n.text).join(' | '))}`);
     await page.waitForSelector('#copy-banner');
     assert.match(await page.textContent('#copy-banner'), /A copy.*loaded from a snapshot loaded over the API/s);
     await tab('timeline');
