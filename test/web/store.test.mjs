@@ -796,3 +796,20 @@ test('a timeline row is made again only when its pod, its info or one of its cyc
   assert.equal(a3, a1);
   assert.equal(b3.bound, true);
 });
+
+test('a snapshot taken before the one applied last is stale and changes nothing; a newer one from a new process applies', () => {
+  const s = fresh();
+  const copy = { kind: 'import', source: 'a snapshot loaded over the API', at: at(0) };
+  // The page asked for this one over REST after an import: the cluster is a copy.
+  s.applyMessage({ ...snapshot({ at: 20, nodes: [nodeSummary('n1')] }), time: at(2000), copy });
+  // The stream's, taken earlier (right after the import's reset), arrives late.
+  s.applyMessage({ ...snapshot({ at: 10 }), time: at(1000) });
+  assert.deepEqual(s.server.copy.value, copy, 'still a copy');
+  assert.equal(s.server.seq.value, 20);
+  assert.equal(s.cluster.nodes.size, 1);
+  // A later snapshot with a lower seq: a new server process. It applies.
+  s.applyMessage({ ...snapshot({ at: 5 }), time: at(3000) });
+  assert.equal(s.server.copy.value, null);
+  assert.equal(s.server.seq.value, 5);
+  assert.equal(s.cluster.nodes.size, 0);
+});

@@ -164,9 +164,19 @@ export function createStore(options = {}) {
     }
   }
 
+  // When the last snapshot applied was taken, by the server's clock.
+  let snapshotAt = null;
+
   function applySnapshot(snap) {
-    // A snapshot behind what was applied comes from a new server process,
-    // whose history starts again: its cycle ids would collide with ours.
+    // A snapshot taken before the one applied last is stale: the stream's,
+    // overtaken by one the page asked for over REST (after an import).
+    // Applying it would undo what the newer one said (that the cluster is
+    // a copy); the events after it are applied as they come.
+    const at = toMillis(snap.time);
+    if (at != null && snapshotAt != null && at < snapshotAt) return;
+    snapshotAt = at ?? snapshotAt;
+    // A newer snapshot behind what was applied comes from a new server
+    // process, whose history starts again: its cycle ids would collide with ours.
     if (server.snapshots.peek() > 0 && (snap.seq ?? 0) < server.seq.peek()) forgetCycles();
     server.fromSnapshot(snap);
     cluster.fromSnapshot(snap.nodes || [], snap.pods || []);
@@ -253,6 +263,8 @@ export function createStore(options = {}) {
     putDetails: writer(cycles.putDetails),
     /** Holds a saved state from now on, in place of its own: as if its events had been applied to a new store. */
     loadState: writer((s) => {
+      // A replay seeks back and forth: the next snapshot applies.
+      snapshotAt = null;
       cluster.load(s.cluster);
       queue.load(s.queue);
       cycles.load(s.cycles);
