@@ -294,7 +294,7 @@ func SideFrom(config string, nodes []event.NodeSummary, pods []event.PodSummary,
 					}
 				}
 			case e.Score != nil:
-				for _, row := range e.Score.Nodes {
+				for _, row := range e.Score.Rows() {
 					m := map[string]int64{}
 					for i, plugin := range e.Score.Plugins {
 						if i < len(row.Weighted) {

@@ -113,7 +113,7 @@ func TestSideFrom(t *testing.T) {
 		{Kind: event.KindFilter, Filter: &event.FilterResults{Plugins: []string{"NodeName", "NodeResourcesFit"},
 			Nodes: []event.NodeFilter{{Node: "n1", Codes: []int{0, 0}}, {Node: "n2", Codes: []int{0, 2}, Reason: "Insufficient cpu"}}}},
 		{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: []event.ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 1}},
-			Nodes: []event.NodeScore{{Node: "n1", Weighted: []int64{70, 0}}}}},
+			NodeNames: []string{"n1"}, Raw: []int64{70, 0}, Normalized: []int64{70, 0}, PluginNanos: []int64{1, 1}}},
 	}}
 	s := SideFrom("a.yaml", nodes, pods, func(pod string) []event.Event { return events[pod] })
 	if got := s.Nodes["n1"]; got.CPU != 50 || got.Memory != 25 || got.Pods != 2 {

@@ -107,9 +107,13 @@ func (m *Metrics) Observe(e event.Event) {
 			}
 		}
 	case e.Score != nil:
-		for _, n := range e.Score.Nodes {
-			for i, nanos := range n.Nanos {
-				m.observePlugin(e.Score.Plugins[i].Name, "Score", 0, nanos)
+		s, k := e.Score, len(e.Score.Plugins)
+		for i := range s.NodeNames {
+			if !s.Reached(i) {
+				continue
+			}
+			for j, nanos := range s.PluginNanos[i*k : (i+1)*k] {
+				m.observePlugin(s.Plugins[j].Name, "Score", 0, nanos)
 			}
 		}
 	}

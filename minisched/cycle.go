@@ -652,19 +652,13 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 	skip := state.GetSkipScorePlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.score), func(pl fwk.ScorePlugin) bool { return skip.Has(pl.Name()) })
 	begun := time.Now()
-	rows := make([]event.NodeScore, len(nodes))
-	// One array backs every row's four columns: thousands of nodes would
-	// otherwise cost four allocations each.
-	k := len(plugins)
-	backing := make([]int64, 4*k*len(nodes))
-	for i := range rows {
-		cols := backing[4*k*i:]
-		rows[i].Raw, rows[i].Normalized, rows[i].Weighted, rows[i].Nanos = cols[:k:k], cols[k:2*k:2*k], cols[2*k:3*k:3*k], cols[3*k:4*k:4*k]
-	}
 	described := make([]event.ScorePlugin, len(plugins))
 	for j, pl := range plugins {
 		described[j] = event.ScorePlugin{Name: pl.Name(), Weight: c.p.weights[pl.Name()]}
 	}
+	// The matrix is kept by column, row i's cell for plugin j at i*k+j.
+	res := event.NewScoreResults(described, len(nodes))
+	k := len(plugins)
 	var failed atomic.Pointer[fwk.Status]
 	var normalizing atomic.Bool
 	timeout := c.bounded(ctx, "Score", state, func(ctx context.Context, state fwk.CycleState) {
@@ -675,8 +669,9 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		defer cancel()
 		scoreNode := func(i int) {
 			ni := nodes[i]
-			row := &rows[i]
-			row.Node = ni.Node().Name
+			name := ni.Node().Name
+			res.NodeNames[i] = name
+			raw, nanos := res.Raw[i*k:(i+1)*k], res.PluginNanos[i*k:(i+1)*k]
 			begun := clock()
 			for j, pl := range plugins {
 				if s := abandoned(abandon); s != nil {
@@ -686,12 +681,12 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 				}
 				s, end := callFrom(begun, pl.Name(), func() *fwk.Status {
 					var s *fwk.Status
-					row.Raw[j], s = pl.Score(ctx, state, pod, ni)
+					raw[j], s = pl.Score(ctx, state, pod, ni)
 					return s
 				})
-				row.Nanos[j], begun = end-begun, end
+				nanos[j], begun = end-begun, end
 				if !s.IsSuccess() {
-					failed.CompareAndSwap(nil, fwk.AsStatus(fmt.Errorf("running Score plugin %q on node %s: %w", pl.Name(), row.Node, s.AsError())).WithPlugin(pl.Name()))
+					failed.CompareAndSwap(nil, fwk.AsStatus(fmt.Errorf("running Score plugin %q on node %s: %w", pl.Name(), name, s.AsError())).WithPlugin(pl.Name()))
 					cancel()
 					return
 				}
@@ -702,14 +697,14 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 			return
 		}
 		normalizing.Store(true)
-		list := make(fwk.NodeScoreList, len(rows))
+		list := make(fwk.NodeScoreList, len(nodes))
 		for j, pl := range plugins {
 			if s := abandoned(abandon); s != nil {
 				failed.CompareAndSwap(nil, s)
 				return
 			}
 			c.plugin.Store(pl.Name())
-			if s := c.normalize(ctx, state, pod, pl, j, rows, list, &described[j]); s != nil {
+			if s := c.normalize(ctx, state, pod, pl, j, res, list); s != nil {
 				failed.CompareAndSwap(nil, s)
 				return
 			}
@@ -727,33 +722,31 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 				}
 			}
 		}
-		// Show only what ran: no columns for nodes not reached, no
-		// normalized ones when Score itself failed.
-		for i := range rows {
-			if rows[i].Node == "" {
-				rows[i].Raw, rows[i].Nanos = nil, nil
-			}
-			if rows[i].Node == "" || !normalizing.Load() {
-				rows[i].Normalized, rows[i].Weighted = nil, nil
-			}
+		// Show only what ran: nodes not reached have no name, and there
+		// are no normalized scores when Score itself failed.
+		if !normalizing.Load() {
+			res.Normalized = nil
 		}
-		c.emit(event.Event{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: described, Nodes: rows, Nanos: time.Since(begun).Nanoseconds()}})
+		res.Nanos = time.Since(begun).Nanoseconds()
+		c.emit(event.Event{Kind: event.KindScore, Score: res})
 		return nil, status
 	}
-	totals := c.scratch.totalsFor(len(rows))
-	for i := range rows {
-		totals[i] = fwk.NodePluginScores{Name: rows[i].Node, TotalScore: rows[i].Total}
+	totals := c.scratch.totalsFor(len(nodes))
+	for i, name := range res.NodeNames {
+		totals[i] = fwk.NodePluginScores{Name: name, TotalScore: res.Total(i)}
 	}
-	c.emit(event.Event{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: described, Nodes: rows, Nanos: time.Since(begun).Nanoseconds()}})
+	res.Nanos = time.Since(begun).Nanoseconds()
+	c.emit(event.Event{Kind: event.KindScore, Score: res})
 	return totals, nil
 }
 
-// normalize runs plugin j's NormalizeScore over every node's raw score,
-// then weighs the result into each node's total. list is scratch space, one
-// entry per row.
-func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod, pl fwk.ScorePlugin, j int, rows []event.NodeScore, list fwk.NodeScoreList, d *event.ScorePlugin) *fwk.Status {
-	for i := range rows {
-		list[i] = fwk.NodeScore{Name: rows[i].Node, Score: rows[i].Raw[j]}
+// normalize runs plugin j's NormalizeScore over every node's raw score into
+// its normalized column; the weights apply when the totals are read. list
+// is scratch space, one entry per row.
+func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod, pl fwk.ScorePlugin, j int, res *event.ScoreResults, list fwk.NodeScoreList) *fwk.Status {
+	k, d := len(res.Plugins), &res.Plugins[j]
+	for i, name := range res.NodeNames {
+		list[i] = fwk.NodeScore{Name: name, Score: res.Raw[i*k+j]}
 	}
 	if ext := pl.ScoreExtensions(); ext != nil {
 		s, nanos := call(pl.Name(), func() *fwk.Status { return ext.NormalizeScore(ctx, state, pod, list) })
@@ -762,15 +755,13 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 			return fwk.AsStatus(fmt.Errorf("running NormalizeScore of %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 		}
 	}
-	for i := range rows {
+	for i, name := range res.NodeNames {
 		score := list[i].Score
 		if score < fwk.MinNodeScore || score > fwk.MaxNodeScore {
 			return fwk.AsStatus(fmt.Errorf("plugin %q returned score %d for node %s, outside [%d, %d] after normalizing",
-				pl.Name(), score, rows[i].Node, fwk.MinNodeScore, fwk.MaxNodeScore)).WithPlugin(pl.Name())
+				pl.Name(), score, name, fwk.MinNodeScore, fwk.MaxNodeScore)).WithPlugin(pl.Name())
 		}
-		rows[i].Normalized[j] = score
-		rows[i].Weighted[j] = score * d.Weight
-		rows[i].Total += score * d.Weight
+		res.Normalized[i*k+j] = score
 	}
 	return nil
 }

@@ -770,7 +770,7 @@ func (d *diff) explain(name string) string {
 					fmt.Fprintf(&b, " %s: %s;", r.Node, verdict)
 				}
 			case event.KindScore:
-				rows := slices.Clone(e.Score.Nodes)
+				rows := e.Score.Rows()
 				slices.SortStableFunc(rows, func(a, b event.NodeScore) int { return cmp.Compare(b.Total, a.Total) })
 				fmt.Fprintf(&b, "\n    last cycle's scores:")
 				for _, r := range rows {

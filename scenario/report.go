@@ -330,8 +330,8 @@ func (t *tracker) podReports(ctx context.Context, c kubernetes.Interface) []PodR
 			}
 		}
 		if p.lastScore != nil {
-			for _, n := range p.lastScore.Nodes {
-				r.Scores = append(r.Scores, NodeScore{Node: n.Node, Total: n.Total})
+			for i, name := range p.lastScore.NodeNames {
+				r.Scores = append(r.Scores, NodeScore{Node: name, Total: p.lastScore.Total(i)})
 			}
 			sort.SliceStable(r.Scores, func(i, j int) bool { return r.Scores[i].Total > r.Scores[j].Total })
 			r.Scores = r.Scores[:min(len(r.Scores), 10)]

@@ -70,7 +70,7 @@ func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 				if p.Name != labelscore.Name {
 					continue
 				}
-				for _, row := range ev.Score.Nodes {
+				for _, row := range ev.Score.Rows() {
 					want := map[string]int64{"low": 10, "high": 90}[row.Node]
 					if row.Raw[i] != want || row.Weighted[i] != want*5 {
 						t.Errorf("LabelScore on %s: raw %d weighted %d, want %d and %d", row.Node, row.Raw[i], row.Weighted[i], want, want*5)

@@ -29,12 +29,11 @@ func history(args []string) error {
 		ref := &event.PodRef{Namespace: "default", Name: fmt.Sprintf("pod-%05d", p), UID: fmt.Sprintf("uid-%05d", p)}
 		id := int64(p)
 		filter := &event.FilterResults{Plugins: filterPlugins, Nodes: make([]event.NodeFilter, *nodes)}
-		score := &event.ScoreResults{Plugins: scorePlugins, Nodes: make([]event.NodeScore, *nodes)}
+		score := event.NewScoreResults(scorePlugins, *nodes)
 		for n := 0; n < *nodes; n++ {
 			name := fmt.Sprintf("node-%04d", n)
 			filter.Nodes[n] = event.NodeFilter{Node: name, Codes: make([]int, len(filterPlugins)), Nanos: make([]int64, len(filterPlugins))}
-			k := len(scorePlugins)
-			score.Nodes[n] = event.NodeScore{Node: name, Raw: make([]int64, k), Normalized: make([]int64, k), Weighted: make([]int64, k), Nanos: make([]int64, k)}
+			score.NodeNames[n] = name
 		}
 		for _, e := range []event.Event{
 			{Kind: event.KindQueue, Pod: ref, Queue: &event.QueueMove{Action: event.ActionAdd, To: event.ActiveQ, Event: "PodAdd"}},

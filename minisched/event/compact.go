@@ -94,30 +94,32 @@ func (f *FilterResults) summary() *FilterSummary {
 }
 
 func (s *ScoreResults) summary() *ScoreSummary {
-	sum := &ScoreSummary{Plugins: s.Plugins, Nanos: s.Nanos, Nodes: len(s.Nodes), Top: []NodeScore{}}
-	if len(s.Nodes) == 0 {
-		return sum
-	}
+	sum := &ScoreSummary{Plugins: s.Plugins, Nanos: s.Nanos, Nodes: s.Len(), Top: []NodeScore{}}
 	// The best TopNodes by total, ties in the matrix's order: one pass,
-	// inserting into a short sorted list.
-	for i := range s.Nodes {
-		n := s.Nodes[i]
+	// inserting into a short sorted list of row indexes.
+	top := make([]int, 0, TopNodes+1)
+	totals := make([]int64, 0, TopNodes+1)
+	for i := range s.NodeNames {
+		total := s.Total(i)
 		switch {
-		case i == 0 || n.Total > sum.Best:
-			sum.Best, sum.Tied = n.Total, 1
-		case n.Total == sum.Best:
+		case i == 0 || total > sum.Best:
+			sum.Best, sum.Tied = total, 1
+		case total == sum.Best:
 			sum.Tied++
 		}
-		at := len(sum.Top)
-		for at > 0 && sum.Top[at-1].Total < n.Total {
+		at := len(top)
+		for at > 0 && totals[at-1] < total {
 			at--
 		}
 		if at < TopNodes {
-			sum.Top = slices.Insert(sum.Top, at, n)
-			if len(sum.Top) > TopNodes {
-				sum.Top = sum.Top[:TopNodes]
+			top, totals = slices.Insert(top, at, i), slices.Insert(totals, at, total)
+			if len(top) > TopNodes {
+				top, totals = top[:TopNodes], totals[:TopNodes]
 			}
 		}
+	}
+	for _, i := range top {
+		sum.Top = append(sum.Top, s.Row(i))
 	}
 	return sum
 }

@@ -85,7 +85,9 @@ func TestCompactScore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plugins := []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}}
-			e := Event{Kind: KindScore, Score: &ScoreResults{Plugins: plugins, Nodes: tt.nodes, Nanos: 9}}
+			score := columns(t, plugins, tt.nodes)
+			score.Nanos = 9
+			e := Event{Kind: KindScore, Score: score}
 			c := e.Compact()
 			s := c.ScoreSummary
 			if c.Score != nil || s == nil {

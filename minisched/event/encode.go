@@ -68,8 +68,8 @@ func (e *Event) matrixSize() int {
 	for i := range e.Score.Plugins {
 		n += 64 + len(e.Score.Plugins[i].Name) + len(e.Score.Plugins[i].Reason)
 	}
-	for i := range e.Score.Nodes {
-		n += 72 + len(e.Score.Nodes[i].Node) + 20*len(e.Score.Nodes[i].Raw)
+	for _, name := range e.Score.NodeNames {
+		n += 72 + len(name) + 20*len(e.Score.Plugins)
 	}
 	return n
 }
@@ -92,34 +92,6 @@ func (f *FilterResults) appendJSON(b []byte) []byte {
 	if f.NominatedNode {
 		b = append(b, `,"nominatedNode":true`...)
 	}
-	return append(b, '}')
-}
-
-func (s *ScoreResults) appendJSON(b []byte) []byte {
-	b = appendList(append(b, `{"plugins":`...), s.Plugins, func(b []byte, p ScorePlugin) []byte {
-		b = appendString(append(b, `{"name":`...), p.Name)
-		b = strconv.AppendInt(append(b, `,"weight":`...), p.Weight, 10)
-		if p.NormalizeNanos != 0 {
-			b = strconv.AppendInt(append(b, `,"normalizeNanos":`...), p.NormalizeNanos, 10)
-		}
-		if p.Code != 0 {
-			b = strconv.AppendInt(append(b, `,"code":`...), int64(p.Code), 10)
-		}
-		if p.Reason != "" {
-			b = appendString(append(b, `,"reason":`...), p.Reason)
-		}
-		return append(b, '}')
-	})
-	b = appendList(append(b, `,"nodes":`...), s.Nodes, func(b []byte, n NodeScore) []byte {
-		b = appendString(append(b, `{"node":`...), n.Node)
-		b = appendNumbers(append(b, `,"raw":`...), n.Raw)
-		b = appendNumbers(append(b, `,"normalized":`...), n.Normalized)
-		b = appendNumbers(append(b, `,"weighted":`...), n.Weighted)
-		b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
-		b = strconv.AppendInt(append(b, `,"total":`...), n.Total, 10)
-		return append(b, '}')
-	})
-	b = strconv.AppendInt(append(b, `,"nanos":`...), s.Nanos, 10)
 	return append(b, '}')
 }
 

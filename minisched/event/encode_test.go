@@ -31,9 +31,8 @@ func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
 		{"names encoding/json escapes", Event{Seq: 3, Kind: KindFilter, Pod: &PodRef{Name: "ünïcode\"<&>"}, Filter: &FilterResults{
 			Plugins: []string{"a\\b", "tab\there"}, Nodes: []NodeFilter{{Node: "n\x01", Codes: []int{3}, Nanos: []int64{-1}, Reason: "bad \xff utf-8 \u2028"}}}}},
 		{"score with a failed plugin", Event{Seq: 9, Time: at, Kind: KindScore, Pod: pod, Cycle: 3, Score: &ScoreResults{
-			Plugins: []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1, NormalizeNanos: 40}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}},
-			Nodes: []NodeScore{{Node: "node-1", Raw: []int64{50, 0}, Normalized: []int64{50, 0}, Weighted: []int64{50, 0}, Nanos: []int64{800, 12}, Total: 50},
-				{Node: "node-2", Raw: nil, Normalized: []int64{}, Total: -3}},
+			Plugins:   []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}},
+			NodeNames: []string{"node-1", ""}, Raw: []int64{50, 0, 0, 0}, PluginNanos: []int64{800, 12, 0, 0},
 			Nanos: 9000}}},
 		{"score with nil lists", Event{Seq: 10, Kind: KindScore, Score: &ScoreResults{}}},
 		{"a queue move goes through encoding/json", Event{Seq: 11, Time: at, Kind: KindQueue, Pod: pod, Queue: &QueueMove{To: ActiveQ, Plugins: []string{"x"}}}},
@@ -93,16 +92,17 @@ func randomMatrix(rng *rand.Rand, kind Kind, nodes int) Event {
 		e.Filter = f
 		return e
 	}
-	s := &ScoreResults{Nanos: rng.Int63()}
+	var scorePlugins []ScorePlugin
 	for _, p := range plugins[:7] {
-		s.Plugins = append(s.Plugins, ScorePlugin{Name: p, Weight: rng.Int63n(10), NormalizeNanos: rng.Int63n(100)})
+		scorePlugins = append(scorePlugins, ScorePlugin{Name: p, Weight: rng.Int63n(10), NormalizeNanos: rng.Int63n(100)})
 	}
-	for n := 0; n < nodes; n++ {
-		row := NodeScore{Node: fmt.Sprintf("node-%05d", n), Raw: make([]int64, 7), Normalized: make([]int64, 7), Weighted: make([]int64, 7), Nanos: make([]int64, 7), Total: rng.Int63n(1000)}
-		for j := 0; j < 7; j++ {
-			row.Raw[j], row.Normalized[j], row.Weighted[j], row.Nanos[j] = rng.Int63n(100), rng.Int63n(100), rng.Int63n(1000), rng.Int63n(1e5)
-		}
-		s.Nodes = append(s.Nodes, row)
+	s := NewScoreResults(scorePlugins, nodes)
+	s.Nanos = rng.Int63()
+	for n := range nodes {
+		s.NodeNames[n] = fmt.Sprintf("node-%05d", n)
+	}
+	for i := range s.Raw {
+		s.Raw[i], s.Normalized[i], s.PluginNanos[i] = rng.Int63n(100), rng.Int63n(100), rng.Int63n(1e5)
 	}
 	e.Score = s
 	return e
@@ -110,9 +110,13 @@ func randomMatrix(rng *rand.Rand, kind Kind, nodes int) Event {
 
 // BenchmarkMarshalJSON compares the hand-written encoder with
 // encoding/json on a Score event of 500 nodes, the size Score reaches on a
-// 5,000-node cluster: go test ./minisched/event -bench MarshalJSON -benchmem
+// 5,000-node cluster, as rows: go test ./minisched/event -bench MarshalJSON -benchmem
 func BenchmarkMarshalJSON(b *testing.B) {
 	e := randomMatrix(rand.New(rand.NewSource(2)), KindScore, 500)
+	asRows := struct {
+		*reference
+		Score scoreRows `json:"score"`
+	}{(*reference)(&e), rowsOf(e.Score)}
 	b.Run("by hand", func(b *testing.B) {
 		for b.Loop() {
 			_, _ = e.MarshalJSON()
@@ -120,7 +124,7 @@ func BenchmarkMarshalJSON(b *testing.B) {
 	})
 	b.Run("encoding/json", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = json.Marshal((*reference)(&e))
+			_, _ = json.Marshal(asRows)
 		}
 	})
 }

@@ -97,8 +97,10 @@ func (e *Event) Weight() int {
 			w += len(e.Filter.Nodes[i].Codes)
 		}
 	case e.Score != nil:
-		for i := range e.Score.Nodes {
-			w += len(e.Score.Nodes[i].Raw)
+		for i := range e.Score.NodeNames {
+			if e.Score.Reached(i) {
+				w += len(e.Score.Plugins)
+			}
 		}
 	}
 	return w
@@ -139,9 +141,9 @@ func (e *Event) Bytes() int {
 		for i := range e.Score.Plugins {
 			b += 64 + len(e.Score.Plugins[i].Name) + len(e.Score.Plugins[i].Reason)
 		}
-		for i := range e.Score.Nodes {
-			n := &e.Score.Nodes[i]
-			b += 96 + len(n.Node) + 4*perNumber*len(n.Raw)
+		// A row is a name and three numbers a plugin; this is more.
+		for _, name := range e.Score.NodeNames {
+			b += 96 + len(name) + 4*perNumber*len(e.Score.Plugins)
 		}
 	case e.CycleEnd != nil:
 		b += len(e.CycleEnd.Message) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
@@ -317,11 +319,22 @@ func (n *NodeFilter) FailedAt() int {
 }
 
 // ScoreResults is the node x plugin matrix of one Score run, after
-// NormalizeScore and the weights.
+// NormalizeScore and the weights. It is held by column, not by row: at
+// 5,000 nodes Score runs on some 500, and a row of four slices each was the
+// largest part of what a cycle allocated. Its JSON is a row per node, a
+// NodeScore (see score.go).
 type ScoreResults struct {
-	Plugins []ScorePlugin `json:"plugins"`
-	Nodes   []NodeScore   `json:"nodes"`
-	Nanos   int64         `json:"nanos"`
+	Plugins []ScorePlugin
+	// NodeNames names the rows. A row named "" is a node Score did not
+	// reach before a plugin failed: it has no scores.
+	NodeNames []string
+	// Raw, Normalized and PluginNanos hold row i's value for plugin j at
+	// i*len(Plugins)+j. Normalized is nil when Score failed before
+	// NormalizeScore ran. Weighted scores and totals are not kept: they
+	// are the normalized scores times the weights, as upstream makes them.
+	Raw, Normalized, PluginNanos []int64
+	// Nanos is the wall time of the whole run.
+	Nanos int64
 }
 
 // ScorePlugin describes one Score plugin in a ScoreResults.
@@ -335,7 +348,8 @@ type ScorePlugin struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// NodeScore holds one node's scores, in the order of ScoreResults.Plugins.
+// NodeScore is one row of a ScoreResults as JSON has it: one node's scores,
+// in the order of ScoreResults.Plugins.
 type NodeScore struct {
 	Node       string  `json:"node"`
 	Raw        []int64 `json:"raw"`
