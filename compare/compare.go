@@ -288,9 +288,10 @@ func SideFrom(config string, nodes []event.NodeSummary, pods []event.PodSummary,
 		for _, e := range lastScored(key) {
 			switch {
 			case e.Filter != nil:
-				for _, row := range e.Filter.Nodes {
-					if at := row.FailedAt(); at >= 0 && at < len(e.Filter.Plugins) {
-						pod.Filtered[row.Node] = strings.TrimSpace(e.Filter.Plugins[at] + ": " + row.Reason)
+				f := e.Filter
+				for i, node := range f.NodeNames {
+					if at := f.FailedAt(i); at >= 0 && at < len(f.Plugins) {
+						pod.Filtered[node] = strings.TrimSpace(f.Plugins[at] + ": " + f.Reasons[i])
 					}
 				}
 			case e.Score != nil:

@@ -109,9 +109,11 @@ func TestSideFrom(t *testing.T) {
 		{Namespace: "default", Name: "b", NodeName: "n1", Requests: map[string]int64{"cpu": 500}},
 		{Namespace: "default", Name: "c", Message: "0/2 nodes are available"},
 	}
+	filter := event.NewFilterResults([]string{"NodeName", "NodeResourcesFit"}, 2, 4)
+	filter.AddRow("n1", []int8{0, 0}, []int64{1, 1}, "", false)
+	filter.AddRow("n2", []int8{0, 2}, []int64{1, 1}, "Insufficient cpu", false)
 	events := map[string][]event.Event{"default/a": {
-		{Kind: event.KindFilter, Filter: &event.FilterResults{Plugins: []string{"NodeName", "NodeResourcesFit"},
-			Nodes: []event.NodeFilter{{Node: "n1", Codes: []int{0, 0}}, {Node: "n2", Codes: []int{0, 2}, Reason: "Insufficient cpu"}}}},
+		{Kind: event.KindFilter, Filter: filter},
 		{Kind: event.KindScore, Score: &event.ScoreResults{Plugins: []event.ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 1}},
 			NodeNames: []string{"n1"}, Raw: []int64{70, 0}, Normalized: []int64{70, 0}, PluginNanos: []int64{1, 1}}},
 	}}

@@ -101,9 +101,10 @@ func (m *Metrics) Observe(e event.Event) {
 			m.observePlugin(r.Plugin, e.Point.Point, r.Code, r.Nanos)
 		}
 	case e.Filter != nil:
-		for _, n := range e.Filter.Nodes {
-			for i, code := range n.Codes {
-				m.observePlugin(e.Filter.Plugins[i], "Filter", code, n.Nanos[i])
+		for i := range e.Filter.NodeNames {
+			codes, nanos := e.Filter.Calls(i)
+			for j, code := range codes {
+				m.observePlugin(e.Filter.Plugins[j], "Filter", int(code), nanos[j])
 			}
 		}
 	case e.Score != nil:

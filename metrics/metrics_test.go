@@ -51,8 +51,8 @@ scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"} 1
 			events: []event.Event{
 				{Kind: event.KindPoint, Pod: ref, Cycle: 10, Point: &event.PointResults{Point: "PreFilter", Results: []event.PluginResult{{Plugin: "Fit", Code: 5, Nanos: 1000}}}},
 				{Kind: event.KindPoint, Pod: ref, Cycle: 11, Point: &event.PointResults{Point: "PreFilter", Results: []event.PluginResult{{Plugin: "Fit", Code: 0, Nanos: 1000}}}},
-				{Kind: event.KindFilter, Pod: ref, Cycle: 20, Filter: &event.FilterResults{Plugins: []string{"Fit"}, Nodes: []event.NodeFilter{
-					{Node: "a", Codes: []int{2}, Nanos: []int64{500}}, {Node: "b", Codes: []int{0}, Nanos: []int64{500}}}}},
+				{Kind: event.KindFilter, Pod: ref, Cycle: 20, Filter: filterOf(t, []string{"Fit"}, []event.NodeFilter{
+					{Node: "a", Codes: []int{2}, Nanos: []int64{500}}, {Node: "b", Codes: []int{0}, Nanos: []int64{500}}})},
 			},
 			metric: "scheduler_plugin_execution_duration_seconds",
 			want: `
@@ -78,6 +78,15 @@ scheduler_plugin_execution_duration_seconds_count{extension_point="PreFilter",pl
 
 // series prints each series of a metric as name{labels} value, sorted: a
 // counter's value, a histogram's count of observations.
+func filterOf(t *testing.T, plugins []string, rows []event.NodeFilter) *event.FilterResults {
+	t.Helper()
+	f, err := event.FilterFrom(plugins, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func series(t *testing.T, reg *prometheus.Registry, metric string) string {
 	t.Helper()
 	families, err := reg.Gather()

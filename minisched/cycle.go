@@ -461,11 +461,10 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 
 		// run calls each plugin on one node until one does not pass.
 		run := func(state fwk.CycleState, ni fwk.NodeInfo, res *nodeCheck) *fwk.Status {
-			row := &res.row
-			if len(plugins) <= len(res.codes) {
-				row.Codes, row.Nanos = res.codes[:0:len(plugins)], res.nanos[:0:len(plugins)]
+			if len(plugins) <= len(res.codeBuf) {
+				res.codes, res.nanos = res.codeBuf[:0:len(plugins)], res.nanoBuf[:0:len(plugins)]
 			} else {
-				row.Codes, row.Nanos = make([]int, 0, len(plugins)), make([]int64, 0, len(plugins))
+				res.codes, res.nanos = make([]int8, 0, len(plugins)), make([]int64, 0, len(plugins))
 			}
 			begun := clock()
 			for _, pl := range plugins {
@@ -477,14 +476,14 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 					c.plugin.Store(pl.Name())
 				}
 				s, end := callFrom(begun, pl.Name(), func() *fwk.Status { return pl.Filter(ctx, state, r.pod, ni) })
-				row.Codes = append(row.Codes, int(s.Code()))
-				row.Nanos = append(row.Nanos, end-begun)
+				res.codes = append(res.codes, int8(s.Code()))
+				res.nanos = append(res.nanos, end-begun)
 				begun = end
 				if !s.IsSuccess() {
 					if !s.IsRejected() {
 						s = fwk.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
 					}
-					row.Reason = s.Message()
+					res.reason = s.Message()
 					return s
 				}
 			}
@@ -493,7 +492,6 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		check := func(i int) {
 			ni := r.nodes[(r.start+i)%n]
 			res := sc.check(ni.Node().Name)
-			row := &res.row
 			// Pods nominated here by preemption hold their room: the first pass
 			// counts them, the second makes sure the pod does not rely on them.
 			withNominated, nominatedState, nodeInfo, err := c.addNominatedPods(ctx, state, r.pod, ni)
@@ -501,10 +499,10 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 			if err != nil {
 				status = fwk.AsStatus(err)
 			} else {
-				row.Nominated = withNominated
+				res.nominated = withNominated
 				status = run(nominatedState, nodeInfo, res)
 				if withNominated && status.IsRejected() {
-					row.Reason = "with the pods nominated to this node: " + row.Reason
+					res.reason = "with the pods nominated to this node: " + res.reason
 				}
 				if withNominated && status.IsSuccess() {
 					status = run(state, ni, res)
@@ -543,8 +541,8 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 	if timeout != nil {
 		return nil, 0, timeout
 	}
-	evaluated := sc.rows()
-	feasible := make([]fwk.NodeInfo, 0, min(len(evaluated), r.numToFind))
+	evaluated := sc.event(names)
+	feasible := make([]fwk.NodeInfo, 0, min(evaluated.Len(), r.numToFind))
 	for i, res := range results {
 		if res == nil {
 			continue // not reached: enough nodes fit already
@@ -553,14 +551,13 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		case res.status.IsSuccess():
 			feasible = append(feasible, r.nodes[(r.start+i)%n])
 		case res.status.Code() != fwk.Error:
-			r.diagnosis.NodeToStatus.Set(res.row.Node, res.status)
+			r.diagnosis.NodeToStatus.Set(res.node, res.status)
 			r.diagnosis.AddPluginStatus(res.status)
 		}
 	}
 	c.scratch.putFilter(sc)
-	c.emit(event.Event{Kind: event.KindFilter, Filter: &event.FilterResults{
-		Plugins: names, Nodes: evaluated, Nanos: time.Since(begun).Nanoseconds(), NominatedNode: r.nominatedNode,
-	}})
+	evaluated.Nanos, evaluated.NominatedNode = time.Since(begun).Nanoseconds(), r.nominatedNode
+	c.emit(event.Event{Kind: event.KindFilter, Filter: evaluated})
 	processed := len(feasible) + r.diagnosis.NodeToStatus.Len()
 	if s := failed.Load(); s != nil {
 		return nil, processed, s

@@ -762,7 +762,7 @@ func (d *diff) explain(name string) string {
 					label = "filter on the nominated node"
 				}
 				fmt.Fprintf(&b, "\n    last cycle's %s:", label)
-				for _, r := range e.Filter.Nodes {
+				for _, r := range e.Filter.Rows() {
 					verdict := "fits"
 					if r.Reason != "" {
 						verdict = r.Reason

@@ -20,13 +20,18 @@ type scratch struct {
 	totals []fwk.NodePluginScores
 }
 
-// nodeCheck is what Filter found on one node. The fixed arrays hold the
-// row's columns for up to 16 plugins without an allocation of their own.
+// nodeCheck is what Filter found on one node: its row of the event, and
+// its status. The fixed arrays hold the codes and timings of up to 16
+// plugins without an allocation of their own.
 type nodeCheck struct {
-	row    event.NodeFilter
-	status *fwk.Status
-	codes  [16]int
-	nanos  [16]int64
+	node      string
+	codes     []int8
+	nanos     []int64
+	reason    string
+	nominated bool
+	status    *fwk.Status
+	codeBuf   [16]int8
+	nanoBuf   [16]int64
 }
 
 // filterScratch is one Filter pass's working table.
@@ -75,39 +80,27 @@ func (fs *filterScratch) check(node string) *nodeCheck {
 	} else {
 		res = new(nodeCheck)
 	}
-	res.row.Node = node
+	res.node = node
 	return res
 }
 
-// rows copies what the pass found into the rows an event keeps, every
-// row's columns in two arrays of their exact size.
-func (fs *filterScratch) rows() []event.NodeFilter {
-	reached, cols := 0, 0
+// event copies what the pass found into the event's columns, each in one
+// allocation of its exact size.
+func (fs *filterScratch) event(plugins []string) *event.FilterResults {
+	reached, calls := 0, 0
 	for _, res := range fs.results {
 		if res != nil {
 			reached++
-			cols += len(res.row.Codes)
+			calls += len(res.codes)
 		}
 	}
-	codes, nanos := make([]int, cols), make([]int64, cols)
-	rows := make([]event.NodeFilter, 0, reached)
+	f := event.NewFilterResults(plugins, reached, calls)
 	for _, res := range fs.results {
-		if res == nil {
-			continue
+		if res != nil {
+			f.AddRow(res.node, res.codes, res.nanos, res.reason, res.nominated)
 		}
-		row := res.row
-		if row.Codes != nil {
-			// Nothing in the row may point into the scratch: the next
-			// pass writes there.
-			k := len(row.Codes)
-			row.Codes, codes = codes[:k:k], codes[k:]
-			row.Nanos, nanos = nanos[:k:k], nanos[k:]
-			copy(row.Codes, res.row.Codes)
-			copy(row.Nanos, res.row.Nanos)
-		}
-		rows = append(rows, row)
 	}
-	return rows
+	return f
 }
 
 // totalsFor lends n entries for the nodes' totals, which selectHost

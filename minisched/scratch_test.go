@@ -10,8 +10,8 @@ import (
 	"minisched/minisched/event"
 )
 
-// TestFilterScratchRowsOutliveTheTable: the rows a Filter event keeps must
-// not change when the next pass reuses the table.
+// TestFilterScratchRowsOutliveTheTable: the columns a Filter event keeps
+// must not change when the next pass reuses the table.
 func TestFilterScratchRowsOutliveTheTable(t *testing.T) {
 	// pass fills a table over n nodes; reached names the nodes checked and
 	// how many plugin columns each got.
@@ -20,17 +20,17 @@ func TestFilterScratchRowsOutliveTheTable(t *testing.T) {
 		for i, cols := range reached {
 			res := fs.check(fmt.Sprintf("node-%d", i))
 			if cols >= 0 {
-				res.row.Codes, res.row.Nanos = res.codes[:0], res.nanos[:0]
+				res.codes, res.nanos = res.codeBuf[:0], res.nanoBuf[:0]
 			}
 			for j := range cols {
-				res.row.Codes = append(res.row.Codes, seed+j)
-				res.row.Nanos = append(res.row.Nanos, int64(seed+j))
+				res.codes = append(res.codes, int8(seed+j))
+				res.nanos = append(res.nanos, int64(seed+j))
 			}
 			fs.results[i] = res
 		}
-		rows := fs.rows()
+		f := fs.event([]string{"a", "b", "c", "d"})
 		s.putFilter(fs)
-		return rows
+		return f.Rows()
 	}
 	row := func(i int, codes []int, nanos []int64) event.NodeFilter {
 		return event.NodeFilter{Node: fmt.Sprintf("node-%d", i), Codes: codes, Nanos: nanos}
@@ -54,10 +54,10 @@ func TestFilterScratchRowsOutliveTheTable(t *testing.T) {
 			want:    []event.NodeFilter{row(0, []int{}, []int64{})},
 		},
 		{
-			name:    "a node never checked (no Filter plugin) has none",
+			name:    "a node never checked (no Filter plugin) has empty columns",
 			n:       2,
 			reached: map[int]int{1: -1},
-			want:    []event.NodeFilter{row(1, nil, nil)},
+			want:    []event.NodeFilter{row(1, []int{}, []int64{})},
 		},
 		{
 			name:    "more nodes reached than the table held before",

@@ -11,13 +11,13 @@ import (
 
 func cycleEvents(id int64, pod string, nodes int) []event.Event {
 	ref := &event.PodRef{Namespace: "default", Name: pod, UID: "uid-" + pod}
-	rows := make([]event.NodeFilter, nodes)
-	for i := range rows {
-		rows[i] = event.NodeFilter{Node: "n", Codes: []int{0, 0}, Nanos: []int64{1, 1}}
+	filter := event.NewFilterResults([]string{"A", "B"}, nodes, 2*nodes)
+	for range nodes {
+		filter.AddRow("n", []int8{0, 0}, []int64{1, 1}, "", false)
 	}
 	return []event.Event{
 		{Kind: event.KindCycleStart, Pod: ref, Cycle: id, CycleStart: &event.CycleStart{Attempt: 1, Nodes: nodes}},
-		{Kind: event.KindFilter, Pod: ref, Cycle: id, Filter: &event.FilterResults{Plugins: []string{"A", "B"}, Nodes: rows}},
+		{Kind: event.KindFilter, Pod: ref, Cycle: id, Filter: filter},
 		{Kind: event.KindCycleEnd, Pod: ref, Cycle: id, CycleEnd: &event.CycleEnd{Result: event.ResultScheduled, Node: "n"}},
 	}
 }
@@ -296,7 +296,7 @@ func TestLastFiltered(t *testing.T) {
 	r.Observe(event.Event{Kind: event.KindCycleStart, Pod: ref, Cycle: 3, CycleStart: &event.CycleStart{Attempt: 3}})
 	r.Observe(event.Event{Kind: event.KindCycleEnd, Pod: ref, Cycle: 3, CycleEnd: &event.CycleEnd{Result: event.ResultUnschedulable}})
 	got := r.LastFiltered("default/a")
-	if len(got) != 3 || got[0].Cycle != 2 || got[1].Filter == nil || len(got[1].Filter.Nodes) != 3 {
+	if len(got) != 3 || got[0].Cycle != 2 || got[1].Filter == nil || got[1].Filter.Len() != 3 {
 		t.Errorf("LastFiltered = %+v, want cycle 2's three events", got)
 	}
 	if got := r.LastFiltered("default/nobody"); got != nil {

@@ -159,10 +159,10 @@ func TestStreamShowsEveryStep(t *testing.T) {
 	if got := strings.Join(kinds, " "); !containsInOrder(kinds, want) {
 		t.Errorf("events for web-1:\n got %s\nwant these in order: %s", got, strings.Join(want, " "))
 	}
-	if filter == nil || len(filter.Nodes) != 2 {
+	if filter == nil || filter.Len() != 2 {
 		t.Fatalf("filter results: %+v, want a row for each of the 2 nodes", filter)
 	}
-	for _, row := range filter.Nodes {
+	for _, row := range filter.Rows() {
 		if len(row.Codes) != len(filter.Plugins) || len(row.Nanos) != len(filter.Plugins) {
 			t.Errorf("node %s: %d codes and %d timings for %d Filter plugins", row.Node, len(row.Codes), len(row.Nanos), len(filter.Plugins))
 		}

@@ -80,7 +80,7 @@ func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 			}
 		}
 		if ev.Filter != nil && ev.Pod.Name == "second" {
-			for _, row := range ev.Filter.Nodes {
+			for _, row := range ev.Filter.Rows() {
 				last := len(row.Codes) - 1
 				if row.Node == "high" && ev.Filter.Plugins[last] == licenses.Name && row.Codes[last] == int(fwk.Unschedulable) {
 					sawFilter = row.Reason == "no licence left (1 of 1 in use)"

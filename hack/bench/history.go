@@ -28,11 +28,12 @@ func history(args []string) error {
 	for p := 1; p <= *pods; p++ {
 		ref := &event.PodRef{Namespace: "default", Name: fmt.Sprintf("pod-%05d", p), UID: fmt.Sprintf("uid-%05d", p)}
 		id := int64(p)
-		filter := &event.FilterResults{Plugins: filterPlugins, Nodes: make([]event.NodeFilter, *nodes)}
+		k := len(filterPlugins)
+		filter := event.NewFilterResults(filterPlugins, *nodes, *nodes*k)
 		score := event.NewScoreResults(scorePlugins, *nodes)
 		for n := 0; n < *nodes; n++ {
 			name := fmt.Sprintf("node-%04d", n)
-			filter.Nodes[n] = event.NodeFilter{Node: name, Codes: make([]int, len(filterPlugins)), Nanos: make([]int64, len(filterPlugins))}
+			filter.AddRow(name, make([]int8, k), make([]int64, k), "", false)
 			score.NodeNames[n] = name
 		}
 		for _, e := range []event.Event{

@@ -66,18 +66,18 @@ func (e *Event) Compact() *Event {
 }
 
 func (f *FilterResults) summary() *FilterSummary {
-	sum := &FilterSummary{Plugins: f.Plugins, Nanos: f.Nanos, NominatedNode: f.NominatedNode, Nodes: len(f.Nodes), Failures: []FilterFailure{}}
+	sum := &FilterSummary{Plugins: f.Plugins, Nanos: f.Nanos, NominatedNode: f.NominatedNode, Nodes: f.Len(), Failures: []FilterFailure{}}
 	index := map[FilterFailure]int{}
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		at := n.FailedAt()
+	for i := range f.NodeNames {
+		codes, _ := f.Calls(i)
+		at := f.FailedAt(i)
 		if at < 0 {
-			if len(n.Codes) == len(f.Plugins) {
+			if len(codes) == len(f.Plugins) {
 				sum.Passed++
 			}
 			continue
 		}
-		key := FilterFailure{Code: n.Codes[at], Reason: n.Reason}
+		key := FilterFailure{Code: int(codes[at]), Reason: f.Reasons[i]}
 		if at < len(f.Plugins) {
 			key.Plugin = f.Plugins[at]
 		}

@@ -11,11 +11,14 @@ import (
 
 func TestCompactFilter(t *testing.T) {
 	plugins := []string{"NodeUnschedulable", "NodeResourcesFit", "TaintToleration"}
-	pass := NodeFilter{Codes: []int{0, 0, 0}}
-	skip := NodeFilter{Codes: []int{0, int(fwk.Skip), 0}}
-	cpu := NodeFilter{Codes: []int{0, 2}, Reason: "Insufficient cpu"}
-	taint := NodeFilter{Codes: []int{0, 0, 3}, Reason: "node(s) had untolerated taint {a: b}"}
-	cordoned := NodeFilter{Codes: []int{3}, Reason: "node(s) were unschedulable"}
+	row := func(reason string, codes ...int) NodeFilter {
+		return NodeFilter{Codes: codes, Nanos: make([]int64, len(codes)), Reason: reason}
+	}
+	pass := row("", 0, 0, 0)
+	skip := row("", 0, int(fwk.Skip), 0)
+	cpu := row("Insufficient cpu", 0, 2)
+	taint := row("node(s) had untolerated taint {a: b}", 0, 0, 3)
+	cordoned := row("node(s) were unschedulable", 3)
 	tests := []struct {
 		name  string
 		nodes []NodeFilter
@@ -32,7 +35,7 @@ func TestCompactFilter(t *testing.T) {
 				{Plugin: "NodeUnschedulable", Code: 3, Reason: "node(s) were unschedulable", Nodes: 1},
 			}}},
 		{"one plugin, two reasons",
-			[]NodeFilter{cpu, {Codes: []int{0, 2}, Reason: "Insufficient memory"}},
+			[]NodeFilter{cpu, row("Insufficient memory", 0, 2)},
 			FilterSummary{Nodes: 2, Failures: []FilterFailure{
 				{Plugin: "NodeResourcesFit", Code: 2, Reason: "Insufficient cpu", Nodes: 1},
 				{Plugin: "NodeResourcesFit", Code: 2, Reason: "Insufficient memory", Nodes: 1},
@@ -40,7 +43,7 @@ func TestCompactFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := Event{Seq: 4, Kind: KindFilter, Cycle: 2, Filter: &FilterResults{Plugins: plugins, Nodes: tt.nodes, Nanos: 77, NominatedNode: true}}
+			e := Event{Seq: 4, Kind: KindFilter, Cycle: 2, Filter: filterOf(t, plugins, tt.nodes, 77, true)}
 			c := e.Compact()
 			if c.Filter != nil || c.ScoreSummary != nil || c.Seq != 4 || c.Cycle != 2 {
 				t.Fatalf("Compact kept the matrix or lost the header: %+v", c)

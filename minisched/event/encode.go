@@ -60,10 +60,10 @@ func (e *Event) matrixOnly() bool {
 func (e *Event) matrixSize() int {
 	n := 256
 	if f := e.Filter; f != nil {
-		for i := range f.Nodes {
-			n += 40 + len(f.Nodes[i].Node) + len(f.Nodes[i].Reason) + 8*len(f.Nodes[i].Codes)
+		for i, name := range f.NodeNames {
+			n += 40 + len(name) + len(f.Reasons[i])
 		}
-		return n
+		return n + 8*len(f.Codes)
 	}
 	for i := range e.Score.Plugins {
 		n += 64 + len(e.Score.Plugins[i].Name) + len(e.Score.Plugins[i].Reason)
@@ -72,27 +72,6 @@ func (e *Event) matrixSize() int {
 		n += 72 + len(name) + 20*len(e.Score.Plugins)
 	}
 	return n
-}
-
-func (f *FilterResults) appendJSON(b []byte) []byte {
-	b = appendList(append(b, `{"plugins":`...), f.Plugins, appendString)
-	b = appendList(append(b, `,"nodes":`...), f.Nodes, func(b []byte, n NodeFilter) []byte {
-		b = appendString(append(b, `{"node":`...), n.Node)
-		b = appendNumbers(append(b, `,"codes":`...), n.Codes)
-		b = appendNumbers(append(b, `,"nanos":`...), n.Nanos)
-		if n.Reason != "" {
-			b = appendString(append(b, `,"reason":`...), n.Reason)
-		}
-		if n.Nominated {
-			b = append(b, `,"nominated":true`...)
-		}
-		return append(b, '}')
-	})
-	b = strconv.AppendInt(append(b, `,"nanos":`...), f.Nanos, 10)
-	if f.NominatedNode {
-		b = append(b, `,"nominatedNode":true`...)
-	}
-	return append(b, '}')
 }
 
 func appendTime(b []byte, t time.Time) ([]byte, error) {
@@ -120,7 +99,7 @@ func appendList[T any](b []byte, list []T, item func([]byte, T) []byte) []byte {
 }
 
 // appendNumbers writes a list of integers.
-func appendNumbers[T int | int64](b []byte, list []T) []byte {
+func appendNumbers[T int8 | int | int64](b []byte, list []T) []byte {
 	return appendList(b, list, func(b []byte, v T) []byte { return strconv.AppendInt(b, int64(v), 10) })
 }
 

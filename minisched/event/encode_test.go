@@ -9,8 +9,40 @@ import (
 	"time"
 )
 
-// reference is Event without its MarshalJSON: what encoding/json writes.
+// reference is Event without its MarshalJSON.
 type reference Event
+
+// asRows is e for encoding/json to write as MarshalJSON should: its
+// matrices as rows. A matrix is the last field of an event that has one
+// and no other payload, so it is written last here too.
+func asRows(e *Event) any {
+	if !e.matrixOnly() {
+		return (*reference)(e)
+	}
+	r := struct {
+		*reference
+		Filter *filterRows `json:"filter,omitempty"`
+		Score  *scoreRows  `json:"score,omitempty"`
+	}{reference: (*reference)(e)}
+	if f := e.Filter; f != nil {
+		r.Filter = &filterRows{Plugins: f.Plugins, Nodes: f.Rows(), Nanos: f.Nanos, NominatedNode: f.NominatedNode}
+	}
+	if s := e.Score; s != nil {
+		r.Score = &scoreRows{Plugins: s.Plugins, Nodes: s.Rows(), Nanos: s.Nanos}
+	}
+	return r
+}
+
+// filterOf is rows in columns.
+func filterOf(t testing.TB, plugins []string, rows []NodeFilter, nanos int64, nominatedNode bool) *FilterResults {
+	t.Helper()
+	f, err := FilterFrom(plugins, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Nanos, f.NominatedNode = nanos, nominatedNode
+	return f
+}
 
 func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
 	at := time.Date(2026, 11, 30, 6, 40, 1, 123456789, time.FixedZone("CET", 3600))
@@ -19,17 +51,15 @@ func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
 		name string
 		e    Event
 	}{
-		{"filter over two nodes, one failing", Event{Seq: 7, Time: at, Kind: KindFilter, Pod: pod, Cycle: 3, Filter: &FilterResults{
-			Plugins: []string{"NodeUnschedulable", "TaintToleration"},
-			Nodes: []NodeFilter{
+		{"filter over two nodes, one failing", Event{Seq: 7, Time: at, Kind: KindFilter, Pod: pod, Cycle: 3, Filter: filterOf(t,
+			[]string{"NodeUnschedulable", "TaintToleration"}, []NodeFilter{
 				{Node: "node-1", Codes: []int{0, 0}, Nanos: []int64{120, 3400}},
 				{Node: "node-2", Codes: []int{0, 2}, Nanos: []int64{99, 1}, Reason: "node(s) had untolerated taint {dedicated: gpu}", Nominated: true},
-			},
-			Nanos: 51234, NominatedNode: true}}},
-		{"filter with nil and empty lists", Event{Seq: 1, Kind: KindFilter, Filter: &FilterResults{Nodes: []NodeFilter{{Codes: []int{}}}}}},
-		{"filter with no nodes", Event{Seq: 2, Kind: KindFilter, Pod: &PodRef{}, Filter: &FilterResults{Plugins: []string{}, Nodes: []NodeFilter{}}}},
-		{"names encoding/json escapes", Event{Seq: 3, Kind: KindFilter, Pod: &PodRef{Name: "ünïcode\"<&>"}, Filter: &FilterResults{
-			Plugins: []string{"a\\b", "tab\there"}, Nodes: []NodeFilter{{Node: "n\x01", Codes: []int{3}, Nanos: []int64{-1}, Reason: "bad \xff utf-8 \u2028"}}}}},
+			}, 51234, true)}},
+		{"filter with nil and empty lists", Event{Seq: 1, Kind: KindFilter, Filter: filterOf(t, nil, []NodeFilter{{Codes: []int{}, Nanos: []int64{}}}, 0, false)}},
+		{"filter with no nodes", Event{Seq: 2, Kind: KindFilter, Pod: &PodRef{}, Filter: filterOf(t, []string{}, []NodeFilter{}, 0, false)}},
+		{"names encoding/json escapes", Event{Seq: 3, Kind: KindFilter, Pod: &PodRef{Name: "ünïcode\"<&>"}, Filter: filterOf(t,
+			[]string{"a\\b", "tab\there"}, []NodeFilter{{Node: "n\x01", Codes: []int{3}, Nanos: []int64{-1}, Reason: "bad \xff utf-8 \u2028"}}, 0, false)}},
 		{"score with a failed plugin", Event{Seq: 9, Time: at, Kind: KindScore, Pod: pod, Cycle: 3, Score: &ScoreResults{
 			Plugins:   []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}},
 			NodeNames: []string{"node-1", ""}, Raw: []int64{50, 0, 0, 0}, PluginNanos: []int64{800, 12, 0, 0},
@@ -40,7 +70,7 @@ func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want, err := json.Marshal((*reference)(&tt.e))
+			want, err := json.Marshal(asRows(&tt.e))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +95,7 @@ func TestMarshalJSONMatchesOnRandomMatrices(t *testing.T) {
 			kind = KindScore
 		}
 		e := randomMatrix(rng, kind, 1+rng.Intn(300))
-		want, _ := json.Marshal((*reference)(&e))
+		want, _ := json.Marshal(asRows(&e))
 		got, err := e.MarshalJSON()
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("event %d differs (%v):\n got %s\nwant %s", i, err, got, want)
@@ -77,17 +107,19 @@ func randomMatrix(rng *rand.Rand, kind Kind, nodes int) Event {
 	e := Event{Seq: rng.Uint64(), Time: time.Unix(0, rng.Int63()), Kind: kind, Pod: &PodRef{Namespace: "ns", Name: "p", UID: "u"}, Cycle: rng.Int63()}
 	plugins := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "PodTopologySpread"}
 	if kind == KindFilter {
-		f := &FilterResults{Plugins: plugins, Nanos: rng.Int63()}
+		f := NewFilterResults(plugins, nodes, nodes*len(plugins))
+		f.Nanos = rng.Int63()
 		for n := 0; n < nodes; n++ {
 			k := 1 + rng.Intn(len(plugins))
-			row := NodeFilter{Node: fmt.Sprintf("node-%05d", n), Codes: make([]int, k), Nanos: make([]int64, k)}
-			for j := range row.Codes {
-				row.Codes[j], row.Nanos[j] = rng.Intn(8), rng.Int63n(1e6)
+			codes, nanos := make([]int8, k), make([]int64, k)
+			for j := range codes {
+				codes[j], nanos[j] = int8(rng.Intn(8)), rng.Int63n(1e6)
 			}
+			reason := ""
 			if rng.Intn(4) == 0 {
-				row.Reason = "Insufficient cpu"
+				reason = "Insufficient cpu"
 			}
-			f.Nodes = append(f.Nodes, row)
+			f.AddRow(fmt.Sprintf("node-%05d", n), codes, nanos, reason, rng.Intn(10) == 0)
 		}
 		e.Filter = f
 		return e
@@ -113,10 +145,7 @@ func randomMatrix(rng *rand.Rand, kind Kind, nodes int) Event {
 // 5,000-node cluster, as rows: go test ./minisched/event -bench MarshalJSON -benchmem
 func BenchmarkMarshalJSON(b *testing.B) {
 	e := randomMatrix(rand.New(rand.NewSource(2)), KindScore, 500)
-	asRows := struct {
-		*reference
-		Score scoreRows `json:"score"`
-	}{(*reference)(&e), rowsOf(e.Score)}
+	rows := asRows(&e)
 	b.Run("by hand", func(b *testing.B) {
 		for b.Loop() {
 			_, _ = e.MarshalJSON()
@@ -124,7 +153,7 @@ func BenchmarkMarshalJSON(b *testing.B) {
 	})
 	b.Run("encoding/json", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = json.Marshal(asRows)
+			_, _ = json.Marshal(rows)
 		}
 	})
 }

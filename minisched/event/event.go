@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	fwk "k8s.io/kube-scheduler/framework"
 )
 
 // SchemaVersion is the version of the stream's message schema. It changes
@@ -93,9 +92,7 @@ func (e *Event) Weight() int {
 	case e.Point != nil:
 		w += len(e.Point.Results)
 	case e.Filter != nil:
-		for i := range e.Filter.Nodes {
-			w += len(e.Filter.Nodes[i].Codes)
-		}
+		w += len(e.Filter.Codes)
 	case e.Score != nil:
 		for i := range e.Score.NodeNames {
 			if e.Score.Reached(i) {
@@ -133,10 +130,11 @@ func (e *Event) Bytes() int {
 		}
 	case e.Filter != nil:
 		b += strs(e.Filter.Plugins)
-		for i := range e.Filter.Nodes {
-			n := &e.Filter.Nodes[i]
-			b += 96 + len(n.Node) + len(n.Reason) + 2*perNumber*len(n.Codes)
+		// A row is a name, a reason and nine bytes a plugin; this is more.
+		for i, name := range e.Filter.NodeNames {
+			b += 96 + len(name) + len(e.Filter.Reasons[i])
 		}
+		b += 2 * perNumber * len(e.Filter.Codes)
 	case e.Score != nil:
 		for i := range e.Score.Plugins {
 			b += 64 + len(e.Score.Plugins[i].Name) + len(e.Score.Plugins[i].Reason)
@@ -281,41 +279,46 @@ type PointResults struct {
 	Results []PluginResult `json:"results"`
 }
 
-// FilterResults is the node x plugin matrix of one Filter run.
+// FilterResults is the node x plugin matrix of one Filter run. Like
+// ScoreResults it is held by column; its JSON is a row per node checked, a
+// NodeFilter (see filter.go).
 type FilterResults struct {
 	// Plugins in the order they run on each node.
-	Plugins []string     `json:"plugins"`
-	Nodes   []NodeFilter `json:"nodes"`
+	Plugins []string
+	// NodeNames names the rows, one per node checked.
+	NodeNames []string
+	// Filter stops at the first plugin that does not succeed, so a row may
+	// be shorter than Plugins: row i's codes are Codes[Ends[i-1]:Ends[i]]
+	// (from 0 for the first row), their timings the same part of
+	// PluginNanos.
+	Ends        []int32
+	Codes       []int8
+	PluginNanos []int64
+	// Reasons holds the failing plugin's reason for each row, "" for a row
+	// that passed: only the last code of a row can carry one.
+	Reasons []string
+	// Nominated marks the rows checked with nominated pods of higher
+	// priority added.
+	Nominated []bool
 	// Nanos is the wall time of the whole Filter run (nodes run in parallel).
-	Nanos int64 `json:"nanos"`
+	Nanos int64
 	// NominatedNode marks the pass over the pod's nominated node alone,
 	// which comes before the pass over all nodes; when the pod fits there,
 	// it goes there, and no other node is filtered or scored.
-	NominatedNode bool `json:"nominatedNode,omitempty"`
+	NominatedNode bool
 }
 
-// NodeFilter holds the Filter calls for one node. Filter stops at the first
-// plugin that does not succeed, so Codes may be shorter than Plugins.
+// NodeFilter is one row of a FilterResults as JSON has it: the Filter
+// calls for one node.
 type NodeFilter struct {
 	Node  string  `json:"node"`
 	Codes []int   `json:"codes"`
 	Nanos []int64 `json:"nanos"`
-	// Reason is the failing plugin's reason: Filter stops at the first
-	// failure, so only the last code can carry one.
+	// Reason is the failing plugin's reason.
 	Reason string `json:"reason,omitempty"`
 	// Nominated is set when the node was checked with nominated pods of
 	// higher priority added.
 	Nominated bool `json:"nominated,omitempty"`
-}
-
-// FailedAt is the index of the plugin that stopped the node, or -1 when it
-// passed every plugin that ran: Filter stops at the first plugin that does
-// not succeed, so only the last code can be one.
-func (n *NodeFilter) FailedAt() int {
-	if k := len(n.Codes); k > 0 && n.Codes[k-1] != int(fwk.Success) {
-		return k - 1
-	}
-	return -1
 }
 
 // ScoreResults is the node x plugin matrix of one Score run, after

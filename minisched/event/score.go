@@ -142,31 +142,40 @@ type scoreRows struct {
 	Nanos   int64         `json:"nanos"`
 }
 
-// UnmarshalJSON reads the rows MarshalJSON writes into columns. Weighted
-// scores and totals are made again from the normalized scores and the
-// weights, so a row may not disagree with them; every row reached must
-// have a score for each plugin.
+// UnmarshalJSON reads the rows MarshalJSON writes into columns.
 func (s *ScoreResults) UnmarshalJSON(data []byte) error {
 	var in scoreRows
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
-	out := NewScoreResults(in.Plugins, len(in.Nodes))
+	out, err := ScoreFrom(in.Plugins, in.Nodes)
+	if err != nil {
+		return err
+	}
 	out.Nanos = in.Nanos
-	if in.Nodes == nil {
+	*s = *out
+	return nil
+}
+
+// ScoreFrom puts rows into columns. Weighted scores and totals are made
+// again from the normalized scores and the weights, so no row can disagree
+// with them; every row reached must have a score for each plugin.
+func ScoreFrom(plugins []ScorePlugin, rows []NodeScore) (*ScoreResults, error) {
+	out := NewScoreResults(plugins, len(rows))
+	if rows == nil {
 		out.NodeNames = nil
 	}
-	k, normalized := len(in.Plugins), 0
-	for i, row := range in.Nodes {
+	k, normalized := len(plugins), 0
+	for i, row := range rows {
 		if row.Node == "" {
 			if row.Raw != nil || row.Normalized != nil || row.Nanos != nil {
-				return fmt.Errorf("score row %d has scores but no node", i)
+				return nil, fmt.Errorf("score row %d has scores but no node", i)
 			}
 			continue
 		}
 		out.NodeNames[i] = row.Node
 		if len(row.Raw) != k || len(row.Nanos) != k {
-			return fmt.Errorf("score row %d (%s): %d raw scores and %d timings, want one for each of %d plugins", i, row.Node, len(row.Raw), len(row.Nanos), k)
+			return nil, fmt.Errorf("score row %d (%s): %d raw scores and %d timings, want one for each of %d plugins", i, row.Node, len(row.Raw), len(row.Nanos), k)
 		}
 		copy(out.cells(out.Raw, i), row.Raw)
 		copy(out.cells(out.PluginNanos, i), row.Nanos)
@@ -174,7 +183,7 @@ func (s *ScoreResults) UnmarshalJSON(data []byte) error {
 			continue
 		}
 		if len(row.Normalized) != k {
-			return fmt.Errorf("score row %d (%s): %d normalized scores, want one for each of %d plugins", i, row.Node, len(row.Normalized), k)
+			return nil, fmt.Errorf("score row %d (%s): %d normalized scores, want one for each of %d plugins", i, row.Node, len(row.Normalized), k)
 		}
 		copy(out.cells(out.Normalized, i), row.Normalized)
 		normalized++
@@ -189,8 +198,7 @@ func (s *ScoreResults) UnmarshalJSON(data []byte) error {
 	case normalized == 0:
 		out.Normalized = nil
 	case normalized != reached || reached != out.Len():
-		return fmt.Errorf("score rows: %d of %d have normalized scores; a run normalizes every row or none", normalized, out.Len())
+		return nil, fmt.Errorf("score rows: %d of %d have normalized scores; a run normalizes every row or none", normalized, out.Len())
 	}
-	*s = *out
-	return nil
+	return out, nil
 }
