@@ -1,7 +1,7 @@
 // Command bench measures minisched's speed and memory targets and prints the
 // figures that docs/BENCHMARKS.md records. Each subcommand compares runs made
-// in the same process, one after the other, so that a noisy machine affects
-// both sides of a ratio alike.
+// one after the other, so that a noisy machine affects both sides of a ratio
+// alike; throughput runs each in a process of its own.
 //
 //	go run ./hack/bench startup -bin bin/minisched -runs 5
 //	go run ./hack/bench throughput -nodes 5000 -pods 10000
@@ -44,18 +44,20 @@ func main() {
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag,
+		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "unknown benchmark %q\n", os.Args[1])
 		os.Exit(2)
 	}
-	if addr := os.Getenv("BENCH_PPROF_ADDR"); addr != "" {
+	// throughput measures in processes of its own, which take the profiles.
+	profiled := os.Args[1] != "throughput"
+	if addr := os.Getenv("BENCH_PPROF_ADDR"); addr != "" && profiled {
 		// net/http/pprof's handlers, to look at a run while it goes.
 		go func() { fmt.Fprintln(os.Stderr, http.ListenAndServe(addr, nil)) }()
 	}
-	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" {
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" && profiled {
 		f, err := os.Create(path)
 		if err == nil {
 			_ = pprof.StartCPUProfile(f)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,7 +27,7 @@ import (
 
 // throughput binds the same pre-created pods with minisched (every event
 // reported into the history) and with kube-scheduler, each on a fresh
-// control plane, and compares pods per second.
+// control plane in a process of its own, and compares pods per second.
 func throughput(args []string) error {
 	fs := flagSet("throughput")
 	nodes := fs.Int("nodes", 500, "nodes")
@@ -50,11 +54,12 @@ func throughput(args []string) error {
 			if *identical {
 				cpu = "10m"
 			}
-			rate, cpuPerPod, detail, err := bindRate(which, *nodes, *pods, cpu)
+			res, err := isolated(which, *nodes, *pods, cpu)
 			if err != nil {
 				return fmt.Errorf("%s: %w", which, err)
 			}
-			fmt.Printf("round %d %-14s %7.1f pods/s %5.2f CPU ms/pod %s\n", r+1, which, rate, cpuPerPod, detail)
+			rate, cpuPerPod := res.Rate, res.CPUPerPod
+			fmt.Printf("round %d %-14s %7.1f pods/s %5.2f CPU ms/pod %s\n", r+1, which, rate, cpuPerPod, res.Detail)
 			switch which {
 			case "minisched":
 				mini, miniCPU = append(mini, rate), append(miniCPU, cpuPerPod)
@@ -80,6 +85,52 @@ func throughput(args []string) error {
 		fmt.Printf("ceiling: %.1f binds/s with no scheduling; minisched at %.2f of it, kube-scheduler at %.2f\n", b, m/b, u/b)
 	}
 	return nil
+}
+
+// oneRun is one contender's figures, as throughput-one prints them.
+type oneRun struct {
+	Rate      float64 `json:"rate"`
+	CPUPerPod float64 `json:"cpuPerPod"`
+	Detail    string  `json:"detail"`
+}
+
+// isolated measures one contender in a process of its own (this binary's
+// throughput-one). In one process, a round ran beside what the rounds
+// before it left behind, their control planes' goroutines and heap, and
+// the same scheduler's CPU per pod moved by up to 40% from round to round.
+func isolated(which string, nodes, pods int, cpu string) (oneRun, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return oneRun{}, err
+	}
+	cmd := exec.Command(self, "throughput-one", "-which", which, "-nodes", strconv.Itoa(nodes), "-pods", strconv.Itoa(pods), "-cpu", cpu)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return oneRun{}, fmt.Errorf("its process: %w", err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	var res oneRun
+	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil {
+		return oneRun{}, fmt.Errorf("reading its figures from %q: %w", out, err)
+	}
+	return res, nil
+}
+
+// throughputOne is one contender's run, in the process isolated starts: it
+// prints its figures as one line of JSON.
+func throughputOne(args []string) error {
+	fs := flagSet("throughput-one")
+	which := fs.String("which", "minisched", "minisched, kube-scheduler or binds")
+	nodes := fs.Int("nodes", 500, "nodes")
+	pods := fs.Int("pods", 2000, "pods")
+	cpu := fs.String("cpu", "", "every pod's CPU request; empty varies them")
+	_ = fs.Parse(args)
+	rate, cpuPerPod, detail, err := bindRate(*which, *nodes, *pods, *cpu)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(oneRun{Rate: rate, CPUPerPod: cpuPerPod, Detail: detail})
 }
 
 // processCPU is the CPU time this process has used, user and system: the
@@ -121,8 +172,8 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 		return 0, 0, "", err
 	}
 	var detail func() string
-	// The garbage of creating the workload (and of the round before) is
-	// collected now, not charged to the scheduler measured.
+	// The garbage of creating the workload is collected now, not charged
+	// to the scheduler measured.
 	runtime.GC()
 	cpuBefore, callsBefore := processCPU(), apiCalls()
 	begun := time.Now()
