@@ -711,12 +711,11 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		// The rows are the abandoned goroutine's: nothing to show.
 		return nil, timeout
 	}
-	if status := failed.Load(); status != nil {
-		if status.Plugin() != "" {
-			for j := range described {
-				if described[j].Name == status.Plugin() {
-					described[j].Code, described[j].Reason = int(status.Code()), status.Message()
-				}
+	status := failed.Load()
+	if status != nil {
+		for j := range res.Plugins {
+			if p := &res.Plugins[j]; p.Name == status.Plugin() {
+				p.Code, p.Reason = int(status.Code()), status.Message()
 			}
 		}
 		// Show only what ran: nodes not reached have no name, and there
@@ -724,16 +723,16 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 		if !normalizing.Load() {
 			res.Normalized = nil
 		}
-		res.Nanos = time.Since(begun).Nanoseconds()
-		c.emit(event.Event{Kind: event.KindScore, Score: res})
+	}
+	res.Nanos = time.Since(begun).Nanoseconds()
+	c.emit(event.Event{Kind: event.KindScore, Score: res})
+	if status != nil {
 		return nil, status
 	}
 	totals := c.scratch.totalsFor(len(nodes))
 	for i, name := range res.NodeNames {
 		totals[i] = fwk.NodePluginScores{Name: name, TotalScore: res.Total(i)}
 	}
-	res.Nanos = time.Since(begun).Nanoseconds()
-	c.emit(event.Event{Kind: event.KindScore, Score: res})
 	return totals, nil
 }
 

@@ -26,15 +26,17 @@ func (s *ScoreResults) Len() int { return len(s.NodeNames) }
 // Reached reports whether Score reached row i's node before a plugin failed.
 func (s *ScoreResults) Reached(i int) bool { return s.NodeNames[i] != "" }
 
-// Total is row i's total: its normalized scores times the weights.
+// weigh is plugin j's weighted score for a normalized score v.
+func (s *ScoreResults) weigh(j int, v int64) int64 { return v * s.Plugins[j].Weight }
+
+// Total is row i's total: the sum of its weighted scores.
 func (s *ScoreResults) Total(i int) int64 {
 	if s.Normalized == nil {
 		return 0
 	}
 	var total int64
-	k := len(s.Plugins)
-	for j, v := range s.Normalized[i*k : (i+1)*k] {
-		total += v * s.Plugins[j].Weight
+	for j, v := range s.cells(s.Normalized, i) {
+		total += s.weigh(j, v)
 	}
 	return total
 }
@@ -51,7 +53,7 @@ func (s *ScoreResults) Row(i int) NodeScore {
 		row.Normalized = s.cells(s.Normalized, i)
 		row.Weighted = make([]int64, len(row.Normalized))
 		for j, v := range row.Normalized {
-			row.Weighted[j] = v * s.Plugins[j].Weight
+			row.Weighted[j] = s.weigh(j, v)
 		}
 		row.Total = s.Total(i)
 	}
@@ -116,7 +118,7 @@ func (s *ScoreResults) appendJSON(b []byte) []byte {
 					if j > 0 {
 						b = append(b, ',')
 					}
-					b = strconv.AppendInt(b, v*s.Plugins[j].Weight, 10)
+					b = strconv.AppendInt(b, s.weigh(j, v), 10)
 				}
 				b = append(b, ']')
 			}
