@@ -23,6 +23,7 @@
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { api, launchBrowser, loadCluster, longTasksSince, observeLongTasks, startServer, timedClick, waitReady } from './harness.mjs';
+import { mainThreadTasks, TASK_CATEGORIES, taskSummary } from './trace.mjs';
 
 const { values: flags } = parseArgs({
   options: {
@@ -101,6 +102,9 @@ async function run(index) {
     // view and the history (loaded after it) are in.
     await page.waitForFunction(() => window.minisched.store.server.snapshots.value > 0 && !!window.minisched.store.server.plugins.value);
     const loadedAt = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(performance.now()))));
+    // A trace of the main thread's tasks from here on: each with the CPU
+    // time the thread spent in it, beside its wall time (trace.mjs).
+    await browser.startTracing(page, { categories: TASK_CATEGORIES });
 
     // The heap, sampled while the cluster streams in.
     let peak = 0;
@@ -123,7 +127,10 @@ async function run(index) {
     await page.waitForFunction((seq) => window.minisched.store.server.seq.value >= seq, lastSeq, { timeout: 120_000, polling: 200 });
     clearInterval(sampler);
     await sample();
-    const streamedAt = await page.evaluate(() => performance.now());
+    const streamedAt = await page.evaluate(() => {
+      performance.mark('streamed');
+      return performance.now();
+    });
     const streamTasks = (await longTasksSince(page, loadedAt)).filter((t) => t.start < streamedAt);
     if (streamProfile) await streamProfile.stop(streamTasks);
 
@@ -192,6 +199,9 @@ async function run(index) {
     if (switchProfile) await switchProfile.stop(await longTasksSince(page, switchProfile.from));
 
     const after = await longTasksSince(page, loadedAt);
+    const trace = await browser.stopTracing();
+    const { tasks: traced, marks } = mainThreadTasks(JSON.parse(trace.toString()).traceEvents);
+    const streamedTs = marks.find((m) => m.name === 'streamed')?.ts ?? Infinity;
     const state = await page.evaluate(() => {
       const { server, cycles, cluster } = window.minisched.store;
       return { seq: server.seq.value, cycles: cycles.summaries.size, details: cycles.details.size, pods: cluster.pods.size, domNodes: document.getElementsByTagName('*').length };
@@ -203,6 +213,13 @@ async function run(index) {
       createNodesSeconds: made.nodesSeconds, createPodsSeconds: made.podsSeconds, allBoundSeconds: (tBound - t0) / 1000,
       eventsStreamed: state.seq,
       longTasksAfterLoad: all,
+      // The same time from the trace: the main thread's CPU time in its
+      // tasks, while streaming and after.
+      threadTime: {
+        whileStreaming: taskSummary(traced.filter((t) => t.ts < streamedTs), TARGET.taskMs),
+        afterStreaming: taskSummary(traced.filter((t) => t.ts >= streamedTs), TARGET.taskMs),
+        traceMB: Math.round(trace.length / MB),
+      },
       whileStreaming: summary(streamTasks),
       scrolling: summary(scrollTasks),
       clicksMs: Object.fromEntries(Object.entries(clicks).map(([k, v]) => [k, { dom: round(v.dom), frame: round(v.frame) }])),
@@ -217,6 +234,7 @@ async function run(index) {
     };
     console.log(JSON.stringify(out, null, 2));
     const line = `run ${index + 1}: ${NODES} nodes, ${PODS} pods: longest task after load ${all.max} ms, ${all.count} long tasks (${all.total} ms); `
+      + `the longest task's main-thread CPU ${Math.max(out.threadTime.whileStreaming.maxCpu, out.threadTime.afterStreaming.maxCpu)} ms; `
       + `JS heap peak ${peak} MB, ${heapAfterGC} MB after GC; inspector opened the largest cycle (${largest.filterRows} Filter rows) in ${round(open.dom)} ms`
       + `${scored ? `, the largest Score (${scored.rows} rows) in ${round(openScore.dom)} ms` : ''}`;
     console.log(line);
