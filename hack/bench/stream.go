@@ -100,9 +100,13 @@ func streamRun(clients, nodes, pods int, matrices string) (float64, streamResult
 	// snapshot of 5,000 nodes and 10,000 pods costs the server a quarter of
 	// a second of CPU each, which is the cost of connecting, not of
 	// following the scheduler.
-	for _, f := range cs {
+	for i, f := range cs {
 		for f.Stats().Messages == 0 {
-			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-done[i]:
+				return 0, res, fmt.Errorf("stream client %d: the connection closed before its snapshot came", i+1)
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	}
 	counter := countBound(inst.Client, pods)
