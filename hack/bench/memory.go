@@ -21,7 +21,10 @@ import (
 // history cap.
 func memory(args []string) error { return memoryRun("memory", 100, 10000, args) }
 
-// churn is memory's long run: 100,000 pods created and deleted.
+// churn is memory's long run: 100,000 pods created and deleted. With -pace
+// it keeps to a rate, as a long-lived cluster does: much of what
+// kube-apiserver keeps (its watch cache's recent changes, Events until their
+// TTL) is a time window, so its size follows the rate, not the count.
 func churn(args []string) error { return memoryRun("churn", 100, 100_000, args) }
 
 func memoryRun(name string, defaultNodes, defaultPods int, args []string) error {
@@ -31,6 +34,7 @@ func memoryRun(name string, defaultNodes, defaultPods int, args []string) error 
 	batch := fs.Int("batch", 1000, "pods per batch")
 	history := fs.Int("history", 500_000, "the history cap (--history)")
 	churn := fs.Bool("churn", true, "delete each batch once it is bound")
+	pace := fs.Float64("pace", 0, "pods per second at most, over the whole run (0: as fast as they bind); a batch starts no sooner than the pace allows")
 	settle := fs.Duration("settle", 0, "then wait this long and report the heap again: past the embedded apiserver's Event TTL (10m) and etcd's compaction (5m), what is left is what a long workshop keeps")
 	_ = fs.Parse(args)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,7 +51,11 @@ func memoryRun(name string, defaultNodes, defaultPods int, args []string) error 
 	}
 	var first, peak uint64
 	var firstRSS, peakRSS int
+	start := time.Now()
 	for done := 0; done < *pods; done += *batch {
+		if *pace > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(done) / *pace * float64(time.Second)))))
+		}
 		target := done + *batch
 		if *churn {
 			target = *batch
@@ -72,8 +80,8 @@ func memoryRun(name string, defaultNodes, defaultPods int, args []string) error 
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%6d pods bound: heap in use %4d MB, RSS %4d MB; history %7d events, weight %7d of %d, dropped %d\n",
-			done+*batch, ms.HeapInuse>>20, rss>>10, st.Events, st.Weight, st.MaxWeight, st.Dropped)
+		fmt.Printf("%s %6d pods bound: heap in use %4d MB, RSS %4d MB; history %7d events, weight %7d of %d, dropped %d\n",
+			time.Since(start).Round(time.Second), done+*batch, ms.HeapInuse>>20, rss>>10, st.Events, st.Weight, st.MaxWeight, st.Dropped)
 		if first == 0 {
 			first, firstRSS = ms.HeapInuse, rss
 		}
