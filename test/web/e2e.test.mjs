@@ -637,6 +637,42 @@ test('at 1280x720 and 1024x800: lanes hold four cards, the inspector shows its c
   }
 });
 
+test('the node grid sizes its cards in rem measured after layout, and follows the projector layout\'s larger rem', async () => {
+  const p = await browser.newPage({ viewport: { width: 1600, height: 1000 }, colorScheme: 'light' });
+  p.setDefaultTimeout(TIMEOUT);
+  p.on('pageerror', (err) => pageErrors.push(err.message));
+  // What the grid shows against what its CSS asks for: a card 15.5rem high
+  // and at least 20rem wide, 0.8rem apart, as many columns as fit.
+  const grid = () => p.evaluate(() => {
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+    const box = document.querySelector('.vgrid');
+    const cells = document.querySelector('.vgrid-cells');
+    const columns = getComputedStyle(cells).gridTemplateColumns.split(' ').length;
+    const fit = Math.max(1, Math.floor((box.clientWidth + 0.8 * rem) / (20.8 * rem)));
+    return { rem, columns, fit, card: document.querySelector('.vcell').getBoundingClientRect().height, want: 15.5 * rem };
+  });
+  try {
+    await p.goto(`${server.url}/#cluster`);
+    await p.waitForSelector('.vcell .node-card');
+    const before = await grid();
+    assert.ok(Math.abs(before.card - before.want) < 1, `a card is ${before.card}px high, want ${before.want}px: ${JSON.stringify(before)}`);
+    assert.equal(before.columns, before.fit, JSON.stringify(before));
+    await p.click('#projector');
+    await p.waitForSelector(':root[data-projector]');
+    // The cards grow with the root's font size, once the grid has measured it.
+    await p.waitForFunction(() => {
+      const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+      return Math.abs(document.querySelector('.vcell').getBoundingClientRect().height - 15.5 * rem) < 1;
+    });
+    const projected = await grid();
+    assert.ok(projected.rem > before.rem, JSON.stringify({ before, projected }));
+    assert.equal(projected.columns, projected.fit, JSON.stringify(projected));
+    await p.click('#projector');
+  } finally {
+    await p.close();
+  }
+});
+
 test('compare: lesson 17 spread against packed, side by side, and one pod\'s two Score tables with the cells that differ (issue 14)', async () => {
   await page.goto(`${server.url}/#compare`);
   await page.waitForSelector('#connection[data-status="open"]');

@@ -9,27 +9,73 @@ import { columnsFor, gridRange, visibleRange } from './windowing.js';
 
 export const html = htm.bind(h);
 
-/** n rem in pixels, at the root's font size now (smaller on small screens). */
-export function remPx(n) {
-  return Math.round(n * parseFloat(getComputedStyle(document.documentElement).fontSize || '16'));
+// Measuring: every size the views need (a scrolling box's, a table row's,
+// what 1rem is) is read in a ResizeObserver's callback, which the browser
+// runs just after layout. Read there, it costs nothing; read while a view
+// renders or in a layout effect (getBoundingClientRect, getComputedStyle),
+// it makes the browser style and lay out the page then and there, in the
+// middle of the task, once for every reader.
+
+// One observer for the page: its one callback reads every size that changed
+// before any view renders again (Preact renders in a microtask, after it),
+// so that no read follows a write. A hidden probe 1rem wide tells it when
+// the root's font size changes (a small screen, the projector layout): then
+// every box measures again, whether or not its own size changed.
+let observer = null;
+let probe = null;
+const resized = new Map(); // element -> what to do when it resizes
+
+function observe(elements, onResize) {
+  if (!observer) {
+    observer = new ResizeObserver((entries) => {
+      const due = entries.some((e) => e.target === probe)
+        ? new Set(resized.values())
+        : new Set(entries.map((e) => resized.get(e.target)).filter(Boolean));
+      for (const f of due) f();
+    });
+    probe = document.createElement('div');
+    probe.setAttribute('aria-hidden', 'true');
+    probe.style.cssText = 'position:absolute;top:0;left:0;width:1rem;height:0;visibility:hidden;pointer-events:none';
+    document.body.append(probe);
+    observer.observe(probe);
+  }
+  for (const el of elements) {
+    resized.set(el, onResize);
+    observer.observe(el);
+  }
+  return () => {
+    for (const el of elements) {
+      resized.delete(el);
+      observer.unobserve(el);
+    }
+  };
 }
 
-/** useSize follows an element's content size. */
-export function useSize(ref, fallback = { width: 800, height: 600 }) {
-  const [size, setSize] = useState(fallback);
+const same = (a, b) => Object.keys(b).every((k) => Math.abs(a[k] - b[k]) < 0.5);
+
+/** What 1rem is now, in pixels: smaller on small screens, larger for a projector. */
+function rootRem() {
+  return probe.getBoundingClientRect().width || 16;
+}
+
+/**
+ * useBox follows a scrolling box: { width, height } inside it (without its
+ * scrollbar) and rem, in pixels. more(), if given, measures more in the
+ * same callback (a table's rows); refs are further elements whose resizing
+ * also calls for a new measure. Until the first measure it is guess.
+ */
+function useBox(ref, guess, more = null, refs = []) {
+  const [box, setBox] = useState(guess);
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return undefined;
     const measure = () => {
-      const r = el.getBoundingClientRect();
-      setSize((s) => (Math.abs(s.width - r.width) < 1 && Math.abs(s.height - r.height) < 1 ? s : { width: r.width, height: r.height }));
+      const next = { width: el.clientWidth, height: el.clientHeight, rem: rootRem(), ...more?.() };
+      setBox((b) => (same(b, next) ? b : next));
     };
-    measure();
-    const ro = new ResizeObserver(measure);
-    ro.observe(el);
-    return () => ro.disconnect();
+    return observe([el, ...refs.map((r) => r.current).filter(Boolean)], measure);
   }, []);
-  return size;
+  return box;
 }
 
 /**
@@ -55,12 +101,13 @@ export function useScroll() {
 
 /**
  * VirtualList renders only the rows in view (plus a few), each rowHeight
- * pixels high, in a scrolling box that fills its parent. items are keyed by
- * keyOf. Scroll events update at most once per frame.
+ * pixels (or rowRem rem) high, in a scrolling box that fills its parent.
+ * items are keyed by keyOf. Scroll events update at most once per frame.
  */
-export function VirtualList({ items, rowHeight, renderRow, keyOf, label, className = '', overscan = 4, empty = null }) {
+export function VirtualList({ items, rowHeight, rowRem, renderRow, keyOf, label, className = '', overscan = 4, empty = null }) {
   const [ref, top, onScroll] = useScroll();
-  const size = useSize(ref, { width: 400, height: 600 });
+  const size = useBox(ref, { width: 400, height: 600, rem: 16 });
+  if (rowRem) rowHeight = rowRem * size.rem;
   const n = items.length;
   const { first, last, total } = visibleRange({ count: n, rowHeight, scrollTop: top, height: size.height, overscan });
   const rows = [];
@@ -75,13 +122,14 @@ export function VirtualList({ items, rowHeight, renderRow, keyOf, label, classNa
 }
 
 /**
- * VirtualGrid lays items out as cards of at least minWidth pixels wide and
- * rowHeight pixels high (gap apart), as many columns as fit, and renders
- * only the rows of cards in view, in a scrolling box that fills its parent.
+ * VirtualGrid lays items out as cards of at least widthRem wide and
+ * heightRem high (gapRem apart), as many columns as fit, and renders only
+ * the rows of cards in view, in a scrolling box that fills its parent.
  */
-export function VirtualGrid({ items, minWidth, rowHeight, gap = 0, renderItem, keyOf, label, className = '', overscan = 1 }) {
+export function VirtualGrid({ items, widthRem, heightRem, gapRem = 0, renderItem, keyOf, label, className = '', overscan = 1 }) {
   const [ref, top, onScroll] = useScroll();
-  const size = useSize(ref, { width: 1200, height: 800 });
+  const size = useBox(ref, { width: 1200, height: 800, rem: 16 });
+  const [minWidth, rowHeight, gap] = [widthRem, heightRem, gapRem].map((n) => Math.round(n * size.rem));
   const columns = columnsFor(size.width, minWidth, gap);
   const r = gridRange({ count: items.length, columns, rowHeight: rowHeight + gap, scrollTop: top, height: size.height, overscan });
   const shown = items.slice(r.first, r.last);
@@ -118,21 +166,21 @@ function virtualRows({ rows, rowHeight, scrollTop, height, headHeight = 0, overs
  */
 export function ScrollTable({ rows, rowRem = 2, head, renderRow, cols, className = '', id, describedBy, boxClass = '' }) {
   const [ref, top, onScroll] = useScroll();
-  const size = useSize(ref, { width: 800, height: 480 });
-  const [metrics, setMetrics] = useState(null);
-  const guess = metrics || { row: remPx(rowRem), head: remPx(rowRem) };
-  useLayoutEffect(() => {
-    const box = ref.current;
-    const tr = box?.querySelector('tbody > tr:not(.vpad)');
-    const th = box?.querySelector('thead');
-    if (!tr) return;
-    const next = { row: tr.getBoundingClientRect().height, head: th ? th.getBoundingClientRect().height : 0 };
-    if (next.row > 0 && (!metrics || Math.abs(next.row - metrics.row) > 0.5 || Math.abs(next.head - metrics.head) > 0.5)) setMetrics(next);
-  });
+  const tableRef = useRef(null);
+  // A rendered row's height and the head's, measured whenever the table
+  // resizes (as it does when they change); until then, rowRem each.
+  const rowsOf = () => {
+    const table = tableRef.current;
+    const tr = table?.querySelector('tbody > tr:not(.vpad)');
+    return tr ? { row: tr.getBoundingClientRect().height, head: table.tHead?.getBoundingClientRect().height ?? 0 } : {};
+  };
+  const box = useBox(ref, { width: 800, height: 480, rem: 16 }, rowsOf, [tableRef]);
+  const row = box.row || rowRem * box.rem;
+  const headHeight = box.row ? box.head : row;
   return html`<div class=${`vtable ${boxClass}`} ref=${ref} onScroll=${onScroll} tabindex="0">
-    <table class=${className} id=${id} aria-describedby=${describedBy} aria-rowcount=${rows.length + 1}>
+    <table class=${className} id=${id} aria-describedby=${describedBy} aria-rowcount=${rows.length + 1} ref=${tableRef}>
       ${head}
-      <tbody>${virtualRows({ rows, rowHeight: guess.row, scrollTop: top, height: size.height, headHeight: guess.head, cols, renderRow })}</tbody>
+      <tbody>${virtualRows({ rows, rowHeight: row, scrollTop: top, height: box.height, headHeight, cols, renderRow })}</tbody>
     </table>
   </div>`;
 }

@@ -6,7 +6,7 @@
 // allocatable) from here, but in a replay, which changes nothing.
 
 import { useState } from 'preact/hooks';
-import { ConfirmButton, Field, html, Meter, remPx, ScrollTable, useForm, VirtualGrid } from '../ui.js';
+import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } from '../ui.js';
 import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel } from '../format.js';
 import { natural } from '../store/index.js';
 import { nodeEditForm } from '../manifests.js';
@@ -138,7 +138,7 @@ function NodeCards({ store, actions }) {
   return html`<div class="node-cards">
     <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
     ${items.length === 0 ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
-    <${VirtualGrid} items=${items} minWidth=${remPx(CARD_REM.width)} rowHeight=${remPx(CARD_REM.height)} gap=${remPx(CARD_REM.gap)}
+    <${VirtualGrid} items=${items} widthRem=${CARD_REM.width} heightRem=${CARD_REM.height} gapRem=${CARD_REM.gap}
       className="node-grid" label=${`${names.length} nodes`} keyOf=${(it) => (typeof it === 'string' ? it : `gone-${it.gone}`)}
       renderItem=${(it) => html`<${NodeCard} store=${store} actions=${actions} name=${typeof it === 'string' ? it : it.gone} />`} />
   </div>`;

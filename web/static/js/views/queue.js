@@ -2,7 +2,7 @@
 // the server serves it; the pods in flight above them. Each card says what
 // moved the pod there.
 
-import { html, remPx, VirtualList } from '../ui.js';
+import { html, VirtualList } from '../ui.js';
 import { clock } from '../clock.js';
 import { describeMove, formatAgo, formatCountdown, keyLabel, podLabel, queueTitle, waitReasons } from '../format.js';
 
@@ -69,7 +69,7 @@ function Lane({ store, actions, name }) {
       <p class="lane-hint">${HINTS[name] || ''}</p>
       ${name === 'active' ? html`<${OrderLine} store=${store} />` : null}
     </header>
-    <${VirtualList} items=${keys} rowHeight=${remPx(ROW_REM)} keyOf=${(k) => k} label=${`${title}: ${keys.length} pods`}
+    <${VirtualList} items=${keys} rowRem=${ROW_REM} keyOf=${(k) => k} label=${`${title}: ${keys.length} pods`}
       className="lane-list" empty=${'empty'}
       renderRow=${(k) => html`<${PodCard} store=${store} actions=${actions} podKey=${k} />`} />
   </section>`;
