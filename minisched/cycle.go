@@ -67,7 +67,7 @@ func (c *cycle) start(nodes int) {
 
 func (c *cycle) end(result event.CycleResult, node, msg string, plugins []string, feasible int, ties []string) {
 	c.emit(event.Event{Kind: event.KindCycleEnd, CycleEnd: &event.CycleEnd{
-		Result: result, Node: node, Message: msg, Plugins: plugins, FeasibleNodes: feasible, Ties: ties,
+		Result: result, Node: node, Message: msg, Plugins: plugins, FeasibleNodes: feasible, Ties: ties, TieCount: len(ties),
 		Nanos: time.Since(c.begun).Nanoseconds(),
 	}})
 }

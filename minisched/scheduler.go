@@ -583,7 +583,15 @@ func (s *Scheduler) numToFind(all int) int {
 // which selectHost leaves reordered.
 func selectHost(totals []fwk.NodePluginScores) (string, []string) {
 	best := slices.MaxFunc(totals, func(a, b fwk.NodePluginScores) int { return cmp.Compare(a.TotalScore, b.TotalScore) }).TotalScore
-	var ties []string
+	// Counted first: the history and the cycle index keep the list, which
+	// on a cluster of alike nodes holds hundreds of names.
+	n := 0
+	for _, t := range totals {
+		if t.TotalScore == best {
+			n++
+		}
+	}
+	ties := make([]string, 0, n)
 	for _, t := range totals {
 		if t.TotalScore == best {
 			ties = append(ties, t.Name)

@@ -39,9 +39,10 @@ type Entry struct {
 	bytes  int
 	once   sync.Once
 	json   []byte
-	// compact is the encoding with the matrices summarised, made for the
-	// first reader that asks. It is a few hundred bytes to a few KB, well
-	// within the margin Event.Bytes counts for a matrix event.
+	// compact is the encoding of Event.Compact(), made for the first reader
+	// that asks; nil when that is the event itself. It is a few hundred
+	// bytes to a few KB, and smaller than json: well within the margin
+	// Event.Bytes counts.
 	compactOnce sync.Once
 	compact     []byte
 }
@@ -53,12 +54,16 @@ func (e *Entry) JSON() []byte {
 }
 
 // CompactJSON returns the encoding of e.Event.Compact(): the same bytes as
-// JSON but for Filter and Score events.
+// JSON but for the events Compact changes.
 func (e *Entry) CompactJSON() []byte {
-	if e.Event.Filter == nil && e.Event.Score == nil {
+	e.compactOnce.Do(func() {
+		if c := e.Event.Compact(); c != &e.Event {
+			e.compact = encode(c)
+		}
+	})
+	if e.compact == nil {
 		return e.JSON()
 	}
-	e.compactOnce.Do(func() { e.compact = encode(e.Event.Compact()) })
 	return e.compact
 }
 

@@ -503,6 +503,64 @@ func TestEventsFilter(t *testing.T) {
 	}
 }
 
+// On a cluster of alike nodes a cycle's ties name most of them, in cycleEnd
+// and again in the summary its events carry: a compact stream leaves the
+// names out and keeps their count.
+func TestStreamCompactLeavesOutTies(t *testing.T) {
+	reset(t)
+	full, compact := dial(t, ""), dial(t, "?matrices=compact")
+	snap, err := full.next(10 * time.Second)
+	if err != nil || snap.Type != "snapshot" {
+		t.Fatalf("snapshot: %+v %v", snap, err)
+	}
+	if m, err := compact.next(10 * time.Second); err != nil || m.Type != "snapshot" {
+		t.Fatalf("compact snapshot: %+v %v", m, err)
+	}
+	twins := []string{"twin-a", "twin-b", "twin-c"}
+	for _, name := range twins {
+		mustCreate(t, "/api/v1/nodes", nodeJSON(name, "4"))
+	}
+	eventually(t, 10*time.Second, "the twins in the scheduler", func() bool {
+		return !slices.ContainsFunc(twins, func(n string) bool { return !inst.Scheduler.Scheduler().HasNode(n) })
+	})
+	mustCreate(t, "/api/v1/pods", podJSON("alike", "1"))
+	fullEvents := full.collect(snap.Seq, 20*time.Second, bound("alike"))
+	compactEvents := compact.collect(snap.Seq, 20*time.Second, bound("alike"))
+	if len(fullEvents) != len(compactEvents) {
+		t.Fatalf("full stream %d events, compact %d: every event must come", len(fullEvents), len(compactEvents))
+	}
+	tiesLeftOut := 0
+	for i, c := range compactEvents {
+		f := fullEvents[i]
+		if f.CycleEnd != nil {
+			if len(f.CycleEnd.Ties) != 2 || f.CycleEnd.TieCount != 2 || f.Summary.End.TieCount != 2 || len(f.Summary.End.Ties) != 2 {
+				t.Fatalf("full cycleEnd: %+v, summary's end %+v; want the two other twins and their count", f.CycleEnd, f.Summary.End)
+			}
+			if c.CycleEnd.Ties != nil || c.CycleEnd.TieCount != 2 {
+				t.Errorf("compact cycleEnd %+v, want no names and tieCount 2", c.CycleEnd)
+			}
+			f.CycleEnd, c.CycleEnd = nil, nil
+		}
+		if f.Summary != nil && f.Summary.End != nil {
+			if c.Summary.End.Ties != nil || c.Summary.End.TieCount != 2 {
+				t.Errorf("event %d (%s): compact summary's end %+v, want no names and tieCount 2", c.Seq, c.Kind, c.Summary.End)
+			}
+			fs, cs := *f.Summary, *c.Summary
+			fs.End, cs.End = nil, nil
+			f.Summary, c.Summary = &fs, &cs
+			tiesLeftOut++
+		}
+		f.Filter, f.Score, c.FilterSummary, c.ScoreSummary = nil, nil, nil, nil
+		if !reflect.DeepEqual(c, f) {
+			t.Errorf("event %d (%s) differs between the streams beyond the ties and the matrices:\n%+v\n%+v", c.Seq, c.Kind, c, f)
+		}
+	}
+	// cycleEnd and bindingEnd carry the summary with its end.
+	if tiesLeftOut < 2 {
+		t.Errorf("%d events carried the cycle's end, want cycleEnd and bindingEnd", tiesLeftOut)
+	}
+}
+
 func TestStreamCompactMatrices(t *testing.T) {
 	reset(t)
 	full, compact := dial(t, ""), dial(t, "?matrices=compact")

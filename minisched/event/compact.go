@@ -48,11 +48,14 @@ type ScoreSummary struct {
 	Top     []NodeScore   `json:"top"`
 }
 
-// Compact returns e with its Filter or Score matrix replaced by a
-// FilterSummary or ScoreSummary; any other event is returned as it is. The
+// Compact returns e as a compact stream sends it: a Filter or Score matrix
+// replaced by a FilterSummary or ScoreSummary, and the names of a cycle's
+// ties (in cycleEnd, and in the summary the cycle's events carry) left out,
+// their count kept; an event with none of these is returned as it is. The
 // result shares e's slices: neither may be changed afterwards.
 func (e *Event) Compact() *Event {
-	if e.Filter == nil && e.Score == nil {
+	tied := func(end *CycleEnd) bool { return end != nil && len(end.Ties) > 0 }
+	if e.Filter == nil && e.Score == nil && !tied(e.CycleEnd) && (e.Summary == nil || !tied(e.Summary.End)) {
 		return e
 	}
 	c := *e
@@ -62,6 +65,20 @@ func (e *Event) Compact() *Event {
 	if s := e.Score; s != nil {
 		c.Score, c.ScoreSummary = nil, s.summary()
 	}
+	if tied(e.CycleEnd) {
+		c.CycleEnd = withoutTies(e.CycleEnd)
+	}
+	if e.Summary != nil && tied(e.Summary.End) {
+		sum := *e.Summary
+		sum.End = withoutTies(sum.End)
+		c.Summary = &sum
+	}
+	return &c
+}
+
+func withoutTies(end *CycleEnd) *CycleEnd {
+	c := *end
+	c.Ties = nil
 	return &c
 }
 

@@ -123,3 +123,47 @@ func names(rows []NodeScore) []string {
 	}
 	return out
 }
+
+func TestCompactLeavesOutTheNamesOfTies(t *testing.T) {
+	end := func(ties ...string) *CycleEnd {
+		return &CycleEnd{Result: ResultScheduled, Node: "node-1", FeasibleNodes: 3, Ties: ties, TieCount: len(ties), Nanos: 9}
+	}
+	counted := func(n int) *CycleEnd {
+		return &CycleEnd{Result: ResultScheduled, Node: "node-1", FeasibleNodes: 3, TieCount: n, Nanos: 9}
+	}
+	summary := func(e *CycleEnd) *CycleSummary { return &CycleSummary{ID: 7, Attempt: 1, End: e} }
+	tests := []struct {
+		name        string
+		event       Event
+		wantSame    bool // Compact returns the event itself
+		wantEnd     *CycleEnd
+		wantSummary *CycleEnd
+	}{
+		{"cycleEnd with ties", Event{Kind: KindCycleEnd, CycleEnd: end("node-2", "node-3"), Summary: summary(end("node-2", "node-3"))},
+			false, counted(2), counted(2)},
+		{"bindingEnd whose summary has ties", Event{Kind: KindBindingEnd, BindingEnd: &BindingEnd{Node: "node-1", Bound: true}, Summary: summary(end("node-2"))},
+			false, nil, counted(1)},
+		{"cycleEnd without ties", Event{Kind: KindCycleEnd, CycleEnd: end(), Summary: summary(end())},
+			true, counted(0), counted(0)},
+		{"cycleStart", Event{Kind: KindCycleStart, CycleStart: &CycleStart{Attempt: 1}, Summary: summary(nil)},
+			true, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := fmt.Sprintf("%+v %+v %+v", tt.event.CycleEnd, tt.event.Summary, tt.event.Summary.End)
+			c := tt.event.Compact()
+			if (c == &tt.event) != tt.wantSame {
+				t.Fatalf("Compact returned the event itself: %v, want %v", c == &tt.event, tt.wantSame)
+			}
+			if !reflect.DeepEqual(c.CycleEnd, tt.wantEnd) {
+				t.Errorf("cycleEnd: got %+v, want %+v", c.CycleEnd, tt.wantEnd)
+			}
+			if !reflect.DeepEqual(c.Summary.End, tt.wantSummary) || c.Summary.ID != 7 {
+				t.Errorf("summary: got %+v with end %+v, want end %+v", c.Summary, c.Summary.End, tt.wantSummary)
+			}
+			if after := fmt.Sprintf("%+v %+v %+v", tt.event.CycleEnd, tt.event.Summary, tt.event.Summary.End); after != before {
+				t.Errorf("Compact changed the event it was given:\n%s\n%s", before, after)
+			}
+		})
+	}
+}

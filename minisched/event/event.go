@@ -383,9 +383,13 @@ type CycleEnd struct {
 	Plugins []string `json:"plugins,omitempty"`
 	// FeasibleNodes is how many nodes passed Filter.
 	FeasibleNodes int `json:"feasibleNodes"`
-	// Ties lists the nodes that shared the best score with Node.
-	Ties  []string `json:"ties,omitempty"`
-	Nanos int64    `json:"nanos"`
+	// Ties lists the nodes that shared the best score with Node, and
+	// TieCount counts them. On a big cluster of alike nodes the list runs to
+	// hundreds of names: a compact stream, and the cycle summaries it
+	// carries, leave it out and keep the count (Compact).
+	Ties     []string `json:"ties,omitempty"`
+	TieCount int      `json:"tieCount,omitempty"`
+	Nanos    int64    `json:"nanos"`
 }
 
 // PermitWait reports a pod held at Permit.

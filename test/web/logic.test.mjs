@@ -105,6 +105,11 @@ test('score table: sorted by total, winner and ties marked', () => {
   assert.deepEqual(t.rows.map((r) => r.node), ['b', 'c', 'a']);
   assert.deepEqual(t.rows.map((r) => r.winner), [false, true, false]);
   assert.deepEqual(t.rows.map((r) => r.tie), [true, true, false]);
+  // A compact stream's end counts the ties and names none: the same marks, from the totals.
+  const compact = scoreTable(score, { result: 'scheduled', node: 'c', tieCount: 1 }, codes);
+  assert.deepEqual(compact.rows.map((r) => [r.node, r.winner, r.tie]), [['b', false, true], ['c', true, true], ['a', false, false]]);
+  const alone = scoreTable({ ...score, nodes: score.nodes.slice(0, 2) }, { result: 'scheduled', node: 'b' }, codes);
+  assert.deepEqual(alone.rows.map((r) => r.tie), [false, false]);
   assert.equal(t.best, 370);
   assert.equal(t.plugins[0].nanos, 15);
   const u = scoreTable(score, { result: 'unschedulable' }, codes);

@@ -68,25 +68,26 @@ export function reasonSummary(matrix) {
  * scoreTable turns a score event (and the cycle's end) into rows sorted by
  * total, best first: [{node, raw, normalized, weighted, nanos, total,
  * winner, tie, rank}]. winner is the node the cycle chose; tie marks the
- * nodes that shared the best total with it; bar the length of its bar in
- * percent, from floor (where the bars start) to max. failed lists the
- * plugins that did not succeed, with their status's name.
+ * nodes that shared the best total with it, read from the totals (a
+ * compact stream's cycle end counts its ties and names none); bar the
+ * length of its bar in percent, from floor (where the bars start) to max.
+ * failed lists the plugins that did not succeed, with their status's name.
  */
 export function scoreTable(score, end, codes) {
   if (!score) return null;
   const plugins = (score.plugins || []).map((p) => ({ ...p, nanos: 0 }));
-  const ties = new Set(end?.ties || []);
   const winner = end?.result === 'scheduled' ? end.node : '';
   const rows = (score.nodes || []).map((n) => {
     (n.nanos || []).forEach((ns, i) => { if (plugins[i]) plugins[i].nanos += ns || 0; });
     return {
       node: n.node, raw: n.raw || [], normalized: n.normalized || [], weighted: n.weighted || [], nanos: n.nanos || [],
-      total: n.total ?? 0, winner: n.node === winner, tie: ties.has(n.node) || (winner && ties.size > 0 && n.node === winner),
+      total: n.total ?? 0, winner: n.node === winner,
     };
   });
   rows.sort((a, b) => b.total - a.total || (a.node < b.node ? -1 : 1));
   const best = rows.length ? rows[0].total : 0;
-  rows.forEach((r, i) => { r.rank = i + 1; r.best = r.total === best; });
+  const tied = winner !== '' && rows.length > 1 && rows[1].total === best;
+  rows.forEach((r, i) => { r.rank = i + 1; r.best = r.total === best; r.tie = tied && r.best; });
   const failed = plugins.filter((p) => p.code != null && status(p.code, codes).state !== 'pass').map((p) => ({ ...p, codeName: codeName(p.code, codes) }));
   // The bars start a little below the lowest total, not at 0: totals of
   // 442 and 436 would look the same from 0.

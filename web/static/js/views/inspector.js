@@ -98,6 +98,18 @@ function Attempts({ cycles, current, actions }) {
   </div>`;
 }
 
+// The nodes that tied with the chosen one: named when the cycle's end names
+// them, the first few of a long list; counted when it came from a compact
+// stream.
+const TIES_NAMED = 8;
+function tieWords(end) {
+  const names = end.ties || [];
+  const count = end.tieCount ?? names.length;
+  if (!names.length) return `${count} other node${count === 1 ? '' : 's'} with the same total`;
+  const shown = names.slice(0, TIES_NAMED).map((n, i) => html`${i ? ', ' : ''}<span class="nowrap">${n}</span>`);
+  return count > shown.length ? html`${shown} and ${count - shown.length} more` : shown;
+}
+
 function Outcome({ summary, matrix, truncated, permitWait }) {
   const end = summary.end;
   const b = summary.binding;
@@ -108,7 +120,7 @@ function Outcome({ summary, matrix, truncated, permitWait }) {
       <div><dt>nodes</dt><dd>${summary.nodes}</dd></div>
       ${end ? html`<div><dt>feasible</dt><dd>${end.feasibleNodes} of ${matrix ? matrix.total : summary.nodes}</dd></div>` : null}
       ${end ? html`<div><dt>took</dt><dd>${formatNanos(end.nanos)}</dd></div>` : null}
-      ${end?.ties?.length ? html`<div><dt>ties</dt><dd class="wrap">${end.ties.map((n, i) => html`${i ? ', ' : ''}<span class="nowrap">${n}</span>`)}</dd></div>` : null}
+      ${end?.tieCount || end?.ties?.length ? html`<div><dt>ties</dt><dd class="wrap">${tieWords(end)}</dd></div>` : null}
       ${b ? html`<div><dt>binding</dt><dd>${b.bound ? `bound to ${b.node}` : `failed${b.plugin ? ` in ${b.plugin}` : ''}`} in ${formatNanos(b.nanos)}${b.permitNanos ? `, ${formatNanos(b.permitNanos)} at Permit` : ''}</dd></div>` : null}
     </dl>
     ${permitWait ? html`<p class="message">${summary.binding ? 'Waited' : 'Waiting'} at Permit on ${permitWait.node}: ${Object.entries(permitWait.timeoutNanos || {}).map(([p, ns]) => `${p} for up to ${formatNanos(ns)}`).join(', ')}</p>` : null}
