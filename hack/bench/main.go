@@ -7,7 +7,7 @@
 //	go run ./hack/bench throughput -nodes 5000 -pods 10000
 //	go run ./hack/bench stream -clients 20 -nodes 100 -pods 1000
 //	go run ./hack/bench memory -nodes 5000 -pods 50000 -churn=false
-//	go run ./hack/bench churn -nodes 100 -pods 100000
+//	go run ./hack/bench churn -nodes 100 -pods 100000 [-batch 500 -pace 25]
 //	go run ./hack/bench history -nodes 100 -pods 10000
 //	go run ./hack/bench reset -nodes 50 -pods 300
 //	go run ./hack/bench import -nodes 5000 -pods 50000
