@@ -503,12 +503,12 @@ func TestEventsFilter(t *testing.T) {
 	}
 }
 
-// On a cluster of alike nodes a cycle's ties name most of them, in cycleEnd
-// and again in the summary its events carry: a compact stream leaves the
-// names out and keeps their count.
-func TestStreamCompactLeavesOutTies(t *testing.T) {
+// fullAndCompact empties the cluster and opens two streams, one with the
+// matrices in full and one compact, past their snapshots.
+func fullAndCompact(t *testing.T) (full, compact *wsClient, snap message) {
+	t.Helper()
 	reset(t)
-	full, compact := dial(t, ""), dial(t, "?matrices=compact")
+	full, compact = dial(t, ""), dial(t, "?matrices=compact")
 	snap, err := full.next(10 * time.Second)
 	if err != nil || snap.Type != "snapshot" {
 		t.Fatalf("snapshot: %+v %v", snap, err)
@@ -516,6 +516,14 @@ func TestStreamCompactLeavesOutTies(t *testing.T) {
 	if m, err := compact.next(10 * time.Second); err != nil || m.Type != "snapshot" {
 		t.Fatalf("compact snapshot: %+v %v", m, err)
 	}
+	return full, compact, snap
+}
+
+// On a cluster of alike nodes a cycle's ties name most of them, in cycleEnd
+// and again in the summary its events carry: a compact stream leaves the
+// names out and keeps their count.
+func TestStreamCompactLeavesOutTies(t *testing.T) {
+	full, compact, snap := fullAndCompact(t)
 	twins := []string{"twin-a", "twin-b", "twin-c"}
 	for _, name := range twins {
 		mustCreate(t, "/api/v1/nodes", nodeJSON(name, "4"))
@@ -562,15 +570,7 @@ func TestStreamCompactLeavesOutTies(t *testing.T) {
 }
 
 func TestStreamCompactMatrices(t *testing.T) {
-	reset(t)
-	full, compact := dial(t, ""), dial(t, "?matrices=compact")
-	snap, err := full.next(10 * time.Second)
-	if err != nil || snap.Type != "snapshot" {
-		t.Fatalf("snapshot: %+v %v", snap, err)
-	}
-	if m, err := compact.next(10 * time.Second); err != nil || m.Type != "snapshot" {
-		t.Fatalf("compact snapshot: %+v %v", m, err)
-	}
+	full, compact, snap := fullAndCompact(t)
 	mustCreate(t, "/api/v1/nodes", nodeJSON("roomy", "4"))
 	mustCreate(t, "/api/v1/nodes", nodeJSON("roomier", "8"))
 	mustCreate(t, "/api/v1/nodes", nodeJSON("tiny", "1"))
