@@ -17,7 +17,12 @@
 //   (view switches, the inspector, the scrolls); PERF_CPUPROFILE_STREAM=stream.cpuprofile while
 //   the cluster streams in. Each comes with the long tasks beside it (file.tasks.json), and
 //   node test/web/longtask-profile.mjs file then names what ran inside them.
+//   PERF_TRACE=page.trace.json keeps the Chromium trace of the main thread's tasks, with what ran
+//   inside them: node test/web/trace-tasks.mjs page.trace.json then names it.
 //   NODES=200 PODS=2000 VIEW=queue RUNS=1 STRICT=1 (the same as environment variables; flags win)
+//   --server-nice N runs minisched at nice N: on a 2-core machine the control plane scheduling
+//   20,000 pods takes both cores, and the page's tasks then wait for one (their wall time grows,
+//   their CPU time does not); a lower priority for the server shows what the page itself costs.
 //
 // The scale: node test/web/perf.mjs --nodes 1000 --pods 20000 --runs 3
 // --strict (STRICT=1) exits 1 when a target is missed or the page threw.
@@ -30,6 +35,7 @@ import { mainThreadTasks, TASK_CATEGORIES, taskSummary } from './trace.mjs';
 const { values: flags } = parseArgs({
   options: {
     nodes: { type: 'string' }, pods: { type: 'string' }, view: { type: 'string' }, runs: { type: 'string' }, strict: { type: 'boolean' },
+    'server-nice': { type: 'string' },
   },
 });
 const NODES = Number(flags.nodes ?? process.env.NODES ?? 200);
@@ -37,6 +43,7 @@ const PODS = Number(flags.pods ?? process.env.PODS ?? 2000);
 const VIEW = flags.view ?? process.env.VIEW ?? 'queue';
 const RUNS = Number(flags.runs ?? process.env.RUNS ?? 1);
 const STRICT = flags.strict || process.env.STRICT === '1';
+const SERVER_NICE = Number(flags['server-nice'] ?? 0);
 const TARGET = { taskMs: 50, heapMB: 150, openMs: 200 };
 const GIANTS = 2;
 const MB = 2 ** 20;
@@ -83,7 +90,7 @@ async function startProfile(page, cdp, file) {
 async function run(index) {
   // The bench creates thousands of objects as fast as it can: lift the
   // per-client limit meant for people.
-  const server = await startServer({ extraArgs: ['--rate-limit', '100000'] });
+  const server = await startServer({ extraArgs: ['--rate-limit', '100000'], nice: SERVER_NICE });
   let browser;
   let sampler;
   try {
@@ -106,7 +113,9 @@ async function run(index) {
     const loadedAt = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(performance.now()))));
     // A trace of the main thread's tasks from here on: each with the CPU
     // time the thread spent in it, beside its wall time (trace.mjs).
-    await browser.startTracing(page, { categories: TASK_CATEGORIES });
+    // A kept trace also names what ran inside each task (trace-tasks.mjs).
+    const categories = process.env.PERF_TRACE ? [...TASK_CATEGORIES, 'devtools.timeline'] : TASK_CATEGORIES;
+    await browser.startTracing(page, { categories });
 
     // The heap, sampled while the cluster streams in.
     let peak = 0;
@@ -202,6 +211,7 @@ async function run(index) {
 
     const after = await longTasksSince(page, loadedAt);
     const trace = await browser.stopTracing();
+    if (process.env.PERF_TRACE) writeFileSync(process.env.PERF_TRACE, trace);
     const { tasks: traced, marks } = mainThreadTasks(JSON.parse(trace.toString()).traceEvents);
     const streamedTs = marks.find((m) => m.name === 'streamed')?.ts ?? Infinity;
     const state = await page.evaluate(() => {

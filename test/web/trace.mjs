@@ -11,7 +11,8 @@ export const TASK_CATEGORIES = ['disabled-by-default-devtools.timeline', 'blink.
  * mainThreadTasks returns the top-level tasks of the busiest renderer main
  * thread in traceEvents (the page's: a blank tab's is nearly idle), oldest
  * first: {ts, dur, tdur} in milliseconds, ts on the trace's clock. Marks
- * lists the page's performance.mark()s on that thread: {ts, name}.
+ * lists the page's performance.mark()s on that thread: {ts, name}. Thread
+ * is that thread ("pid/tid"), or null.
  */
 export function mainThreadTasks(traceEvents) {
   const mains = new Set();
@@ -39,6 +40,7 @@ export function mainThreadTasks(traceEvents) {
   }
   const byTs = (a, b) => a.ts - b.ts;
   return {
+    thread: busiest,
     tasks: (byThread.get(busiest) ?? []).sort(byTs),
     marks: (marksByThread.get(busiest) ?? []).sort(byTs),
   };

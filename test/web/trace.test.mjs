@@ -19,13 +19,14 @@ test('mainThreadTasks: the busiest renderer main thread, its tasks and marks in 
     { ph: 'R', cat: 'blink.user_timing', name: 'streamed', pid: 2, tid: 20, ts: 200_000 },
     { ph: 'R', cat: 'blink.user_timing', name: 'other tab', pid: 3, tid: 30, ts: 1000 },
   ];
-  const { tasks, marks } = mainThreadTasks(events);
+  const { thread, tasks, marks } = mainThreadTasks(events);
+  assert.equal(thread, '2/20');
   assert.deepEqual(tasks, [{ ts: 100, dur: 30, tdur: 29 }, { ts: 300, dur: 80, tdur: 12 }]);
   assert.deepEqual(marks, [{ ts: 200, name: 'streamed' }]);
 });
 
 test('mainThreadTasks: a trace without a renderer has no tasks', () => {
-  assert.deepEqual(mainThreadTasks([meta(1, 10, 'CrBrowserMain'), task(1, 10, 0, 80, 80)]), { tasks: [], marks: [] });
+  assert.deepEqual(mainThreadTasks([meta(1, 10, 'CrBrowserMain'), task(1, 10, 0, 80, 80)]), { thread: null, tasks: [], marks: [] });
 });
 
 test('taskSummary: wall time against the thread time of the same tasks', () => {
