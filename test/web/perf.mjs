@@ -19,6 +19,8 @@
 //   node test/web/longtask-profile.mjs file then names what ran inside them.
 //   PERF_TRACE=page.trace.json keeps the Chromium trace of the main thread's tasks, with what ran
 //   inside them: node test/web/trace-tasks.mjs page.trace.json then names it.
+//   PERF_HEAPSNAPSHOT=page.heapsnapshot keeps the page's heap at the end (after a collection):
+//   node test/web/heap-summary.mjs page.heapsnapshot says what holds it.
 //   NODES=200 PODS=2000 VIEW=queue RUNS=1 STRICT=1 (the same as environment variables; flags win)
 //   --server-nice N runs minisched at nice N: on a 2-core machine the control plane scheduling
 //   20,000 pods takes both cores, and the page's tasks then wait for one (their wall time grows,
@@ -64,6 +66,16 @@ async function heapMB(cdp, collect = false) {
   if (collect) await cdp.send('HeapProfiler.collectGarbage');
   const { metrics } = await cdp.send('Performance.getMetrics');
   return Math.round(metrics.find((m) => m.name === 'JSHeapUsedSize').value / MB);
+}
+
+/** heapSnapshot writes the page's heap to file, for heap-summary.mjs or DevTools. */
+async function heapSnapshot(cdp, file) {
+  const chunks = [];
+  const add = ({ chunk }) => chunks.push(chunk);
+  cdp.on('HeapProfiler.addHeapSnapshotChunk', add);
+  await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+  cdp.off('HeapProfiler.addHeapSnapshotChunk', add);
+  writeFileSync(file, chunks.join(''));
 }
 
 /**
@@ -219,6 +231,7 @@ async function run(index) {
       return { seq: server.seq.value, cycles: cycles.summaries.size, details: cycles.details.size, pods: cluster.pods.size, domNodes: document.getElementsByTagName('*').length };
     });
     const heapAfterGC = await heapMB(cdp, true);
+    if (process.env.PERF_HEAPSNAPSHOT) await heapSnapshot(cdp, process.env.PERF_HEAPSNAPSHOT);
     const all = summary(after);
     const out = {
       run: index + 1, nodes: NODES, pods: PODS, view: VIEW,

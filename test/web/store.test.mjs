@@ -2,7 +2,7 @@
 // reconnect, the bounds on what it keeps, and who hears of a change.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createStore, podKey, toMillis } from '../../web/static/js/store/index.js';
+import { createStore, podKey, TIES_NAMED, toMillis } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { describeMove, waitReasons } from '../../web/static/js/format.js';
 import { filterMatrix } from '../../web/static/js/inspect.js';
@@ -278,6 +278,31 @@ test('cycle events carry the server\'s summary; the detail the inspector shows i
   assert.equal(s.cycles.summaries.get(8).binding.bound, false);
   assert.deepEqual(s.cycles.details.get(8).points.map((p) => p.point), ['Permit', 'Unreserve'], 'in the order they ran');
   assert.deepEqual(s.podCycles('default/web').map((x) => x.id), [8, 7]);
+});
+
+test('a summary names the first few of its cycle\'s ties and counts them all', () => {
+  const s = fresh();
+  const many = Array.from({ length: 300 }, (_, i) => `node-${i}`);
+  s.applyMessage(snapshot({ pods: [podSummary('a'), podSummary('b'), podSummary('c')] }));
+  s.applyMessage(events([
+    E.cycleStart('a', 1, 1, 300),
+    E.cycleEnd('a', 1, { result: 'scheduled', node: 'node-0', feasibleNodes: 300, ties: many }),
+    E.cycleStart('b', 2, 1, 3),
+    E.cycleEnd('b', 2, { result: 'scheduled', node: 'n1', feasibleNodes: 3, ties: ['n1', 'n2'] }),
+    E.cycleStart('c', 3, 1, 300),
+    // A compact stream's end counts its ties and names none.
+    E.cycleEnd('c', 3, { result: 'scheduled', node: 'node-9', feasibleNodes: 300, tieCount: 120 }),
+  ]));
+  const kept = s.cycles.summaries.get(1).end;
+  assert.deepEqual(kept.ties, many.slice(0, TIES_NAMED));
+  assert.equal(kept.tieCount, 300);
+  assert.deepEqual(s.cycles.summaries.get(2).end.ties, ['n1', 'n2'], 'a short list is kept whole');
+  assert.equal(s.cycles.summaries.get(2).end.tieCount, undefined);
+  assert.deepEqual(s.cycles.summaries.get(3).end, { feasibleNodes: 300, nanos: 5000, result: 'scheduled', node: 'node-9', tieCount: 120 });
+  // Summaries loaded over REST are kept the same way.
+  s.addCycleSummaries([{ ...s.cycles.summaries.get(2), id: 4, start: at(5), end: { result: 'scheduled', node: 'n1', ties: many } }]);
+  assert.equal(s.cycles.summaries.get(4).end.ties.length, TIES_NAMED);
+  assert.equal(s.cycles.summaries.get(4).end.tieCount, 300);
 });
 
 test('a cycle that began before the page connected is known from its summary; its detail is to be loaded', () => {

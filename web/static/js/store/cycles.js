@@ -7,19 +7,32 @@
 
 import { keyedMap, podKey, toMillis } from './common.js';
 
+/**
+ * How many of a cycle's ties a summary names; it counts them all (tieCount).
+ * On a big cluster of alike nodes a cycle ties on hundreds, and 5,000
+ * summaries naming them all would hold most of the page's heap.
+ */
+export const TIES_NAMED = 8;
+
+function fewerTies(end) {
+  if (!end) return null;
+  if (!(end.ties?.length > TIES_NAMED)) return end;
+  return { ...end, ties: end.ties.slice(0, TIES_NAMED), tieCount: end.tieCount ?? end.ties.length };
+}
+
 const NO_INFO = Object.freeze({ trail: [], lastFailure: null, cycleIds: [], firstSeen: null, deletedAt: null, deletedSeq: null, victims: [], preemptedBy: null });
 
 /**
  * The store's cycle summary from the server's (the `summary` of cycle
- * events, the items of GET /api/v1/cycles): times in milliseconds, and the
- * pod's key.
+ * events, the items of GET /api/v1/cycles): times in milliseconds, the
+ * pod's key, and the first TIES_NAMED ties.
  */
 function cycleSummary(s) {
   return {
     ...s,
     podKey: podKey(s.pod),
     start: toMillis(s.start),
-    end: s.end || null,
+    end: fewerTies(s.end),
     endTime: toMillis(s.endTime),
     binding: s.binding || null,
     bindTime: toMillis(s.bindTime),

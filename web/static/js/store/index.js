@@ -22,6 +22,7 @@ import { createSelectors } from './selectors.js';
 
 export { natural, podKey, toMillis } from './common.js';
 export { VIEWS } from './page.js';
+export { TIES_NAMED } from './cycles.js';
 
 /**
  * Memory bounds. A test may pass smaller ones to createStore.

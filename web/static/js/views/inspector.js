@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos } from '../format.js';
 import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
+import { TIES_NAMED } from '../store/index.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
 // the reasons show the best few.
@@ -99,9 +100,8 @@ function Attempts({ cycles, current, actions }) {
 }
 
 // The nodes that tied with the chosen one: named when the cycle's end names
-// them, the first few of a long list; counted when it came from a compact
-// stream.
-const TIES_NAMED = 8;
+// them, the first few of a long list (a summary keeps no more); counted when
+// it came from a compact stream.
 function tieWords(end) {
   const names = end.ties || [];
   const count = end.tieCount ?? names.length;
