@@ -228,7 +228,7 @@ async function run(index) {
     const streamedTs = marks.find((m) => m.name === 'streamed')?.ts ?? Infinity;
     const state = await page.evaluate(() => {
       const { server, cycles, cluster } = window.minisched.store;
-      return { seq: server.seq.value, cycles: cycles.summaries.size, details: cycles.details.size, pods: cluster.pods.size, domNodes: document.getElementsByTagName('*').length };
+      return { seq: server.seq.value, snapshots: server.snapshots.value, cycles: cycles.summaries.size, details: cycles.details.size, pods: cluster.pods.size, domNodes: document.getElementsByTagName('*').length };
     });
     const heapAfterGC = await heapMB(cdp, true);
     if (process.env.PERF_HEAPSNAPSHOT) await heapSnapshot(cdp, process.env.PERF_HEAPSNAPSHOT);
@@ -254,6 +254,8 @@ async function run(index) {
         largestScore: scored ? { id: scored.id, scoreRows: scored.rows, openMs: round(openScore.dom), frameMs: round(openScore.frame) } : null,
       },
       heapMB: { peakWhileStreaming: peak, afterGC: heapAfterGC },
+      // More than one snapshot: the stream fell behind and resynced.
+      snapshots: state.snapshots,
       kept: { cycleSummaries: state.cycles, cycleDetails: state.details, pods: state.pods, domNodes: state.domNodes },
       pageErrors: errors,
     };
