@@ -18,7 +18,8 @@
 //   the cluster streams in. Each comes with the long tasks beside it (file.tasks.json), and
 //   node test/web/longtask-profile.mjs file then names what ran inside them.
 //   PERF_TRACE=page.trace.json keeps the Chromium trace of the main thread's tasks, with what ran
-//   inside them: node test/web/trace-tasks.mjs page.trace.json then names it.
+//   inside them: node test/web/trace-tasks.mjs page.trace.json then names it. PERF_TRACE_CATEGORIES
+//   adds trace categories (comma-separated, e.g. v8,blink,fonts) to that trace.
 //   PERF_HEAPSNAPSHOT=page.heapsnapshot keeps the page's heap at the end (after a collection):
 //   node test/web/heap-summary.mjs page.heapsnapshot says what holds it.
 //   NODES=200 PODS=2000 VIEW=queue RUNS=1 STRICT=1 (the same as environment variables; flags win)
@@ -126,7 +127,9 @@ async function run(index) {
     // A trace of the main thread's tasks from here on: each with the CPU
     // time the thread spent in it, beside its wall time (trace.mjs).
     // A kept trace also names what ran inside each task (trace-tasks.mjs).
-    const categories = process.env.PERF_TRACE ? [...TASK_CATEGORIES, 'devtools.timeline'] : TASK_CATEGORIES;
+    // PERF_TRACE_CATEGORIES adds more (comma-separated: fonts, v8, ...).
+    const more = (process.env.PERF_TRACE_CATEGORIES || '').split(',').filter(Boolean);
+    const categories = process.env.PERF_TRACE ? [...TASK_CATEGORIES, 'devtools.timeline', ...more] : TASK_CATEGORIES;
     await browser.startTracing(page, { categories });
 
     // The heap, sampled while the cluster streams in.
