@@ -16,7 +16,7 @@ export const TIES_NAMED = 8;
 
 function fewerTies(end) {
   if (!end) return null;
-  if (!(end.ties?.length > TIES_NAMED)) return end;
+  if ((end.ties?.length ?? 0) <= TIES_NAMED) return end;
   return { ...end, ties: end.ties.slice(0, TIES_NAMED), tieCount: end.tieCount ?? end.ties.length };
 }
 
