@@ -668,6 +668,29 @@ test('the node grid sizes its cards in rem measured after layout, and follows th
     assert.ok(projected.rem > before.rem, JSON.stringify({ before, projected }));
     assert.equal(projected.columns, projected.fit, JSON.stringify(projected));
     await p.click('#projector');
+    await p.waitForFunction((rem) => Math.abs(document.querySelector('.vcell').getBoundingClientRect().height - 15.5 * rem) < 1, before.rem);
+
+    // Shown again, the grid renders at once at the size it measured last:
+    // not first at a guess and then again once measured (ui.js, useBox).
+    await p.click('#tab-queue');
+    await p.waitForSelector('.queue-board .lane');
+    await p.evaluate(() => {
+      window.firstGrid = null;
+      // A mutation observer runs right after the render that made the grid,
+      // before the browser lays it out and the grid measures itself.
+      const watch = new MutationObserver(() => {
+        const cells = document.querySelector('.vgrid-cells');
+        if (!cells) return;
+        window.firstGrid = cells.style.gridTemplateColumns;
+        watch.disconnect();
+      });
+      watch.observe(document.body, { childList: true, subtree: true });
+    });
+    await p.click('#tab-cluster');
+    await p.waitForSelector('.vcell .node-card');
+    await p.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); }));
+    const shown = await p.evaluate(() => ({ first: window.firstGrid, settled: document.querySelector('.vgrid-cells').style.gridTemplateColumns }));
+    assert.equal(shown.first, shown.settled, JSON.stringify(shown));
   } finally {
     await p.close();
   }

@@ -58,19 +58,28 @@ function rootRem() {
   return probe.getBoundingClientRect().width || 16;
 }
 
+// The last size measured of each kind of box (by name). A view shown again
+// renders first at the size its box had: when the measure agrees, nothing
+// renders twice and the browser lays the view out once. A guess renders
+// what fits it, and then again what fits the box: at a thousand nodes the
+// cluster's cards cost a second render and two more layouts.
+const remembered = new Map();
+
 /**
  * useBox follows a scrolling box: { width, height } inside it (without its
  * scrollbar) and rem, in pixels. more(), if given, measures more in the
  * same callback (a table's rows); refs are further elements whose resizing
- * also calls for a new measure. Until the first measure it is guess.
+ * also calls for a new measure. Until the first measure it is the last
+ * measure of a box of the same name, or guess.
  */
-function useBox(ref, guess, more = null, refs = []) {
-  const [box, setBox] = useState(guess);
+function useBox(ref, guess, { more = null, refs = [], name = '' } = {}) {
+  const [box, setBox] = useState(() => remembered.get(name) ?? guess);
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return undefined;
     const measure = () => {
       const next = { width: el.clientWidth, height: el.clientHeight, rem: rootRem(), ...more?.() };
+      remembered.set(name, next);
       setBox((b) => (same(b, next) ? b : next));
     };
     return observe([el, ...refs.map((r) => r.current).filter(Boolean)], measure);
@@ -106,7 +115,7 @@ export function useScroll() {
  */
 export function VirtualList({ items, rowHeight, rowRem, renderRow, keyOf, label, className = '', overscan = 4, empty = null }) {
   const [ref, top, onScroll] = useScroll();
-  const size = useBox(ref, { width: 400, height: 600, rem: 16 });
+  const size = useBox(ref, { width: 400, height: 600, rem: 16 }, { name: `list ${className}` });
   if (rowRem) rowHeight = rowRem * size.rem;
   const n = items.length;
   const { first, last, total } = visibleRange({ count: n, rowHeight, scrollTop: top, height: size.height, overscan });
@@ -128,7 +137,7 @@ export function VirtualList({ items, rowHeight, rowRem, renderRow, keyOf, label,
  */
 export function VirtualGrid({ items, widthRem, heightRem, gapRem = 0, renderItem, keyOf, label, className = '', overscan = 1 }) {
   const [ref, top, onScroll] = useScroll();
-  const size = useBox(ref, { width: 1200, height: 800, rem: 16 });
+  const size = useBox(ref, { width: 1200, height: 800, rem: 16 }, { name: `grid ${className}` });
   const [minWidth, rowHeight, gap] = [widthRem, heightRem, gapRem].map((n) => Math.round(n * size.rem));
   const columns = columnsFor(size.width, minWidth, gap);
   const r = gridRange({ count: items.length, columns, rowHeight: rowHeight + gap, scrollTop: top, height: size.height, overscan });
@@ -174,7 +183,7 @@ export function ScrollTable({ rows, rowRem = 2, head, renderRow, cols, className
     const tr = table?.querySelector('tbody > tr:not(.vpad)');
     return tr ? { row: tr.getBoundingClientRect().height, head: table.tHead?.getBoundingClientRect().height ?? 0 } : {};
   };
-  const box = useBox(ref, { width: 800, height: 480, rem: 16 }, rowsOf, [tableRef]);
+  const box = useBox(ref, { width: 800, height: 480, rem: 16 }, { more: rowsOf, refs: [tableRef], name: `table ${className}` });
   const row = box.row || rowRem * box.rem;
   const headHeight = box.row ? box.head : row;
   return html`<div class=${`vtable ${boxClass}`} ref=${ref} onScroll=${onScroll} tabindex="0">
