@@ -28,22 +28,31 @@ export const STALL_MS = 10;
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
-/** runTime reads a thread's time on a CPU (ns) from its schedstat file. */
+/** runTime reads a thread's time on a CPU (ns) from its schedstat file; NaN once the thread is gone. */
 function runTime(fd, buf) {
-  const n = readSync(fd, buf, 0, buf.length, 0);
-  return Number(buf.toString('latin1', 0, n).split(' ', 1)[0]);
+  try {
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return Number(buf.toString('latin1', 0, n).split(' ', 1)[0]);
+  } catch {
+    return NaN;
+  }
 }
 
-/** lastCpu reads the CPU a thread ran on last (field 39 of its stat). */
+/** lastCpu reads the CPU a thread ran on last (field 39 of its stat); NaN once it is gone. */
 function lastCpu(tid) {
-  const stat = readFileSync(`/proc/${tid}/task/${tid}/stat`, 'latin1');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[36]);
+  try {
+    const stat = readFileSync(`/proc/${tid}/task/${tid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[36]);
+  } catch {
+    return NaN;
+  }
 }
 
 /**
  * watch is the watcher's loop on cpu: one JSON line {from, to, charged} (ms)
  * a stall, charged the run time each of tids gained in it on this CPU
- * ({tid: ms}, only those that gained some).
+ * ({tid: ms}, only those that gained some). A thread that ends (a renderer
+ * closed) is charged nothing from then on; the watch goes on.
  */
 function watch(cpu, tids) {
   const cell = new Int32Array(new SharedArrayBuffer(4));
@@ -56,18 +65,13 @@ function watch(cpu, tids) {
   for (;;) {
     Atomics.wait(cell, 0, 0, 1);
     const t = now();
-    let running;
-    try {
-      running = times();
-      if (t - last > STALL_MS) {
-        const charged = {};
-        tids.forEach((tid, i) => {
-          if (running[i] > ran[i] && lastCpu(tid) === cpu) charged[tid] = (running[i] - ran[i]) / 1e6;
-        });
-        process.stdout.write(`${JSON.stringify({ from: last, to: t, charged })}\n`);
-      }
-    } catch {
-      process.exit(0); // a thread followed is gone: the page closed
+    const running = times();
+    if (t - last > STALL_MS) {
+      const charged = {};
+      tids.forEach((tid, i) => {
+        if (running[i] > ran[i] && lastCpu(tid) === cpu) charged[tid] = (running[i] - ran[i]) / 1e6;
+      });
+      process.stdout.write(`${JSON.stringify({ from: last, to: t, charged })}\n`);
     }
     [last, ran] = [t, running];
   }
