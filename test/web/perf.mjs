@@ -314,7 +314,7 @@ async function run(index) {
     const maxCpu = (t) => Math.max(t.whileStreaming.maxCpu, t.afterStreaming.maxCpu);
     const line = `run ${index + 1}: ${NODES} nodes, ${PODS} pods: longest task after load ${all.max} ms, ${all.count} long tasks (${all.total} ms); `
       + `the longest task's main-thread CPU ${maxCpu(out.threadTime)} ms`
-      + `${out.stalls ? ` (${maxCpu(out.stalls)} ms less the machine's stalls: ${out.stalls.inTasks.length} tasks caught one)` : ''}; `
+      + `${out.stalls ? ` (${maxCpu(out.stalls)} ms less the machine's stalls, which ${out.stalls.chargedThePage} times charged the page's thread)` : ''}; `
       + `JS heap peak ${peak} MB, ${heapAfterGC} MB after GC; inspector opened the largest cycle (${largest.filterRows} Filter rows) in ${round(open.dom)} ms`
       + `${scored ? `, the largest Score (${scored.rows} rows) in ${round(openScore.dom)} ms` : ''}`;
     console.log(line);
