@@ -286,8 +286,9 @@ async function run(index) {
         afterStreaming: taskSummary(traced.filter((t) => t.ts >= streamedTs), TARGET.taskMs),
         traceMB: Math.round(trace.length / MB),
       },
-      // With --stalls: the CPUs' stalls, those of the page's CPU inside its
-      // tasks, and the same summaries with the stalls taken out.
+      // With --stalls: the CPUs' stalls, the tasks that a stall which
+      // charged the page's thread fell in, and the same summaries as above
+      // with what the stalls charged taken out.
       stalls: watched ? {
         all: stalls.length,
         chargedThePage: stalls.filter((s) => s.charged[pageTid] > 0).length,
