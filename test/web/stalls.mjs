@@ -91,10 +91,11 @@ export function allowedCpus() {
  * ids), and calls onStall with each stall as it is seen; stop() ends them
  * and returns {stalls: [{cpu, from, to, charged}] (ms, CLOCK_MONOTONIC),
  * watched}. ready resolves once every watcher watches; pids are the
- * watchers' processes, in the order of cpus. Without taskset none start (watched is false).
- * Without chrt's real-time priority (it needs root or CAP_SYS_NICE) they
- * run at an ordinary one (realtime is false): any busy thread can then
- * delay them, and a bench must not take what they see for the machine's.
+ * watchers' processes, in the order of cpus. Without taskset none start
+ * (watched is false). Without chrt's real-time priority (it needs root or
+ * CAP_SYS_NICE) they run at an ordinary one (realtime is false): any busy
+ * thread can then delay them, and a bench must not take what they see for
+ * the machine's.
  */
 export function watchStalls({ cpus = allowedCpus(), threads = [], onStall = () => {} } = {}) {
   if (spawnSync('taskset', ['--version']).status !== 0) {
