@@ -132,8 +132,26 @@ test('the dashboard drives and shows the scheduler', async (t) => {
   });
 
   await t.test('the cycle inspector shows the Filter matrix and the Score table', async () => {
+    // Opening a cycle renders it in stages, a task each: the outcome, the
+    // Filter matrix, the Score table, the extension points (at a thousand
+    // nodes one task for all would be too long). A MutationObserver's
+    // callbacks come once per task at most, so each part must first show in
+    // a callback of its own, in that order.
+    await page.evaluate(() => {
+      const parts = ['.outcome', '.matrix', '.scores', '.points'];
+      window.__firstSeen = {};
+      let call = 0;
+      new MutationObserver(() => {
+        call++;
+        for (const sel of parts) if (!(sel in window.__firstSeen) && document.querySelector(sel)) window.__firstSeen[sel] = call;
+      }).observe(document.body, { childList: true, subtree: true });
+    });
     await page.click('.node-card [data-pod="default/web"]');
     await page.waitForSelector('#tab-cycle[aria-selected="true"]');
+    await page.waitForSelector('.points');
+    const seen = await page.evaluate(() => window.__firstSeen);
+    const order = ['.outcome', '.matrix', '.scores', '.points'];
+    assert.ok(order.every((sel, i) => i === 0 || seen[sel] > seen[order[i - 1]]), `the parts first seen in mutation callbacks ${JSON.stringify(seen)}`);
     await page.waitForSelector('.outcome');
     assert.match(await page.textContent('.outcome'), /bound to e2e-/);
     const filterRows = await page.$$eval('.matrix tbody tr', (rows) => rows.map((r) => r.textContent));

@@ -157,7 +157,7 @@ export function VirtualGrid({ items, widthRem, heightRem, gapRem = 0, renderItem
  * pixels high), each rowHeight pixels high, with a spacer row above and
  * below for the others; cols is the number of columns (for the spacers).
  */
-function virtualRows({ rows, rowHeight, scrollTop, height, headHeight = 0, overscan = 8, cols, renderRow }) {
+function virtualRows({ rows, rowHeight, scrollTop, height, headHeight = 0, overscan = 4, cols, renderRow }) {
   const r = visibleRange({ count: rows.length, rowHeight, scrollTop: Math.max(0, scrollTop - headHeight), height, overscan });
   const out = [];
   if (r.first > 0) out.push(html`<tr class="vpad" aria-hidden="true" key="vpad-top" style=${`height:${r.first * rowHeight}px`}><td colspan=${cols}></td></tr>`);

@@ -198,7 +198,7 @@ function ScoreTable({ table }) {
   const row = (r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
     <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
     ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
-      <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${r.raw[i]} → ${r.normalized[i]} × ${p.weight}</div></td>`)}
+      <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${`${r.raw[i]} → ${r.normalized[i]} × ${p.weight}`}</div></td>`)}
     <td class="num total"><strong>${r.total}</strong></td>
   </tr>`;
   return html`<section aria-labelledby="score-h" class="score">
@@ -243,19 +243,26 @@ function Timings({ detail }) {
 }
 
 /**
- * Later renders its children one frame after it mounts, so that opening a
- * cycle is two short tasks (the outcome and the Filter matrix, then the
- * rest) instead of one long one.
+ * Staged renders children(stage) with stage 0, then 1, 2 ... up to last,
+ * one frame apart, so that opening a cycle is a few short tasks (the
+ * outcome, the Filter matrix, the Score table, the rest) rather than one
+ * long one: at a thousand nodes each is a few hundred table cells.
  */
-function Later({ children }) {
-  const [ready, setReady] = useState(false);
+function Staged({ last, children }) {
+  const [stage, setStage] = useState(0);
   useEffect(() => {
-    const id = requestAnimationFrame(() => setTimeout(() => setReady(true), 0));
-    return () => cancelAnimationFrame(id);
-  }, []);
-  if (!ready) return html`<p class="muted" role="status">Loading the scores…</p>`;
-  return typeof children === 'function' ? children() : children;
+    if (stage >= last) return undefined;
+    let timer = 0;
+    const frame = requestAnimationFrame(() => { timer = setTimeout(() => setStage((n) => n + 1), 0); });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, [stage]);
+  return children(stage);
 }
+
+const LOADING_SCORES = html`<p class="muted" role="status">Loading the scores…</p>`;
 
 function CycleBody({ store, view }) {
   const loading = store.page.cycleLoading.value === view.id;
@@ -272,16 +279,18 @@ function CycleBody({ store, view }) {
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
     ${view.detail.partial ? html`<p class="muted" role="status">On a cluster this big the stream leaves out the Filter and Score tables: they load from the server once the cycle ends.</p>` : null}
     ${nominated ? html`<p class="nominated-first">Tried first: the nominated node <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
-    <div class="cycle-grid">
-      <div class="col-main"><${FilterMatrix} key=${`f${view.id}`} matrix=${matrix} /></div>
-      <div class="col-side"><${ScoreBars} table=${table} /></div>
-    </div>
-    <${Later} key=${`l${view.id}`}>${() => html`
-      ${table ? html`<${ScoreTable} key=${`s${view.id}`} table=${table} />` : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+    <${Staged} key=${view.id} last=${3}>${(stage) => html`
       <div class="cycle-grid">
+        <div class="col-main">${stage >= 1 ? html`<${FilterMatrix} matrix=${matrix} />` : null}</div>
+        <div class="col-side"><${ScoreBars} table=${table} /></div>
+      </div>
+      ${stage < 2 ? LOADING_SCORES
+        : table ? html`<${ScoreTable} table=${table} />`
+        : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
+      ${stage >= 3 ? html`<div class="cycle-grid">
         <div class="col-main"><${Points} points=${view.detail.points} codes=${codes} /></div>
         <div class="col-side"><${Timings} detail=${view.detail} /></div>
-      </div>`}</${Later}>
+      </div>` : null}`}</${Staged}>
   </div>`;
 }
 
