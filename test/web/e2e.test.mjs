@@ -141,10 +141,12 @@ test('the dashboard drives and shows the scheduler', async (t) => {
       const parts = ['.outcome', '.matrix', '.scores', '.points'];
       window.__firstSeen = {};
       let call = 0;
-      new MutationObserver(() => {
+      const watch = new MutationObserver(() => {
         call++;
         for (const sel of parts) if (!(sel in window.__firstSeen) && document.querySelector(sel)) window.__firstSeen[sel] = call;
-      }).observe(document.body, { childList: true, subtree: true });
+        if (parts.every((sel) => sel in window.__firstSeen)) watch.disconnect();
+      });
+      watch.observe(document.body, { childList: true, subtree: true });
     });
     await page.click('.node-card [data-pod="default/web"]');
     await page.waitForSelector('#tab-cycle[aria-selected="true"]');
