@@ -297,6 +297,17 @@ func (s *ownState) commit(to fwk.CycleState) {
 func runPoint[T fwk.Plugin, V any](ctx context.Context, c *cycle, state fwk.CycleState, point, node string, plugins iter.Seq2[int, T],
 	run func(context.Context, fwk.CycleState, T) (V, *fwk.Status),
 	then func(pl T, v V, s *fwk.Status, r *event.PluginResult) (stop bool)) *fwk.Status {
+	// A point without plugins has nothing to run or report: no goroutine,
+	// timer or copy of the state for it (the default profile has no
+	// Permit or PostBind plugin, and that is two of each a pod).
+	empty := true
+	for range plugins {
+		empty = false
+		break
+	}
+	if empty {
+		return nil
+	}
 	var results []event.PluginResult
 	if timeout := c.bounded(ctx, point, state, func(ctx context.Context, state fwk.CycleState) {
 		for _, pl := range plugins {

@@ -57,7 +57,8 @@ func main() {
 		// net/http/pprof's handlers, to look at a run while it goes.
 		go func() { fmt.Fprintln(os.Stderr, http.ListenAndServe(addr, nil)) }()
 	}
-	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" && profiled {
+	// throughput-one profiles its scheduling phase alone (phaseProfile).
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" && profiled && os.Args[1] != "throughput-one" {
 		f, err := os.Create(path)
 		if err == nil {
 			_ = pprof.StartCPUProfile(f)

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -144,6 +146,45 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// phaseProfile takes a CPU profile of the scheduling phase alone, from the
+// scheduler's start to the last pod bound, into $BENCH_CPUPROFILE.<which>;
+// the workload's creation is left out. Beside it go the allocation
+// profiles at the phase's start and end (.allocs-start, .allocs-end: `go
+// tool pprof -base` the one on the other). It returns what stops it, safe
+// to call twice.
+func phaseProfile(which string) func() {
+	path := os.Getenv("BENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	path += "." + which
+	allocs := func(suffix string) {
+		if f, err := os.Create(path + ".allocs-" + suffix); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			_ = f.Close()
+		}
+	}
+	allocs("start")
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: the CPU profile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: the CPU profile:", err)
+		_ = f.Close()
+		return func() {}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+			allocs("end")
+		})
+	}
+}
+
 func mean(xs []float64) float64 {
 	var s float64
 	for _, x := range xs {
@@ -175,6 +216,8 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	// The garbage of creating the workload is collected now, not charged
 	// to the scheduler measured.
 	runtime.GC()
+	stopProfile := phaseProfile(which)
+	defer stopProfile()
 	cpuBefore, callsBefore := processCPU(), apiCalls()
 	begun := time.Now()
 	switch which {
@@ -222,6 +265,7 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	}
 	elapsed := time.Since(begun)
 	used := processCPU() - cpuBefore
+	stopProfile()
 	return float64(pods) / elapsed.Seconds(), float64(used.Microseconds()) / 1000 / float64(pods),
 		detail() + "\n    " + perPod(callsBefore, apiCalls(), pods), nil
 }
