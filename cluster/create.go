@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -125,5 +127,32 @@ func (c *Cluster) nodeDefaults(node *v1.Node) {
 	if len(node.Status.Conditions) == 0 {
 		node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "MinischedNode",
 			Message: "created by minisched; no kubelet runs here"}}
+	}
+}
+
+// classWait bounds how long WaitForClass waits; the admission's cache is
+// normally a few milliseconds behind.
+const classWait = 30 * time.Second
+
+// WaitForClass calls create, which creates a pod naming a PriorityClass the
+// caller knows exists, again and again while the apiserver refuses the pod
+// for that class: the Priority admission plugin looks classes up in an
+// informer's cache, with no live read behind it, so a class created a
+// moment ago is "not found" until the cache has it. Any other error is
+// final, and so is that one after classWait or once ctx ends.
+func WaitForClass(ctx context.Context, create func() error) error {
+	delay := 10 * time.Millisecond
+	deadline := time.Now().Add(classWait)
+	for {
+		err := create()
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no PriorityClass with name") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return err
+		}
+		delay = min(2*delay, time.Second)
 	}
 }

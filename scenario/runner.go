@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"minisched/cluster"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
@@ -278,17 +279,17 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 	return nil
 }
 
-// createPod creates a pod, retrying for a few seconds while the apiserver's
-// admission has not yet seen a PriorityClass an earlier step created.
+// createPod creates a pod, waiting while the apiserver's admission has not
+// yet seen a PriorityClass an earlier step created (validation made sure
+// the class exists or is created first).
 func (u *run) createPod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		created, err := u.r.env.Cluster.CreatePod(ctx, pod.DeepCopy())
-		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PriorityClass") || time.Now().After(deadline) {
-			return created, err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var created *v1.Pod
+	err := cluster.WaitForClass(ctx, func() error {
+		var err error
+		created, err = u.r.env.Cluster.CreatePod(ctx, pod.DeepCopy())
+		return err
+	})
+	return created, err
 }
 
 // written names a node or pod a step wrote, and the resourceVersion the

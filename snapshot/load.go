@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
+	"minisched/cluster"
 	"minisched/minisched/schedconfig"
 )
 
@@ -161,7 +161,7 @@ func (d *Document) SchedulerConfig(schedulerName string) (*config.KubeSchedulerC
 type loader struct {
 	client kubernetes.Interface
 	// classes names the PriorityClasses this load created: a pod naming
-	// one may be refused for a moment (see pod).
+	// one may be refused for a moment (cluster.WaitForClass).
 	classes map[string]bool
 	// claims maps each PersistentVolumeClaim created to its new uid, which
 	// the PersistentVolume bound to it names.
@@ -289,32 +289,17 @@ func (l *loader) pod(ctx context.Context, pod *v1.Pod) error {
 	// Priority admission works both out from the pod's PriorityClass, and
 	// refuses a pod that states other values than the class's.
 	pod.Spec.Priority, pod.Spec.PreemptionPolicy = nil, nil
-	pods := l.client.CoreV1().Pods(pod.Namespace)
-	// Priority admission looks the class up in an informer's cache, with
-	// no live read behind it: a class created a moment ago is "not found"
-	// until the cache has it. Only a class this load created is waited
-	// for, and not for ever; any other error is final.
-	delay := 10 * time.Millisecond
-	deadline := time.Now().Add(classWait)
-	for {
-		_, err := pods.Create(ctx, pod, metav1.CreateOptions{})
-		if !l.classes[pod.Spec.PriorityClassName] || !apierrors.IsForbidden(err) ||
-			!strings.Contains(err.Error(), "no PriorityClass with name") || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return err
-		}
-		delay = min(2*delay, time.Second)
+	create := func() error {
+		_, err := l.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+		return err
 	}
+	if l.classes[pod.Spec.PriorityClassName] {
+		// A class this load created a moment ago may not have reached
+		// the Priority admission's cache yet.
+		return cluster.WaitForClass(ctx, create)
+	}
+	return create()
 }
-
-// classWait bounds how long a pod waits for the apiserver's admission to
-// see a PriorityClass the load created; its cache is normally a few
-// milliseconds behind.
-const classWait = 30 * time.Second
 
 // namespace creates a namespace, or, for one every cluster has (default,
 // kube-system), gives it the document's labels and annotations: rules
