@@ -31,12 +31,10 @@ export function binaryPath() {
  * child} once a line of its output matches address (the URL is the first
  * group); what names it in errors.
  */
-async function run(args, address, what, timeoutMs, nice = 0, cpus = '') {
+async function run(args, address, what, timeoutMs, nice = 0) {
   // nice > 0 runs the binary at a lower CPU priority (nice(1)), so that on a
-  // machine with few cores a page beside it gets a core when it has work;
-  // cpus keeps it to those CPUs (taskset(1)'s list, e.g. "0").
-  const prefix = [...(cpus ? ['taskset', '-c', cpus] : []), ...(nice > 0 ? ['nice', '-n', String(nice)] : [])];
-  const [cmd, ...argv] = [...prefix, binaryPath(), ...args];
+  // machine with few cores a page beside it gets a core when it has work.
+  const [cmd, argv] = nice > 0 ? ['nice', ['-n', String(nice), binaryPath(), ...args]] : [binaryPath(), args];
   const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = [];
   let exited = null;
@@ -83,10 +81,10 @@ function webDirArgs() {
 /**
  * startServer runs the binary on a free loopback port and resolves with
  * {url, stop, output} once it prints its dashboard's address; nice lowers
- * its CPU priority by that much, and cpus keeps it to those CPUs.
+ * its CPU priority by that much.
  */
-export function startServer({ extraArgs = [], timeoutMs = 90_000, nice = 0, cpus = '' } = {}) {
-  return run(['--addr', '127.0.0.1:0', ...extraArgs, ...webDirArgs()], /minisched dashboard: (http:\/\/\S+)/, 'minisched', timeoutMs, nice, cpus);
+export function startServer({ extraArgs = [], timeoutMs = 90_000, nice = 0 } = {}) {
+  return run(['--addr', '127.0.0.1:0', ...extraArgs, ...webDirArgs()], /minisched dashboard: (http:\/\/\S+)/, 'minisched', timeoutMs, nice);
 }
 
 /** waitReady polls /readyz until the scheduler and the watchers are up. */

@@ -29,17 +29,12 @@
 //   --stalls watches every CPU for the times the machine stopped it (stalls.mjs) and prints each
 //   task's times less the stalls that caught the page's main thread: the ~100 ms a host's stop
 //   charges whatever thread it catches is not the page's work.
-//   --split-cpus keeps minisched to CPU 0 and this script with Chromium to the others (taskset):
-//   the page then has a core of its own, as on a machine with a core to spare, and a task's wall
-//   time is the page's own work (the cluster schedules at one core's pace meanwhile).
 //
 // The issue's scale: node test/web/perf.mjs --nodes 1000 --pods 20000 --runs 3
 // --strict (STRICT=1) exits 1 when a target is missed or the page threw.
 
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { availableParallelism } from 'node:os';
 import { api, launchBrowser, loadCluster, longTasksSince, observeLongTasks, startServer, timedClick, waitReady } from './harness.mjs';
 import { inStalls, watchStalls } from './stalls.mjs';
 import { mainThreadTasks, TASK_CATEGORIES, taskSummary } from './trace.mjs';
@@ -47,7 +42,7 @@ import { mainThreadTasks, TASK_CATEGORIES, taskSummary } from './trace.mjs';
 const { values: flags } = parseArgs({
   options: {
     nodes: { type: 'string' }, pods: { type: 'string' }, view: { type: 'string' }, runs: { type: 'string' }, strict: { type: 'boolean' },
-    'server-nice': { type: 'string' }, stalls: { type: 'boolean' }, 'split-cpus': { type: 'boolean' },
+    'server-nice': { type: 'string' }, stalls: { type: 'boolean' },
   },
 });
 const NODES = Number(flags.nodes ?? process.env.NODES ?? 200);
@@ -57,13 +52,6 @@ const RUNS = Number(flags.runs ?? process.env.RUNS ?? 1);
 const STRICT = flags.strict || process.env.STRICT === '1';
 const SERVER_NICE = Number(flags['server-nice'] ?? 0);
 const STALLS = flags.stalls || process.env.STALLS === '1';
-const SPLIT_CPUS = flags['split-cpus'] || process.env.SPLIT_CPUS === '1';
-if (SPLIT_CPUS) {
-  const cpus = availableParallelism();
-  if (cpus < 2) throw new Error('--split-cpus needs two CPUs or more');
-  // Every thread of this process, and so Chromium, which inherits it.
-  execFileSync('taskset', ['-a', '-p', '-c', `1-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' });
-}
 const TARGET = { taskMs: 50, heapMB: 150, openMs: 200 };
 const GIANTS = 2;
 const MB = 2 ** 20;
@@ -143,7 +131,7 @@ async function startProfile(page, cdp, file) {
 async function run(index) {
   // The bench creates thousands of objects as fast as it can: lift the
   // per-client limit meant for people.
-  const server = await startServer({ extraArgs: ['--rate-limit', '100000'], nice: SERVER_NICE, cpus: SPLIT_CPUS ? '0' : '' });
+  const server = await startServer({ extraArgs: ['--rate-limit', '100000'], nice: SERVER_NICE });
   let browser;
   let sampler;
   let watcher;
