@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -30,8 +31,10 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"minisched/cluster"
+	"minisched/controllers"
 	"minisched/examples"
 	"minisched/k8sapiserver"
+	"minisched/kubelet"
 	"minisched/metrics"
 	"minisched/minisched"
 	"minisched/minisched/event"
@@ -150,6 +153,9 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	if err := f.checkImport(); err != nil {
 		return f, err
 	}
+	if _, err := controllers.ParseList(f.Controllers); err != nil {
+		return f, err
+	}
 	return f, nil
 }
 
@@ -221,6 +227,15 @@ type Flags struct {
 	ImportNamespaces string
 	ImportSelector   string
 	ImportPods       string
+	// Controllers is kube-controller-manager's --controllers for the
+	// embedded cluster: "*" for its defaults, "-name" to drop one, empty
+	// for none (a scheduler-only cluster).
+	Controllers string
+	// Kubelets runs a simulated kubelet for every node of the embedded
+	// cluster; PodStartDelay and MaxGracePeriod tune them.
+	Kubelets       bool
+	PodStartDelay  time.Duration
+	MaxGracePeriod time.Duration
 }
 
 func (f *Flags) register(fs *flag.FlagSet) {
@@ -256,6 +271,10 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.WebDir, "web-dir", "", "serve the dashboard from this directory instead of the embedded files (to work on the dashboard without rebuilding)")
 	f.registerCopy(fs)
 	fs.StringVar(&f.Mirror, "mirror", "", "copy the cluster of this kubeconfig as --import-from does, then keep the copy in step by watch: new pending pods there are scheduled by minisched here, and each pod shows where the real scheduler put it; minisched only gets, lists and watches there")
+	fs.StringVar(&f.Controllers, "controllers", "*", "the kube-controller-manager controllers the embedded cluster runs, as kube-controller-manager's flag: * for its defaults, -name to drop one (-garbagecollector), empty for none; not when attached")
+	fs.BoolVar(&f.Kubelets, "kubelets", true, "simulate a kubelet on every node of the embedded cluster: Leases and Ready nodes, pods that run, finish and terminate (docs/FIDELITY.md); not when attached")
+	fs.DurationVar(&f.PodStartDelay, "pod-start-delay", kubelet.DefaultStartDelay, "with --kubelets: how long a bound pod takes to become Running")
+	fs.DurationVar(&f.MaxGracePeriod, "max-grace-period", kubelet.DefaultMaxGracePeriod, "with --kubelets: the longest a graceful deletion waits, whatever the pod's grace period (negative: no cap)")
 	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
 }
 
@@ -319,6 +338,10 @@ type Instance struct {
 	RESTConfig   *rest.Config
 	// Mirror follows the source cluster of --mirror; nil otherwise.
 	Mirror *mirror.Mirror
+
+	// machinery runs the embedded cluster's controllers and kubelets; nil
+	// when attached, or with neither.
+	machinery *machinery
 
 	cancel context.CancelFunc
 	served chan error
@@ -391,6 +414,18 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	if err != nil {
 		return nil, fmt.Errorf("building a client: %w", err)
 	}
+	if !attached {
+		// A real cluster has its own controllers and kubelets.
+		if inst.machinery, err = newMachinery(f, inst.RESTConfig, inst.Client, log); err != nil {
+			return nil, err
+		}
+		if inst.machinery != nil {
+			if err := inst.machinery.start(ctx); err != nil {
+				return nil, err
+			}
+			log.Debug("controllers and kubelets started", "after", time.Since(started))
+		}
+	}
 
 	inst.Recorder = recorder.New(recorder.Options{MaxWeight: f.History, MaxBytes: f.HistoryBytes})
 	reg := prometheus.NewRegistry()
@@ -439,8 +474,19 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	if f.WebDir != "" {
 		webFS = os.DirFS(f.WebDir)
 	}
+	var pause func() func() error
+	if inst.machinery != nil {
+		pause = inst.machinery.pause
+	}
+	var meta metadata.Interface
+	if !attached {
+		if meta, err = metadata.NewForConfig(inst.RESTConfig); err != nil {
+			return nil, fmt.Errorf("building a metadata client: %w", err)
+		}
+	}
 	inst.Cluster = cluster.New(cluster.Options{
 		Client: inst.Client, Observer: observer, Writes: writes(attached, f.AllowWrites), MaxNodes: f.MaxNodes, MaxPods: f.MaxPods,
+		Metadata: meta, Pause: pause,
 	})
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Cluster: inst.Cluster, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: observer,
@@ -499,6 +545,11 @@ func (inst *Instance) Close() error {
 	}
 	if inst.Scheduler != nil {
 		inst.Scheduler.Stop()
+	}
+	if inst.machinery != nil {
+		if err := inst.machinery.close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if inst.cancel != nil {
 		inst.cancel()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
 	"minisched/minisched/event"
@@ -57,6 +58,14 @@ type Options struct {
 	// does not state: no kubelet runs here to report the real figures.
 	// Nil: DefaultNodeAllocatable().
 	NodeAllocatable v1.ResourceList
+	// Metadata lets Reset delete every kind of object the controllers
+	// make, and clear finalizers; nil: Reset deletes pods, nodes and
+	// PriorityClasses only.
+	Metadata metadata.Interface
+	// Pause, when set, stops what acts on the cluster beside the scheduler
+	// (the controllers, the kubelets) during a reset, and returns what
+	// starts it again.
+	Pause func() (resume func() error)
 }
 
 // DefaultNodeAllocatable is a modest machine: 4 CPUs, 16Gi, 110 pods.

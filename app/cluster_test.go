@@ -1,0 +1,390 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"minisched/app"
+	"minisched/kubelet"
+)
+
+// TestRealCluster does what a person does on a real cluster, through the
+// apiserver alone, and checks that the embedded one answers as a real one
+// would: the controllers of kube-controller-manager and the simulated
+// kubelets at work. Each story has nodes of its own (a label its pods
+// select), so that the stories do not share room.
+func TestRealCluster(t *testing.T) {
+	inst := start(t, nil)
+	c := inst.Client
+	stories := []struct {
+		name string
+		run  func(t *testing.T, s *story)
+	}{
+		{"a Deployment's pods run and are Ready", func(t *testing.T, s *story) {
+			s.node("n1", "4")
+			s.create(deployment(s, "web", 3, "100m"))
+			s.waitFor("the Deployment available with 3 replicas", func() bool {
+				d, err := c.AppsV1().Deployments(s.ns).Get(s.ctx, "web", metav1.GetOptions{})
+				return err == nil && d.Status.AvailableReplicas == 3
+			})
+			for _, p := range s.pods("app=web") {
+				if p.Status.Phase != v1.PodRunning || p.Status.PodIP == "" || p.Status.StartTime == nil || p.Status.HostIP == "" {
+					t.Errorf("pod %s: phase %s, IP %q, host IP %q, start time %v", p.Name, p.Status.Phase, p.Status.PodIP, p.Status.HostIP, p.Status.StartTime)
+				}
+				if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].Kind != "ReplicaSet" {
+					t.Errorf("pod %s is owned by %v, want its ReplicaSet", p.Name, p.OwnerReferences)
+				}
+			}
+		}},
+		{"deleting a Deployment deletes its ReplicaSet and pods (garbage collector)", func(t *testing.T, s *story) {
+			s.node("n1", "4")
+			s.create(deployment(s, "gone", 2, "100m"))
+			s.waitFor("2 running pods", func() bool { return s.running("app=gone") == 2 })
+			if err := c.AppsV1().Deployments(s.ns).Delete(s.ctx, "gone", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor("the ReplicaSet and the pods gone", func() bool {
+				rs, err := c.AppsV1().ReplicaSets(s.ns).List(s.ctx, metav1.ListOptions{})
+				return err == nil && len(rs.Items) == 0 && len(s.pods("app=gone")) == 0
+			})
+		}},
+		{"a preempted pod with a 30 s grace period ends, and the preemptor binds", func(t *testing.T, s *story) {
+			s.node("n1", "2")
+			low := s.pod("low", "1500m")
+			low.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30) // kubectl's default
+			s.create(low)
+			s.waitFor("low running", func() bool { return s.phase("low") == v1.PodRunning })
+			s.create(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: s.ns + "-high"}, Value: 1000})
+			vip := s.pod("vip", "1500m")
+			vip.Spec.PriorityClassName = s.ns + "-high"
+			s.create(vip)
+			s.waitFor("vip bound and running in low's place", func() bool {
+				p, err := c.CoreV1().Pods(s.ns).Get(s.ctx, "vip", metav1.GetOptions{})
+				return err == nil && p.Spec.NodeName == s.nodeName("n1") && p.Status.Phase == v1.PodRunning
+			})
+			if _, err := c.CoreV1().Pods(s.ns).Get(s.ctx, "low", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("low still exists: %v", err)
+			}
+		}},
+		{"a PodDisruptionBudget's disruptionsAllowed is computed", func(t *testing.T, s *story) {
+			s.node("n1", "4")
+			s.create(deployment(s, "guarded", 3, "100m"))
+			s.create(&policyv1.PodDisruptionBudget{
+				ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: s.ns},
+				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+			})
+			s.waitFor("disruptionsAllowed 1 of 3 healthy", func() bool {
+				pdb, err := c.PolicyV1().PodDisruptionBudgets(s.ns).Get(s.ctx, "guarded", metav1.GetOptions{})
+				return err == nil && pdb.Status.CurrentHealthy == 3 && pdb.Status.DisruptionsAllowed == 1
+			})
+		}},
+		{"a Job's pod runs for its time and succeeds, and the Job completes", func(t *testing.T, s *story) {
+			s.node("n1", "4")
+			job := &batchv1.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: s.ns},
+				Spec: batchv1.JobSpec{Template: v1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{kubelet.RunForAnnotation: "1s"}},
+					Spec:       s.pod("", "100m").Spec,
+				}},
+			}
+			job.Spec.Template.Spec.RestartPolicy = v1.RestartPolicyNever
+			s.create(job)
+			s.waitFor("the Job complete", func() bool {
+				j, err := c.BatchV1().Jobs(s.ns).Get(s.ctx, "once", metav1.GetOptions{})
+				return err == nil && j.Status.Succeeded == 1 && j.Status.CompletionTime != nil
+			})
+		}},
+		{"a node's Lease is renewed and it stays Ready", func(t *testing.T, s *story) {
+			name := s.node("n1", "4")
+			var first *metav1.MicroTime
+			s.waitFor("the node's Lease", func() bool {
+				l, err := c.CoordinationV1().Leases("kube-node-lease").Get(s.ctx, name, metav1.GetOptions{})
+				if err == nil {
+					first = l.Spec.RenewTime
+				}
+				return err == nil
+			})
+			// The kubelet renews every quarter of 40 s.
+			var lease *coordinationv1.Lease
+			s.waitFor("a renewal", func() bool {
+				l, err := c.CoordinationV1().Leases("kube-node-lease").Get(s.ctx, name, metav1.GetOptions{})
+				lease = l
+				return err == nil && l.Spec.RenewTime.After(first.Time)
+			})
+			if ptr.Deref(lease.Spec.HolderIdentity, "") != name || len(lease.OwnerReferences) != 1 {
+				t.Errorf("lease holder %v, owners %v", lease.Spec.HolderIdentity, lease.OwnerReferences)
+			}
+			node, err := c.CoreV1().Nodes().Get(s.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ready(node) || node.Status.NodeInfo.KubeletVersion != kubelet.KubeletVersion || len(node.Spec.Taints) != 0 {
+				t.Errorf("node: ready %v, kubelet %q, taints %v", ready(node), node.Status.NodeInfo.KubeletVersion, node.Spec.Taints)
+			}
+		}},
+		{"a node made NotReady is tainted, its pods are evicted and replaced elsewhere", func(t *testing.T, s *story) {
+			sick := s.node("sick", "4")
+			d := deployment(s, "moved", 2, "100m")
+			// Let the pods leave at once rather than after the admission's 300 s.
+			d.Spec.Template.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeNotReady, Operator: v1.TolerationOpExists,
+				Effect: v1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](0)}}
+			s.create(d)
+			s.waitFor("2 running pods on the node", func() bool { return s.running("app=moved") == 2 })
+			healthy := s.node("healthy", "4")
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, kubelet.StateAnnotation, kubelet.StateNotReady)
+			if _, err := c.CoreV1().Nodes().Patch(s.ctx, sick, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor("the not-ready NoExecute taint", func() bool {
+				n, err := c.CoreV1().Nodes().Get(s.ctx, sick, metav1.GetOptions{})
+				if err != nil {
+					return false
+				}
+				for _, taint := range n.Spec.Taints {
+					if taint.Key == v1.TaintNodeNotReady && taint.Effect == v1.TaintEffectNoExecute {
+						return !ready(n)
+					}
+				}
+				return false
+			})
+			s.waitFor("2 running replacements on the healthy node", func() bool {
+				on := 0
+				for _, p := range s.pods("app=moved") {
+					if p.Spec.NodeName == healthy && p.Status.Phase == v1.PodRunning && p.DeletionTimestamp == nil {
+						on++
+					}
+				}
+				return on == 2
+			})
+		}},
+		{"kubectl: create deployment, scale, get, delete", func(t *testing.T, s *story) {
+			s.node("n1", "4")
+			kubectl := kubectlFor(t, inst)
+			kubectl("create", "deployment", "kweb", "--image=pause:3.10", "--replicas=3", "-n", s.ns)
+			// The node's label keeps the pods on this story's node.
+			kubectl("patch", "deployment", "kweb", "-n", s.ns, "-p",
+				fmt.Sprintf(`{"spec":{"template":{"spec":{"nodeSelector":{"story":%q}}}}}`, s.ns))
+			kubectl("rollout", "status", "deployment/kweb", "-n", s.ns, "--timeout=2m")
+			out := kubectl("get", "pods", "-n", s.ns, "-l", "app=kweb", "--no-headers")
+			if n := strings.Count(out, "Running"); n != 3 {
+				t.Errorf("kubectl get pods shows %d Running, want 3:\n%s", n, out)
+			}
+			kubectl("scale", "deployment", "kweb", "--replicas=1", "-n", s.ns)
+			s.waitFor("1 pod left", func() bool { return len(s.pods("app=kweb")) == 1 })
+			// kubectl's delete is graceful (30 s); the kubelet ends it.
+			pod := s.pods("app=kweb")[0].Name
+			kubectl("delete", "pod", pod, "-n", s.ns, "--wait=true", "--timeout=1m")
+			s.waitFor("a replacement running", func() bool {
+				pods := s.pods("app=kweb")
+				return len(pods) == 1 && pods[0].Name != pod && pods[0].Status.Phase == v1.PodRunning
+			})
+		}},
+	}
+	for _, st := range stories {
+		t.Run(st.name, func(t *testing.T) {
+			s := newStory(t, inst)
+			st.run(t, s)
+		})
+	}
+	t.Run("a reset removes what the controllers made, and they work again after it", func(t *testing.T) {
+		ctx := context.Background()
+		if err := inst.Cluster.Reset(ctx); err != nil {
+			t.Fatalf("Reset: %v", err)
+		}
+		for _, check := range []struct {
+			what  string
+			count func() (int, error)
+		}{
+			{"pods", func() (int, error) { l, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); return len(l.Items), err }},
+			{"nodes", func() (int, error) { l, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); return len(l.Items), err }},
+			{"Deployments", func() (int, error) {
+				l, err := c.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
+			{"ReplicaSets", func() (int, error) {
+				l, err := c.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
+			{"Jobs", func() (int, error) { l, err := c.BatchV1().Jobs("").List(ctx, metav1.ListOptions{}); return len(l.Items), err }},
+			{"PodDisruptionBudgets", func() (int, error) {
+				l, err := c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
+			{"node Leases", func() (int, error) {
+				l, err := c.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
+		} {
+			if n, err := check.count(); err != nil || n != 0 {
+				t.Errorf("after the reset: %d %s (%v)", n, check.what, err)
+			}
+		}
+		s := newStory(t, inst)
+		s.node("n1", "4")
+		s.create(deployment(s, "again", 1, "100m"))
+		s.waitFor("a running pod after the reset", func() bool { return s.running("app=again") == 1 })
+	})
+}
+
+// story is one story's namespace and nodes.
+type story struct {
+	t    *testing.T
+	ctx  context.Context
+	c    kubernetes.Interface
+	inst *app.Instance
+	ns   string
+}
+
+var storyCount int
+
+func newStory(t *testing.T, inst *app.Instance) *story {
+	storyCount++
+	s := &story{t: t, ctx: context.Background(), c: inst.Client, inst: inst, ns: fmt.Sprintf("story-%d", storyCount)}
+	s.create(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})
+	return s
+}
+
+func (s *story) nodeName(name string) string { return s.ns + "-" + name }
+
+// node creates a node with cpu CPUs through the REST path, labelled for
+// this story's pods.
+func (s *story) node(name, cpu string) string {
+	s.t.Helper()
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.nodeName(name), Labels: map[string]string{"story": s.ns}},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}
+	if _, err := s.inst.Cluster.CreateNode(s.ctx, node); err != nil {
+		s.t.Fatalf("creating node %s: %v", node.Name, err)
+	}
+	return node.Name
+}
+
+// pod is a pod for this story's nodes, asking for cpu, as kubectl would
+// make it (no grace period set: the apiserver's 30 s).
+func (s *story) pod(name, cpu string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
+		Spec: v1.PodSpec{NodeSelector: map[string]string{"story": s.ns}, Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+}
+
+func deployment(s *story, name string, replicas int32, cpu string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	tmpl := s.pod("", cpu)
+	tmpl.Labels = labels
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}}}
+}
+
+// create creates any of the objects the stories use, directly with the
+// apiserver, as kubectl create does.
+func (s *story) create(obj any) {
+	s.t.Helper()
+	var err error
+	switch o := obj.(type) {
+	case *v1.Namespace:
+		_, err = s.c.CoreV1().Namespaces().Create(s.ctx, o, metav1.CreateOptions{})
+	case *v1.Pod:
+		_, err = s.c.CoreV1().Pods(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *appsv1.Deployment:
+		_, err = s.c.AppsV1().Deployments(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *batchv1.Job:
+		_, err = s.c.BatchV1().Jobs(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *policyv1.PodDisruptionBudget:
+		_, err = s.c.PolicyV1().PodDisruptionBudgets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *schedulingv1.PriorityClass:
+		_, err = s.c.SchedulingV1().PriorityClasses().Create(s.ctx, o, metav1.CreateOptions{})
+	default:
+		s.t.Fatalf("create: %T", obj)
+	}
+	if err != nil {
+		s.t.Fatalf("creating %T: %v", obj, err)
+	}
+}
+
+func (s *story) pods(selector string) []v1.Pod {
+	s.t.Helper()
+	l, err := s.c.CoreV1().Pods(s.ns).List(s.ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return l.Items
+}
+
+func (s *story) running(selector string) int {
+	n := 0
+	for _, p := range s.pods(selector) {
+		if p.Status.Phase == v1.PodRunning && p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *story) phase(name string) v1.PodPhase {
+	p, err := s.c.CoreV1().Pods(s.ns).Get(s.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return p.Status.Phase
+}
+
+// waitFor waits for what the controllers and kubelets do; the limit is
+// far above what a loaded machine needs, and only ends a broken run.
+func (s *story) waitFor(what string, cond func() bool) {
+	s.t.Helper()
+	waitUntil(s.t, 2*time.Minute, what, cond)
+}
+
+func ready(node *v1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// kubectlFor returns a function that runs kubectl v1.37.2 against inst
+// and returns its output. hack/test.sh builds it from the module cache and
+// names it in $KUBECTL; without that, the test builds it itself.
+func kubectlFor(t *testing.T, inst *app.Instance) func(args ...string) string {
+	t.Helper()
+	bin := os.Getenv("KUBECTL")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "kubectl")
+		out, err := exec.Command("go", "build", "-o", bin, "k8s.io/kubernetes/cmd/kubectl").CombinedOutput()
+		if err != nil {
+			t.Fatalf("building kubectl from the module: %v\n%s", err, out)
+		}
+	}
+	return func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--kubeconfig", inst.ControlPlane.KubeconfigPath()}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+}

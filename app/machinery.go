@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"minisched/cluster"
+	"minisched/controllers"
+	"minisched/kubelet"
+)
+
+// machinery is what acts on the embedded cluster beside the scheduler, as
+// on a real one: kube-controller-manager's controllers and the simulated
+// kubelets. A reset stops it while it empties the cluster, so that no
+// ReplicaSet makes its pods again halfway, and starts it afresh.
+type machinery struct {
+	restConfig  *rest.Config
+	client      kubernetes.Interface
+	controllers []string // as --controllers; empty: none
+	kubelets    *kubelet.Config
+	log         *slog.Logger
+
+	mu      sync.Mutex
+	ctx     context.Context // the instance's: what runs ends with it
+	manager *controllers.Manager
+	nodes   *kubelet.Kubelets
+}
+
+// newMachinery returns the machinery the flags ask for, or nil for none.
+func newMachinery(f Flags, restConfig *rest.Config, client kubernetes.Interface, log *slog.Logger) (*machinery, error) {
+	list, err := controllers.ParseList(f.Controllers)
+	if err != nil {
+		return nil, err
+	}
+	m := &machinery{restConfig: restConfig, client: client, controllers: list, log: log}
+	if f.Kubelets {
+		m.kubelets = &kubelet.Config{Client: client, StartDelay: f.PodStartDelay, MaxGracePeriod: f.MaxGracePeriod,
+			Machine: cluster.DefaultNodeAllocatable()}
+	}
+	if len(list) == 0 && m.kubelets == nil {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// start starts the kubelets, then the controllers, and returns once both
+// watch the cluster: what is created after it is acted on.
+func (m *machinery) start(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ctx = ctx
+	return m.startLocked()
+}
+
+func (m *machinery) startLocked() error {
+	started := time.Now()
+	if m.kubelets != nil {
+		k, err := kubelet.Start(m.ctx, *m.kubelets)
+		if err != nil {
+			return fmt.Errorf("starting the kubelets: %w", err)
+		}
+		m.nodes = k
+	}
+	if len(m.controllers) > 0 {
+		mgr, err := controllers.Start(m.ctx, controllers.Config{RESTConfig: m.restConfig, Controllers: m.controllers})
+		if err != nil {
+			return fmt.Errorf("starting the controllers: %w", err)
+		}
+		m.manager = mgr
+		m.log.Debug("controllers started", "controllers", len(mgr.Names()), "took", time.Since(started).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// pause stops the controllers and kubelets for a reset, and returns what
+// starts them again.
+func (m *machinery) pause() (resume func() error) {
+	m.mu.Lock()
+	m.stopLocked()
+	return func() error {
+		defer m.mu.Unlock()
+		if m.ctx.Err() != nil {
+			return nil
+		}
+		return m.startLocked()
+	}
+}
+
+func (m *machinery) stopLocked() error {
+	var errs []error
+	if m.manager != nil {
+		errs = append(errs, m.manager.Close())
+		m.manager = nil
+	}
+	if m.nodes != nil {
+		m.nodes.Close()
+		m.nodes = nil
+	}
+	return errors.Join(errs...)
+}
+
+// close stops everything for good.
+func (m *machinery) close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stopLocked()
+}
