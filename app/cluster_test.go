@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,9 +153,12 @@ func TestRealCluster(t *testing.T) {
 			s.create(d)
 			s.waitFor("2 running pods on the node", func() bool { return s.running("app=moved") == 2 })
 			healthy := s.node("healthy", "4")
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, kubelet.StateAnnotation, kubelet.StateNotReady)
-			if _, err := c.CoreV1().Nodes().Patch(s.ctx, sick, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
+			// The dashboard's way: PATCH /nodes/{name} {"kubelet": ...}.
+			if code := call(t, "PATCH", inst.URL+"api/v1/nodes/"+sick, `{"kubelet":"Asleep"}`); code != 422 {
+				t.Errorf("PATCH kubelet Asleep: %d, want 422", code)
+			}
+			if code := call(t, "PATCH", inst.URL+"api/v1/nodes/"+sick, `{"kubelet":"NotReady"}`); code != 200 {
+				t.Fatalf("PATCH kubelet NotReady: %d", code)
 			}
 			s.waitFor("the not-ready NoExecute taint", func() bool {
 				n, err := c.CoreV1().Nodes().Get(s.ctx, sick, metav1.GetOptions{})
@@ -176,6 +180,31 @@ func TestRealCluster(t *testing.T) {
 					}
 				}
 				return on == 2
+			})
+		}},
+		{"a node whose kubelet stops loses its Lease and is marked unreachable", func(t *testing.T, s *story) {
+			name := s.node("gone", "4")
+			s.waitFor("the node Ready", func() bool {
+				n, err := c.CoreV1().Nodes().Get(s.ctx, name, metav1.GetOptions{})
+				return err == nil && ready(n)
+			})
+			// kubectl annotate's way.
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, kubelet.StateAnnotation, kubelet.StateStopped)
+			if _, err := c.CoreV1().Nodes().Patch(s.ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// Node lifecycle's grace period is 50 s: the Lease must go stale.
+			waitUntil(t, 3*time.Minute, "the unreachable taint", func() bool {
+				n, err := c.CoreV1().Nodes().Get(s.ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return false
+				}
+				for _, taint := range n.Spec.Taints {
+					if taint.Key == v1.TaintNodeUnreachable {
+						return true
+					}
+				}
+				return false
 			})
 		}},
 		{"kubectl: create deployment, scale, get, delete", func(t *testing.T, s *story) {
@@ -201,12 +230,17 @@ func TestRealCluster(t *testing.T) {
 			})
 		}},
 	}
-	for _, st := range stories {
-		t.Run(st.name, func(t *testing.T) {
-			s := newStory(t, inst)
-			st.run(t, s)
-		})
-	}
+	// The stories run side by side (each waits on the cluster most of its
+	// time); the reset comes after them all.
+	t.Run("stories", func(t *testing.T) {
+		for _, st := range stories {
+			t.Run(st.name, func(t *testing.T) {
+				t.Parallel()
+				s := newStory(t, inst)
+				st.run(t, s)
+			})
+		}
+	})
 	t.Run("a reset removes what the controllers made, and they work again after it", func(t *testing.T) {
 		ctx := context.Background()
 		if err := inst.Cluster.Reset(ctx); err != nil {
@@ -216,8 +250,14 @@ func TestRealCluster(t *testing.T) {
 			what  string
 			count func() (int, error)
 		}{
-			{"pods", func() (int, error) { l, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); return len(l.Items), err }},
-			{"nodes", func() (int, error) { l, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); return len(l.Items), err }},
+			{"pods", func() (int, error) {
+				l, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
+			{"nodes", func() (int, error) {
+				l, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
 			{"Deployments", func() (int, error) {
 				l, err := c.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
 				return len(l.Items), err
@@ -226,7 +266,10 @@ func TestRealCluster(t *testing.T) {
 				l, err := c.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{})
 				return len(l.Items), err
 			}},
-			{"Jobs", func() (int, error) { l, err := c.BatchV1().Jobs("").List(ctx, metav1.ListOptions{}); return len(l.Items), err }},
+			{"Jobs", func() (int, error) {
+				l, err := c.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
+				return len(l.Items), err
+			}},
 			{"PodDisruptionBudgets", func() (int, error) {
 				l, err := c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
 				return len(l.Items), err
@@ -256,11 +299,10 @@ type story struct {
 	ns   string
 }
 
-var storyCount int
+var storyCount atomic.Int32
 
 func newStory(t *testing.T, inst *app.Instance) *story {
-	storyCount++
-	s := &story{t: t, ctx: context.Background(), c: inst.Client, inst: inst, ns: fmt.Sprintf("story-%d", storyCount)}
+	s := &story{t: t, ctx: context.Background(), c: inst.Client, inst: inst, ns: fmt.Sprintf("story-%d", storyCount.Add(1))}
 	s.create(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})
 	return s
 }

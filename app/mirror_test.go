@@ -65,21 +65,18 @@ func TestMirrorFollowsReadOnly(t *testing.T) {
 
 	// A new node and a new pending pod in the source.
 	cpu := resource.MustParse("64")
-	node, err := admin.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-3"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	node.Status = v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourcePods: resource.MustParse("110")},
-		Capacity:   v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourcePods: resource.MustParse("110")},
-		Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}
-	if _, err := admin.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-3"}, Status: v1.NodeStatus{
+		Allocatable: v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourcePods: resource.MustParse("110")},
+		Capacity:    v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourcePods: resource.MustParse("110")},
+		Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}
+	if _, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 30*time.Second, "node-3 in the copy, with its allocatable", func() bool {
 		n, err := inst.Client.CoreV1().Nodes().Get(ctx, "node-3", metav1.GetOptions{})
 		return err == nil && n.Status.Allocatable.Cpu().Equal(cpu)
 	})
-	_, err = admin.CoreV1().Pods("shop").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-3", Labels: map[string]string{"app": "web"}},
+	_, err := admin.CoreV1().Pods("shop").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-3", Labels: map[string]string{"app": "web"}},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
 			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}}}, metav1.CreateOptions{})
 	if err != nil {

@@ -25,9 +25,9 @@ type LimitError struct{ msg string }
 func (e *LimitError) Error() string { return e.msg }
 
 // CreateNode creates node with its status, filling in what a kubelet would
-// report. Status is a subresource the apiserver ignores on create, so it is
-// written in a second call; a node whose status cannot be written is
-// deleted again.
+// report. The apiserver keeps a node's status on create (a kubelet
+// registers its node so), so one call writes both: a simulated kubelet
+// never sees the node without its figures.
 func (c *Cluster) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -36,18 +36,7 @@ func (c *Cluster) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, erro
 	}
 	c.nodeDefaults(node)
 	c.Own(node)
-	status := node.Status
-	created, err := c.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	created.Status = status
-	updated, err := c.opts.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	if err != nil {
-		_ = c.opts.Client.CoreV1().Nodes().Delete(context.WithoutCancel(ctx), created.Name, metav1.DeleteOptions{})
-		return nil, err
-	}
-	return updated, nil
+	return c.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 }
 
 // CreatePod creates pod, in the default namespace unless it names one. A pod

@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+
+	"minisched/kubelet"
 )
 
 // NodeChange is what may be changed of a node where the dashboard shows it:
@@ -19,12 +21,26 @@ type NodeChange struct {
 	// Allocatable replaces the resources the node offers; its capacity
 	// follows where it would fall below.
 	Allocatable v1.ResourceList `json:"allocatable,omitempty"`
+	// Kubelet says what the node's simulated kubelet does: Ready,
+	// NotReady (it reports Ready=False) or Stopped (it stops reporting, as
+	// a node cut off); it sets the node's kubelet.StateAnnotation.
+	Kubelet string `json:"kubelet,omitempty"`
 }
+
+// InvalidChangeError refuses a change that names no valid value.
+type InvalidChangeError struct{ msg string }
+
+func (e *InvalidChangeError) Error() string { return e.msg }
 
 // UpdateNode applies change to the node, trying again if someone else
 // changed it meanwhile. On a cluster minisched shares it changes only nodes
 // it created.
 func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange) (*v1.Node, error) {
+	switch change.Kubelet {
+	case "", kubelet.StateReady, kubelet.StateNotReady, kubelet.StateStopped:
+	default:
+		return nil, &InvalidChangeError{fmt.Sprintf("kubelet %q: want %s, %s or %s", change.Kubelet, kubelet.StateReady, kubelet.StateNotReady, kubelet.StateStopped)}
+	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	nodes := c.opts.Client.CoreV1().Nodes()
@@ -37,7 +53,7 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 		if c.opts.Writes == WritesOwned && node.Labels[OwnerLabel] == "" {
 			return &NotOwnedError{fmt.Sprintf("node %s was not created by minisched (no %s label): minisched changes only its own nodes on a real cluster", name, OwnerLabel)}
 		}
-		if change.Unschedulable != nil || change.Labels != nil || change.Taints != nil {
+		if change.Unschedulable != nil || change.Labels != nil || change.Taints != nil || change.Kubelet != "" {
 			if change.Unschedulable != nil {
 				node.Spec.Unschedulable = *change.Unschedulable
 			}
@@ -49,6 +65,16 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 			}
 			if change.Taints != nil {
 				node.Spec.Taints = *change.Taints
+			}
+			switch change.Kubelet {
+			case "":
+			case kubelet.StateReady:
+				delete(node.Annotations, kubelet.StateAnnotation)
+			default:
+				if node.Annotations == nil {
+					node.Annotations = map[string]string{}
+				}
+				node.Annotations[kubelet.StateAnnotation] = change.Kubelet
 			}
 			if node, err = nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 				return err

@@ -11,17 +11,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
-	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	cacheddiscovery "k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	controllersmetrics "k8s.io/component-base/metrics/prometheus/controllers"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	controllerhealthz "k8s.io/controller-manager/pkg/healthz"
+	"k8s.io/controller-manager/pkg/informerfactory"
 	kcm "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	kcmconfig "k8s.io/kubernetes/cmd/kube-controller-manager/app/config"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 	ctrlconfig "k8s.io/kubernetes/pkg/controller/apis/config"
 	"k8s.io/kubernetes/pkg/controller/garbagecollector"
 	gcconfig "k8s.io/kubernetes/pkg/controller/garbagecollector/config"
@@ -106,18 +116,9 @@ func Start(ctx context.Context, cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	restCfg := rest.CopyConfig(cfg.RESTConfig)
-	client, err := clientset.NewForConfig(restCfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the controllers' client: %w", err)
-	}
-	completed := (&kcmconfig.Config{ComponentConfig: cc, Client: client, Kubeconfig: restCfg}).Complete()
-	// One client per controller, each with its own user agent, as
-	// kube-controller-manager does without service-account credentials.
-	builder := clientbuilder.SimpleControllerClientBuilder{ClientConfig: restCfg}
-
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Manager{cancel: cancel, done: make(chan struct{})}
-	cctx, err := kcm.CreateControllerContext(ctx, completed, builder, builder)
+	cctx, err := controllerContext(ctx, cc, restCfg)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("building the controllers' context: %w", err)
@@ -135,6 +136,15 @@ func Start(ctx context.Context, cfg Config) (*Manager, error) {
 	cctx.InformerFactory.Start(ctx.Done())
 	cctx.ObjectOrMetadataInformerFactory.Start(ctx.Done())
 	close(cctx.InformersStarted)
+	// Their first lists done, a Deployment created from now on is seen,
+	// and closing soon after cuts off no list halfway (the apiserver's
+	// etcd client would print that on the console).
+	for informer, ok := range cctx.InformerFactory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			cancel()
+			return nil, fmt.Errorf("the controllers' %v informer did not sync: %w", informer, context.Cause(ctx))
+		}
+	}
 	go func() {
 		defer close(m.done)
 		defer cctx.InformerFactory.Shutdown()
@@ -147,6 +157,65 @@ func Start(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 	}()
 	return m, nil
+}
+
+// controllerContext builds what kube-controller-manager's
+// CreateControllerContext builds (the shared and metadata informers, a
+// client per controller, the RESTMapper, the garbage collector's graph),
+// from the same parts. Upstream's registers its informers under the
+// process-wide name "kube-controller-manager", which a second control plane
+// in the same process (tests, scenario diff, what-if) cannot take again.
+func controllerContext(ctx context.Context, cc ctrlconfig.KubeControllerManagerConfiguration, restCfg *rest.Config) (kcm.ControllerContext, error) {
+	// One client per controller, each with its own user agent, as
+	// kube-controller-manager does without service-account credentials.
+	builder := clientbuilder.SimpleControllerClientBuilder{ClientConfig: restCfg}
+	// Managed fields are trimmed, as upstream's informers trim them.
+	trim := func(obj any) (any, error) {
+		if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
+			accessor.SetManagedFields(nil)
+		}
+		return obj, nil
+	}
+	resync := func() time.Duration {
+		return time.Duration(float64(cc.Generic.MinResyncPeriod.Nanoseconds()) * (rand.Float64() + 1))
+	}
+	client, err := builder.Client("shared-informers")
+	if err != nil {
+		return kcm.ControllerContext{}, err
+	}
+	shared := informers.NewSharedInformerFactoryWithOptions(client, resync(), informers.WithTransform(trim))
+	metadataClient, err := metadata.NewForConfig(rest.AddUserAgent(rest.CopyConfig(restCfg), "metadata-informers"))
+	if err != nil {
+		return kcm.ControllerContext{}, err
+	}
+	metadataInformers := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, resync(), metadatainformer.WithTransform(trim))
+	discoveryClient, err := builder.DiscoveryClient("controller-discovery")
+	if err != nil {
+		return kcm.ControllerContext{}, err
+	}
+	restMapper := restmapper.NewDeferredDiscoveryRESTMapper(cacheddiscovery.NewMemCacheClient(discoveryClient))
+	go wait.Until(restMapper.Reset, 30*time.Second, ctx.Done())
+	cctx := kcm.ControllerContext{
+		ClientBuilder:                   builder,
+		InformerFactory:                 shared,
+		ObjectOrMetadataInformerFactory: informerfactory.NewInformerFactory(shared, metadataInformers),
+		ComponentConfig:                 cc,
+		RESTMapper:                      restMapper,
+		InformersStarted:                make(chan struct{}),
+		ResyncPeriod:                    resync,
+		ControllerManagerMetrics:        controllersmetrics.NewControllerManagerMetrics("kube-controller-manager"),
+	}
+	if cc.GarbageCollectorController.EnableGarbageCollector &&
+		cctx.IsControllerEnabled(kcm.NewControllerDescriptors()[names.GarbageCollectorController]) {
+		ignored := map[schema.GroupResource]struct{}{}
+		for _, r := range cc.GarbageCollectorController.GCIgnoredResources {
+			ignored[schema.GroupResource{Group: r.Group, Resource: r.Resource}] = struct{}{}
+		}
+		cctx.GraphBuilder = garbagecollector.NewDependencyGraphBuilder(ctx, metadataClient, restMapper, ignored,
+			cctx.ObjectOrMetadataInformerFactory, cctx.InformersStarted)
+	}
+	controllersmetrics.Register()
+	return cctx, nil
 }
 
 // shutdownTimeout is kube-controller-manager's own.

@@ -42,6 +42,10 @@ go vet ./...
 log "building minisched"
 hack/build.sh bin/minisched
 
+log "building kubectl v1.37.2 from the module cache (tests run it against the embedded cluster)"
+hack/build.sh bin/kubectl k8s.io/kubernetes/cmd/kubectl
+export KUBECTL="$PWD/bin/kubectl" PATH="$PWD/bin:$PATH"
+
 log "Go tests"
 # One package at a time: each starts its own control planes, and two at once
 # on a 2-core machine make the timing-sensitive tests flaky.

@@ -50,8 +50,9 @@ type Config struct {
 	KubeconfigPath string
 	// StartTimeout bounds Start. Zero means one minute.
 	StartTimeout time.Duration
-	// EtcdLogs shows etcd's own logs on stderr. Off by default: they are noise
-	// to a person who came to watch a scheduler.
+	// EtcdLogs shows etcd's own logs, and those of the apiserver's etcd
+	// clients, on stderr. Off by default: they are noise to a person who
+	// came to watch a scheduler.
 	EtcdLogs bool
 
 	// The bounds below keep a long workshop from growing without end.
@@ -294,6 +295,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 	ec.TickMs, ec.ElectionMs = 10, 100
 	if !cp.cfg.EtcdLogs {
 		ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		quietEtcdClients()
 	}
 	e, err := embed.StartEtcd(ec)
 	if err != nil {

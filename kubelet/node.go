@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/featuregate"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
+	// Registers Kubernetes' feature gates, which the discovery reads.
+	_ "k8s.io/kubernetes/pkg/features"
 	"k8s.io/utils/ptr"
 )
 

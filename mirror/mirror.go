@@ -342,12 +342,8 @@ func (m *Mirror) node(ctx context.Context, name string) error {
 		if err := room(&m.copyNodeCount, m.opts.MaxNodes, "nodes"); err != nil {
 			return err
 		}
-		created, err := nodes.Create(ctx, &v1.Node{ObjectMeta: meta(src.ObjectMeta), Spec: nodeSpec(src)}, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		created.Status = nodeStatus(src)
-		_, err = nodes.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		// The apiserver keeps a node's status on create.
+		_, err := nodes.Create(ctx, &v1.Node{ObjectMeta: meta(src.ObjectMeta), Spec: nodeSpec(src), Status: nodeStatus(src)}, metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {

@@ -122,7 +122,7 @@ func create[T runtime.Object](c echo.Context, obj T, makeIt func(context.Context
 }
 
 // patchNode changes what the dashboard edits of a node: cordon, labels,
-// taints, allocatable (cluster.NodeChange).
+// taints, allocatable, its kubelet's state (cluster.NodeChange).
 func (s *Server) patchNode(c echo.Context) error {
 	data, err := readBody(c)
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *Server) patchNode(c echo.Context) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&change); err != nil {
-		return apiError(http.StatusBadRequest, "a node change is {unschedulable, labels, taints, allocatable}: %v", err)
+		return apiError(http.StatusBadRequest, "a node change is {unschedulable, labels, taints, allocatable, kubelet}: %v", err)
 	}
 	node, err := s.cluster.UpdateNode(c.Request().Context(), c.Param("name"), change)
 	return respond(c, http.StatusOK, node, err)
@@ -172,8 +172,9 @@ func deleted(c echo.Context, err error) error {
 func clusterError(err error) error {
 	var limit *cluster.LimitError
 	var notOwned *cluster.NotOwnedError
+	var invalid *cluster.InvalidChangeError
 	switch {
-	case errors.As(err, &limit):
+	case errors.As(err, &limit), errors.As(err, &invalid):
 		return apiError(http.StatusUnprocessableEntity, "%v", err)
 	case errors.As(err, &notOwned):
 		return apiError(http.StatusForbidden, "%v", err)

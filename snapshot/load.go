@@ -228,17 +228,9 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 			return each(ctx, doc.CSINodes, &c.CSINodes, "CSINode", creator(storage.CSINodes().Create))
 		},
 		func() error {
-			// Status is a subresource the apiserver ignores on create, as
-			// the cluster package's CreateNode says: a second call writes it.
-			return each(ctx, doc.Nodes, &c.Nodes, "node", func(ctx context.Context, node *v1.Node) error {
-				created, err := core.Nodes().Create(ctx, node, create)
-				if err != nil {
-					return err
-				}
-				created.Status = node.Status
-				_, err = core.Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-				return err
-			})
+			// The apiserver keeps a node's status on create, as the
+			// cluster package's CreateNode says.
+			return each(ctx, doc.Nodes, &c.Nodes, "node", creator(core.Nodes().Create))
 		},
 		func() error {
 			return each(ctx, doc.ResourceSlices, &c.ResourceSlices, "ResourceSlice", creator(res.ResourceSlices().Create))

@@ -80,14 +80,11 @@ func workload(ctx context.Context, c kubernetes.Interface, nodes, pods int, podC
 	if err := parallel(nodes, func(i int) error {
 		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%04d", i),
 			Labels: map[string]string{v1.LabelHostname: fmt.Sprintf("node-%04d", i), v1.LabelTopologyZone: fmt.Sprintf("zone-%d", i%3)}}}
-		created, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		created.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("32"),
+		// The apiserver keeps a node's status on create.
+		n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("32"),
 			v1.ResourceMemory: resource.MustParse("64Gi"), v1.ResourcePods: resource.MustParse("110")}
-		created.Status.Capacity = created.Status.Allocatable
-		_, err = c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		n.Status.Capacity = n.Status.Allocatable
+		_, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return fmt.Errorf("creating nodes: %w", err)

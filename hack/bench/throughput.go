@@ -21,7 +21,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 
+	"minisched/controllers"
 	"minisched/k8sapiserver"
+	"minisched/kubelet"
 	"minisched/minisched"
 	"minisched/minisched/schedconfig"
 	"minisched/recorder"
@@ -38,12 +40,19 @@ func throughput(args []string) error {
 	only := fs.String("only", "", "run only this one (minisched, kube-scheduler or binds), to profile it")
 	identical := fs.Bool("identical", false, "make every pod alike (kube-scheduler's opportunistic batching then reuses one pod's results for the next)")
 	ceiling := fs.Bool("ceiling", true, "also measure the control plane's ceiling: binds from 16 parallel writers, with no scheduling")
+	withCluster := fs.Bool("cluster", false, "also run minisched on a cluster with kube-controller-manager's controllers and the simulated kubelets (minisched+cluster), against the bare one")
 	_ = fs.Parse(args)
-	var mini, up, binds, miniCPU, upCPU []float64
+	var mini, up, binds, miniCPU, upCPU, full, fullCPU []float64
 	for r := 0; r < *rounds; r++ {
 		order := []string{"minisched", "kube-scheduler"}
 		if r%2 == 1 {
 			order = []string{"kube-scheduler", "minisched"}
+		}
+		if *withCluster {
+			order = append(order, "minisched+cluster")
+			if r%2 == 1 {
+				order = append([]string{"minisched+cluster"}, order[:len(order)-1]...)
+			}
 		}
 		if *ceiling {
 			order = append(order, "binds")
@@ -67,6 +76,8 @@ func throughput(args []string) error {
 				mini, miniCPU = append(mini, rate), append(miniCPU, cpuPerPod)
 			case "kube-scheduler":
 				up, upCPU = append(up, rate), append(upCPU, cpuPerPod)
+			case "minisched+cluster":
+				full, fullCPU = append(full, rate), append(fullCPU, cpuPerPod)
 			default:
 				binds = append(binds, rate)
 			}
@@ -82,6 +93,10 @@ func throughput(args []string) error {
 	}
 	fmt.Printf("throughput: %d %s pods on %d nodes: minisched %.1f pods/s, kube-scheduler %.1f pods/s, ratio %.2f\n", *pods, kind, *nodes, m, u, m/u)
 	fmt.Printf("CPU per pod (the whole process): minisched %.2f ms, kube-scheduler %.2f ms; kube-scheduler's over minisched's %.2f\n", mean(miniCPU), mean(upCPU), mean(upCPU)/mean(miniCPU))
+	if *withCluster {
+		f := mean(full)
+		fmt.Printf("with controllers and kubelets: minisched %.1f pods/s, %.2f of the bare cluster's; CPU per pod %.2f ms against %.2f\n", f, f/m, mean(fullCPU), mean(miniCPU))
+	}
 	if *ceiling {
 		b := mean(binds)
 		fmt.Printf("ceiling: %.1f binds/s with no scheduling; minisched at %.2f of it, kube-scheduler at %.2f\n", b, m/b, u/b)
@@ -123,7 +138,7 @@ func isolated(which string, nodes, pods int, cpu string) (oneRun, error) {
 // prints its figures as one line of JSON.
 func throughputOne(args []string) error {
 	fs := flagSet("throughput-one")
-	which := fs.String("which", "minisched", "minisched, kube-scheduler or binds")
+	which := fs.String("which", "minisched", "minisched, minisched+cluster, kube-scheduler or binds")
 	nodes := fs.Int("nodes", 500, "nodes")
 	pods := fs.Int("pods", 2000, "pods")
 	cpu := fs.String("cpu", "", "every pod's CPU request; empty varies them")
@@ -204,6 +219,19 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	}
 	defer cp.Close()
 	c := kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	if which == "minisched+cluster" {
+		// As the binary starts them: before any node or pod exists.
+		k, err := kubelet.Start(ctx, kubelet.Config{Client: c})
+		if err != nil {
+			return 0, 0, "", err
+		}
+		defer k.Close()
+		mgr, err := controllers.Start(ctx, controllers.Config{RESTConfig: cp.RESTConfig()})
+		if err != nil {
+			return 0, 0, "", err
+		}
+		defer mgr.Close()
+	}
 	if err := workload(ctx, c, nodes, pods, cpu); err != nil {
 		return 0, 0, "", err
 	}
@@ -221,7 +249,7 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	cpuBefore, callsBefore := processCPU(), apiCalls()
 	begun := time.Now()
 	switch which {
-	case "minisched":
+	case "minisched", "minisched+cluster":
 		rec := recorder.New(recorder.Options{})
 		svc := minisched.NewService(minisched.ServiceOptions{Client: c, RESTConfig: cp.RESTConfig(), Observer: rec})
 		if err := svc.Start(ctx, cfg); err != nil {
