@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -428,5 +430,83 @@ func kubectlFor(t *testing.T, inst *app.Instance) func(args ...string) string {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
+	}
+}
+
+// TestCopyStaysACopy copies a cluster whose pods belong to a Deployment
+// and a DaemonSet, under a PodDisruptionBudget, into an embedded cluster
+// whose controllers and kubelets run: the copy's pods are the source's, one
+// for one, and no controller makes or deletes one. The copy's controllers
+// are shown to be at work by a Deployment of its own.
+func TestCopyStaysACopy(t *testing.T) {
+	source := start(t, nil)
+	s := newStory(t, source)
+	s.node("a", "4")
+	s.node("b", "4")
+	s.create(deployment(s, "web", 3, "100m"))
+	ds := deployment(s, "agent", 1, "10m")
+	s.create(&appsv1.DaemonSet{ObjectMeta: ds.ObjectMeta, Spec: appsv1.DaemonSetSpec{Selector: ds.Spec.Selector, Template: ds.Spec.Template}})
+	s.create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: s.ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}})
+	s.waitFor("3 web and 2 agent pods running in the source", func() bool {
+		return s.running("app=web") == 3 && s.running("app=agent") == 2
+	})
+	placements := func(c kubernetes.Interface) []string {
+		l, err := c.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range l.Items {
+			out = append(out, p.Name+"@"+p.Spec.NodeName)
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := placements(source.Client)
+
+	copied := start(t, func(f *app.Flags) { f.ImportFrom = source.ControlPlane.KubeconfigPath() })
+	ctx := context.Background()
+	list, err := copied.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := copied.Client.CoreV1().Pods(s.ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// The copy's kubelets start every copied pod; its controllers make the
+	// pods of a Deployment of the copy's own.
+	c := newStory(t, copied)
+	c.create(deployment(c, "sentinel", 1, "10m"))
+	waitUntil(t, 2*time.Minute, "the copied pods running and the copy's own Deployment served", func() bool {
+		l, err := copied.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, p := range l.Items {
+			if p.Status.Phase != v1.PodRunning {
+				return false
+			}
+		}
+		d, err := copied.Client.AppsV1().Deployments(c.ns).Get(ctx, "sentinel", metav1.GetOptions{})
+		return err == nil && d.Status.ReadyReplicas == 1
+	})
+	if got := placements(copied.Client); !slices.Equal(got, want) {
+		t.Errorf("the copy's pods are %v, the source's %v", got, want)
+	}
+	for {
+		select {
+		case e := <-w.ResultChan():
+			if e.Type == watch.Added || e.Type == watch.Deleted {
+				p, _ := e.Object.(*v1.Pod)
+				t.Errorf("a copied namespace saw a pod %s: %v", e.Type, p.GetName())
+			}
+			continue
+		default:
+		}
+		break
 	}
 }

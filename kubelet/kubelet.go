@@ -25,6 +25,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"minisched/minisched/event"
 )
 
 // Annotations a person sets to steer a simulated kubelet, with kubectl
@@ -34,7 +36,7 @@ const (
 	// reports Ready=False and keeps its Lease), or Stopped (the kubelet is
 	// gone: no Lease renewal, no status, as a node that lost its network;
 	// node lifecycle then marks it unreachable).
-	StateAnnotation = "kubelet.minisched.io/state"
+	StateAnnotation = event.KubeletStateAnnotation
 	// RunForAnnotation on a pod: how long its containers run (a Go duration
 	// such as 30s) before they exit with ExitCodeAnnotation's code. Without
 	// it they run until the pod is deleted.

@@ -31,6 +31,9 @@ func (d *Document) clean() {
 	}
 	for i := range d.PersistentVolumeClaims {
 		cleanMeta(&d.PersistentVolumeClaims[i].ObjectMeta)
+		// Conditions (Unused, Resizing) are the controllers'; where the
+		// copy runs them, they write their own.
+		d.PersistentVolumeClaims[i].Status.Conditions = nil
 	}
 	for i := range d.PersistentVolumes {
 		pv := &d.PersistentVolumes[i]

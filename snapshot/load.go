@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"minisched/cluster"
@@ -205,9 +206,7 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 				if pvc.Status.Phase == "" {
 					return nil
 				}
-				created.Status = pvc.Status
-				_, err = claims.UpdateStatus(ctx, created, metav1.UpdateOptions{})
-				return err
+				return writeStatus(ctx, claims, created, func(c *v1.PersistentVolumeClaim) { c.Status = pvc.Status })
 			})
 		},
 		func() error {
@@ -219,9 +218,7 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 				if err != nil || pv.Status.Phase == "" {
 					return err
 				}
-				created.Status = pv.Status
-				_, err = core.PersistentVolumes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-				return err
+				return writeStatus(ctx, core.PersistentVolumes(), created, func(v *v1.PersistentVolume) { v.Status = pv.Status })
 			})
 		},
 		func() error {
@@ -242,9 +239,7 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 				if err != nil || claim.Status.Allocation == nil {
 					return err
 				}
-				created.Status = claim.Status
-				_, err = claims.UpdateStatus(ctx, created, metav1.UpdateOptions{})
-				return err
+				return writeStatus(ctx, claims, created, func(c *resourcev1.ResourceClaim) { c.Status = claim.Status })
 			})
 		},
 		func() error {
@@ -272,6 +267,29 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 		}
 	}
 	return c, nil
+}
+
+// statusClient is the part of a typed client writeStatus needs.
+type statusClient[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// writeStatus writes the status of an object just created, a call of its
+// own (status is a subresource). A controller may have changed the object
+// in between (the persistentvolume controller marks a claim at once), so a
+// conflict reads it again and sets the status on the newer one.
+func writeStatus[T metav1.Object](ctx context.Context, client statusClient[T], created T, set func(T)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		set(created)
+		_, err := client.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if latest, getErr := client.Get(ctx, created.GetName(), metav1.GetOptions{}); getErr == nil {
+				created = latest
+			}
+		}
+		return err
+	})
 }
 
 // pod creates a pod; one with spec.nodeName is created bound (the

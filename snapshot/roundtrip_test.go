@@ -112,25 +112,23 @@ func buildCluster(t *testing.T, inst *app.Instance) {
 		Provisioner: "example.com/fast", VolumeBindingMode: &binding}, metav1.CreateOptions{})
 	must("StorageClass fast", err)
 	class := "fast"
-	pvc, err := c.CoreV1().PersistentVolumeClaims("shop").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "data",
-		// As the volume controller marks a claim it bound.
-		Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}},
+	// A claim and a volume made for each other; the persistentvolume
+	// controller binds them, as on a real cluster.
+	_, err = c.CoreV1().PersistentVolumeClaims("shop").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "data"},
 		Spec: v1.PersistentVolumeClaimSpec{StorageClassName: &class, VolumeName: "pv-1", AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{})
 	must("PersistentVolumeClaim shop/data", err)
-	pvc.Status = v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound, AccessModes: pvc.Spec.AccessModes,
-		Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}
-	_, err = c.CoreV1().PersistentVolumeClaims("shop").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
-	must("the status of PersistentVolumeClaim shop/data", err)
-	pv, err := c.CoreV1().PersistentVolumes().Create(ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"},
+	_, err = c.CoreV1().PersistentVolumes().Create(ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"},
 		Spec: v1.PersistentVolumeSpec{StorageClassName: class, AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/data"}},
-			ClaimRef:               &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: "shop", Name: "data", UID: pvc.UID}}}, metav1.CreateOptions{})
+			ClaimRef:               &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: "shop", Name: "data"}}}, metav1.CreateOptions{})
 	must("PersistentVolume pv-1", err)
-	pv.Status.Phase = v1.VolumeBound
-	_, err = c.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{})
-	must("the status of PersistentVolume pv-1", err)
+	waitFor(t, inst, "the persistentvolume controller to bind shop/data to pv-1", func(ctx context.Context) (bool, error) {
+		pvc, err := c.CoreV1().PersistentVolumeClaims("shop").Get(ctx, "data", metav1.GetOptions{})
+		pv, err2 := c.CoreV1().PersistentVolumes().Get(ctx, "pv-1", metav1.GetOptions{})
+		return err == nil && err2 == nil && pvc.Status.Phase == v1.ClaimBound && pv.Status.Phase == v1.VolumeBound, nil
+	})
 
 	created := pod("shop", "web-1", "1")
 	created.Spec.NodeName = "node-b"

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -19,7 +20,17 @@ type NodeSummary struct {
 	// resource the node offers.
 	Allocatable map[string]int64 `json:"allocatable"`
 	Created     time.Time        `json:"created"`
+	// Ready is the status of the node's Ready condition (True, False,
+	// Unknown), empty when it has none.
+	Ready string `json:"ready,omitempty"`
+	// Kubelet is what its simulated kubelet was told to do (NotReady,
+	// Stopped; KubeletStateAnnotation), empty for the default, Ready.
+	Kubelet string `json:"kubelet,omitempty"`
 }
+
+// KubeletStateAnnotation is the node annotation the simulated kubelets
+// read (the kubelet package's StateAnnotation), which summaries report.
+const KubeletStateAnnotation = "kubelet.minisched.io/state"
 
 // PodSummary is what the dashboard shows of a pod.
 type PodSummary struct {
@@ -42,6 +53,12 @@ type PodSummary struct {
 	// RealNode, on a pod of a mirrored copy, is where the real scheduler
 	// put it in the source (RealNodeAnnotation).
 	RealNode string `json:"realNode,omitempty"`
+	// Ready is the pod's Ready condition; Terminating says its deletion
+	// waits for its grace period.
+	Ready       bool `json:"ready,omitempty"`
+	Terminating bool `json:"terminating,omitempty"`
+	// Owner is the pod's controller, as Kind/name (ReplicaSet/web-5fc9f4bf66).
+	Owner string `json:"owner,omitempty"`
 }
 
 // RealNodeAnnotation, on a pod of a mirrored copy, names the node the real
@@ -71,7 +88,7 @@ type CycleSummary struct {
 
 // SummarizeNode returns the summary of node.
 func SummarizeNode(node *v1.Node) NodeSummary {
-	return NodeSummary{
+	s := NodeSummary{
 		Name:          node.Name,
 		UID:           string(node.UID),
 		Labels:        node.Labels,
@@ -79,7 +96,14 @@ func SummarizeNode(node *v1.Node) NodeSummary {
 		Unschedulable: node.Spec.Unschedulable,
 		Allocatable:   quantities(node.Status.Allocatable),
 		Created:       node.CreationTimestamp.Time,
+		Kubelet:       node.Annotations[KubeletStateAnnotation],
 	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			s.Ready = string(c.Status)
+		}
+	}
+	return s
 }
 
 // SummarizePod returns the summary of pod.
@@ -96,14 +120,21 @@ func SummarizePod(pod *v1.Pod) PodSummary {
 		NominatedNodeName: pod.Status.NominatedNodeName,
 		Created:           pod.CreationTimestamp.Time,
 		RealNode:          pod.Annotations[RealNodeAnnotation],
+		Terminating:       pod.DeletionTimestamp != nil,
+	}
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		s.Owner = ref.Kind + "/" + ref.Name
 	}
 	if pod.Spec.Priority != nil {
 		s.Priority = *pod.Spec.Priority
 	}
 	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled {
+		switch c.Type {
+		case v1.PodScheduled:
 			s.Scheduled = string(c.Status)
 			s.Message = c.Message
+		case v1.PodReady:
+			s.Ready = c.Status == v1.ConditionTrue
 		}
 	}
 	return s
