@@ -524,6 +524,15 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 	return inst, nil
 }
 
+// Controllers names the kube-controller-manager controllers that run on
+// the embedded cluster, sorted; none when attached or with --controllers=.
+func (inst *Instance) Controllers() []string {
+	if inst.machinery == nil {
+		return nil
+	}
+	return inst.machinery.names()
+}
+
 // Close stops the server, the scheduler and the control plane, in that
 // order, within a few seconds.
 func (inst *Instance) Close() error {

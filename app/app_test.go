@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -187,6 +188,44 @@ func TestBadFlags(t *testing.T) {
 	err = app.Run(context.Background(), []string{"--scheduler-config", "/does/not/exist"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "scheduler-config") {
 		t.Errorf("missing scheduler config: %v", err)
+	}
+	for _, value := range []string{"nosuch", "*,-nosuch"} {
+		err = app.Run(context.Background(), []string{"--controllers", value}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), `unknown controller "nosuch"`) {
+			t.Errorf("--controllers %s: %v", value, err)
+		}
+	}
+}
+
+// TestControllersFlag reads --controllers as kube-controller-manager does:
+// its defaults, one dropped, aliases, or none.
+func TestControllersFlag(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    []string // must run
+		notWant []string // must not
+	}{
+		{"*", []string{"deployment-controller", "garbage-collector-controller", "node-lifecycle-controller"}, []string{"bootstrap-signer-controller"}},
+		{"*,-garbage-collector-controller", []string{"deployment-controller"}, []string{"garbage-collector-controller"}},
+		{"*,-garbagecollector", []string{"deployment-controller"}, []string{"garbage-collector-controller"}}, // an alias
+		{"replicaset-controller", []string{"replicaset-controller"}, []string{"deployment-controller"}},
+		{"", nil, []string{"deployment-controller", "replicaset-controller"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q", tt.value), func(t *testing.T) {
+			inst := start(t, func(f *app.Flags) { f.Controllers = tt.value; f.Kubelets = false })
+			running := inst.Controllers()
+			for _, name := range tt.want {
+				if !slices.Contains(running, name) {
+					t.Errorf("%s does not run: %v", name, running)
+				}
+			}
+			for _, name := range tt.notWant {
+				if slices.Contains(running, name) {
+					t.Errorf("%s runs: %v", name, running)
+				}
+			}
+		})
 	}
 }
 

@@ -106,6 +106,16 @@ func (m *machinery) stopLocked() error {
 	return errors.Join(errs...)
 }
 
+// names are the controllers that run now.
+func (m *machinery) names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.manager == nil {
+		return nil
+	}
+	return m.manager.Names()
+}
+
 // close stops everything for good.
 func (m *machinery) close() error {
 	m.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,6 +108,9 @@ type Kubelets struct {
 
 const byNode = "nodeName"
 
+// workers is how many nodes and how many pods are worked on at once.
+const workers = 4
+
 // Start starts the kubelets and returns once their caches are synced, so
 // that every node and bound pod that exists then is handled.
 func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
@@ -133,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 		addresses: newAddresses(),
 		seen:      map[string]time.Time{},
 	}
-	k.leases = &leases{client: cfg.Client, duration: cfg.LeaseDuration, renewed: map[string]time.Time{}}
+	k.leases = &leases{client: cfg.Client, duration: cfg.LeaseDuration, last: map[string]*coordinationv1.Lease{}}
 	nodeFactory := informers.NewSharedInformerFactory(cfg.Client, 0)
 	// A kubelet watches only its node's pods; together they watch the
 	// bound ones.
@@ -199,12 +203,19 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 		podFactory.Shutdown()
 		return nil, fmt.Errorf("kubelet: caches did not sync: %w", context.Cause(ctx))
 	}
-	k.done.Add(3)
-	go func() { defer k.done.Done(); <-ctx.Done(); k.nodeQueue.ShutDown(); k.podQueue.ShutDown() }()
-	go func() { defer k.done.Done(); k.run(ctx, k.nodeQueue, k.syncNode) }()
-	go func() { defer k.done.Done(); k.run(ctx, k.podQueue, k.syncPod) }()
-	k.done.Add(1)
-	go func() { defer k.done.Done(); <-ctx.Done(); nodeFactory.Shutdown(); podFactory.Shutdown() }()
+	k.done.Go(func() {
+		<-ctx.Done()
+		k.nodeQueue.ShutDown()
+		k.podQueue.ShutDown()
+		nodeFactory.Shutdown()
+		podFactory.Shutdown()
+	})
+	// Every node's kubelet works on its own; a few workers stand for them
+	// (a queue never hands one key to two workers at once).
+	for range workers {
+		k.done.Go(func() { k.run(ctx, k.nodeQueue, k.syncNode) })
+		k.done.Go(func() { k.run(ctx, k.podQueue, k.syncPod) })
+	}
 	return k, nil
 }
 

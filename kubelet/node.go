@@ -199,18 +199,19 @@ func (g gates) Enabled(key string) bool { return g.FeatureGate.Enabled(featurega
 
 // leases keeps each node's Lease in kube-node-lease, as the kubelet's
 // lease controller does: created with the node as owner, renewed every
-// quarter of its duration.
+// quarter of its duration. As the kubelet does, it keeps the Lease it last
+// wrote and renews that, reading it again only when someone else wrote it.
 type leases struct {
 	client   kubernetes.Interface
 	duration time.Duration
 
-	mu      sync.Mutex
-	renewed map[string]time.Time
+	mu   sync.Mutex
+	last map[string]*coordinationv1.Lease // node name -> the Lease as last written
 }
 
 func (l *leases) forget(node string) {
 	l.mu.Lock()
-	delete(l.renewed, node)
+	delete(l.last, node)
 	l.mu.Unlock()
 }
 
@@ -219,17 +220,22 @@ func (l *leases) forget(node string) {
 func (l *leases) renew(ctx context.Context, node *v1.Node) (time.Duration, error) {
 	interval := l.duration / 4
 	l.mu.Lock()
-	last, ok := l.renewed[node.Name]
+	lease := l.last[node.Name]
 	l.mu.Unlock()
 	now := time.Now()
-	if ok && now.Sub(last) < interval {
-		return interval - now.Sub(last), nil
+	if lease != nil && lease.Spec.RenewTime != nil {
+		if since := now.Sub(lease.Spec.RenewTime.Time); since < interval {
+			return interval - since, nil
+		}
 	}
-	leases := l.client.CoordinationV1().Leases(leaseNamespace)
-	lease, err := leases.Get(ctx, node.Name, metav1.GetOptions{})
+	client := l.client.CoordinationV1().Leases(leaseNamespace)
+	var err error
+	if lease == nil {
+		lease, err = client.Get(ctx, node.Name, metav1.GetOptions{})
+	}
 	switch {
 	case apierrors.IsNotFound(err):
-		lease = &coordinationv1.Lease{
+		lease, err = client.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: node.Name, Namespace: leaseNamespace,
 				// The garbage collector deletes the Lease with its node.
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
@@ -238,18 +244,19 @@ func (l *leases) renew(ctx context.Context, node *v1.Node) (time.Duration, error
 				LeaseDurationSeconds: ptr.To(int32(l.duration / time.Second)),
 				RenewTime:            &metav1.MicroTime{Time: now},
 			},
-		}
-		_, err = leases.Create(ctx, lease, metav1.CreateOptions{})
+		}, metav1.CreateOptions{})
 	case err == nil:
-		lease.Spec.RenewTime = &metav1.MicroTime{Time: now}
-		lease.Spec.HolderIdentity = ptr.To(node.Name)
-		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+		renewed := lease.DeepCopy()
+		renewed.Spec.RenewTime = &metav1.MicroTime{Time: now}
+		renewed.Spec.HolderIdentity = ptr.To(node.Name)
+		lease, err = client.Update(ctx, renewed, metav1.UpdateOptions{})
 	}
 	if err != nil {
+		l.forget(node.Name) // read it again next time
 		return 0, err
 	}
 	l.mu.Lock()
-	l.renewed[node.Name] = now
+	l.last[node.Name] = lease
 	l.mu.Unlock()
 	return interval, nil
 }

@@ -22,15 +22,16 @@ func startup(args []string) error {
 	runs := fs.Int("runs", 5, "how many starts")
 	idle := fs.Duration("idle", 5*time.Second, "how long to stay idle before reading the peak RSS")
 	nodes := fs.Int("nodes", 0, "restart on a data directory holding this many nodes")
+	flags := fs.String("args", "", "more flags for the binary, space-separated (--controllers= --kubelets=false: the bare cluster)")
 	_ = fs.Parse(args)
-	var extra []string
+	extra := strings.Fields(*flags)
 	if *nodes > 0 {
 		dir, err := os.MkdirTemp("", "minisched-startup-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		extra = []string{"--data-dir", dir, "--max-nodes", fmt.Sprint(*nodes)}
+		extra = append(extra, "--data-dir", dir, "--max-nodes", fmt.Sprint(*nodes))
 		if err := populate(*bin, extra, *nodes); err != nil {
 			return fmt.Errorf("creating %d nodes: %w", *nodes, err)
 		}

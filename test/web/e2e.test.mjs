@@ -157,6 +157,8 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(order.every((sel, i) => i === 0 || seen[sel] > seen[order[i - 1]]), `the parts first seen in mutation callbacks ${JSON.stringify(seen)}`);
     await page.waitForSelector('.outcome');
     assert.match(await page.textContent('.outcome'), /bound to e2e-/);
+    // Its life apart from its scheduling: the node's kubelet runs it.
+    await page.waitForSelector('#pod-life:has-text("Running, Ready")');
     const filterRows = await page.$$eval('.matrix tbody tr', (rows) => rows.map((r) => r.textContent));
     assert.equal(filterRows.length, 2);
     assert.ok(filterRows.every((r) => r.includes('✓')), 'both nodes pass Filter');
@@ -428,6 +430,12 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await card.locator('.badge:has-text("unschedulable")').waitFor();
     await card.locator('button[aria-label="Uncordon node e2e-many"]').click();
     await card.locator('.badge:has-text("unschedulable")').waitFor({ state: 'detached' });
+    // The node's kubelet reports NotReady, then Ready again.
+    await card.locator('select[aria-label="Kubelet of node e2e-many"]').selectOption('NotReady');
+    await notice(/e2e-many's kubelet reports NotReady/);
+    await card.locator('.node-health:has-text("NotReady")').waitFor();
+    await card.locator('select[aria-label="Kubelet of node e2e-many"]').selectOption('Ready');
+    await card.locator('.node-health').waitFor({ state: 'detached' });
     await card.locator('button[aria-label="Edit node e2e-many"]').click();
     await page.fill('#ne-labels', 'many=yes, disk=ssd');
     await page.fill('#ne-taints', 'dedicated=chips:NoSchedule');

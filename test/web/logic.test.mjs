@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  codeClass, codeName, formatAgo, mirrorWords, formatBytes, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent, plural, tidyReason,
+  codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent, plural, tidyReason,
 } from '../../web/static/js/format.js';
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
@@ -17,7 +17,7 @@ import { effect } from '../../web/static/js/signals.js';
 import { createActions } from '../../web/static/js/actions.js';
 import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
-import { nodeRows } from '../../web/static/js/nodes.js';
+import { kubeletNotice, nodeHealth, nodeRows } from '../../web/static/js/nodes.js';
 import { columnsFor, gridRange, visibleRange } from '../../web/static/js/windowing.js';
 import { E, events, fakeFetch, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
@@ -700,4 +700,36 @@ test('a mirror in words: in step or how far behind, the pods placed elsewhere, a
     'Mirror 3 changes behind (the oldest 1.5 s); 1 of 4 pods placed elsewhere than the real scheduler did.');
   assert.match(mirrorWords({ synced: true, behind: 1, lagNanos: 2e8, lastError: 'pod shop/web-3: forbidden' }), /failing: pod shop\/web-3: forbidden\.$/);
   assert.equal(mirrorWords({ synced: true, stopped: true }), 'The mirror has stopped: the copy no longer follows its source.');
+});
+
+test('nodeHealth: what the node card says of its kubelet, and what it offers next', () => {
+  const cases = [
+    { name: 'a Ready node', node: { ready: 'True' }, state: 'ready', badge: '', next: ['NotReady', 'Stopped'] },
+    { name: 'a node with no condition yet', node: {}, state: 'ready', badge: '', next: ['NotReady', 'Stopped'] },
+    { name: 'told NotReady, before the kubelet reports it', node: { ready: 'True', kubelet: 'NotReady' }, state: 'notReady', badge: 'NotReady', next: ['Ready', 'Stopped'] },
+    { name: 'reporting Ready=False', node: { ready: 'False' }, state: 'notReady', badge: 'NotReady', next: ['NotReady', 'Stopped'] },
+    { name: 'its kubelet stopped', node: { ready: 'True', kubelet: 'Stopped' }, state: 'stopped', badge: 'kubelet stopped', next: ['Ready', 'NotReady'] },
+    { name: 'marked Unknown by node lifecycle', node: { ready: 'Unknown' }, state: 'unknown', badge: 'unreachable', next: ['NotReady', 'Stopped'] },
+  ];
+  for (const c of cases) {
+    assert.deepEqual(nodeHealth(c.node), { state: c.state, badge: c.badge, next: c.next }, c.name);
+  }
+  assert.match(kubeletNotice('n1', 'NotReady'), /taints it/);
+  assert.match(kubeletNotice('n1', 'Stopped'), /unreachable/);
+  assert.match(kubeletNotice('n1', 'Ready'), /Ready again/);
+});
+
+test('podLife: a pod\'s life apart from its scheduling', () => {
+  const cases = [
+    [{}, 'waiting'],
+    [{ nodeName: 'n1' }, 'bound, starting'],
+    [{ nodeName: 'n1', phase: 'Pending' }, 'bound, starting'],
+    [{ nodeName: 'n1', phase: 'Running' }, 'Running'],
+    [{ nodeName: 'n1', phase: 'Running', ready: true }, 'Running, Ready'],
+    [{ nodeName: 'n1', phase: 'Running', ready: true, terminating: true }, 'Terminating'],
+    [{ nodeName: 'n1', phase: 'Succeeded' }, 'Succeeded'],
+    [{ nodeName: 'n1', phase: 'Failed' }, 'Failed'],
+  ];
+  for (const [pod, want] of cases) assert.equal(podLife(pod), want, JSON.stringify(pod));
+  assert.equal(podLife(undefined), '');
 });

@@ -5,6 +5,7 @@
 import { describeError } from './api.js';
 import { comparisonRequest } from './compare.js';
 import { plural } from './format.js';
+import { kubeletNotice } from './nodes.js';
 import { THEMES } from './route.js';
 import { podKey } from './store/index.js';
 import {
@@ -155,6 +156,19 @@ export function createActions({ api, store, delay = sleep }) {
       return run(`node:${name}`, `Could not ${on ? 'cordon' : 'uncordon'} node ${name}`, async () => {
         await api.patchNode(name, { unschedulable: on });
         store.addNotice('ok', `Node ${name} ${on ? 'cordoned: new pods are not placed there' : 'uncordoned'}.`);
+        return true;
+      });
+    },
+
+    /**
+     * Tells a node's simulated kubelet what to do: Ready, NotReady (it
+     * reports Ready=False) or Stopped (it stops reporting, as a node cut off).
+     */
+    async setKubelet(name, state) {
+      if (!state) return false;
+      return run(`node:${name}`, `Could not make node ${name} ${state}`, async () => {
+        await api.patchNode(name, { kubelet: state });
+        store.addNotice('ok', kubeletNotice(name, state));
         return true;
       });
     },

@@ -205,3 +205,17 @@ export function mirrorWords(m) {
   const failing = m.lastError ? `; failing: ${m.lastError}` : '';
   return `Mirror ${lag}${placed}${failing}.`;
 }
+
+/**
+ * podLife is a pod's life apart from its scheduling: waiting (not bound),
+ * starting (bound, not yet running), Running, Ready, Terminating,
+ * Succeeded or Failed, as the kubelet and the apiserver report it.
+ */
+export function podLife(pod) {
+  if (!pod) return '';
+  if (pod.terminating) return 'Terminating';
+  if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return pod.phase;
+  if (!pod.nodeName) return 'waiting';
+  if (pod.phase === 'Running') return pod.ready ? 'Running, Ready' : 'Running';
+  return 'bound, starting';
+}

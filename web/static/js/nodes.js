@@ -35,3 +35,28 @@ export function nodeRows(nodes, usage, { sort = 'name', filter = '' } = {}) {
   const by = SORTS[sort];
   return rows.sort((a, b) => (by ? by(b) - by(a) : 0) || natural(a.name, b.name));
 }
+
+/**
+ * nodeHealth says how a node's kubelet stands, from its summary: state
+ * (ready, notReady, stopped, unknown), a badge's text ('' when ready), and
+ * the kubelet states a person may switch it to next.
+ */
+export function nodeHealth(node) {
+  const told = node?.kubelet || 'Ready';
+  let state = 'ready';
+  if (told === 'Stopped') state = 'stopped';
+  else if (node?.ready === 'False' || told === 'NotReady') state = 'notReady';
+  else if (node?.ready === 'Unknown') state = 'unknown';
+  const badge = { ready: '', notReady: 'NotReady', stopped: 'kubelet stopped', unknown: 'unreachable' }[state];
+  const next = ['Ready', 'NotReady', 'Stopped'].filter((s) => s !== told);
+  return { state, badge, next };
+}
+
+/** kubeletNotice is what the page says once a node's kubelet was told state. */
+export function kubeletNotice(name, state) {
+  switch (state) {
+    case 'NotReady': return `Node ${name}'s kubelet reports NotReady: node lifecycle taints it, and evicts its pods after their tolerationSeconds.`;
+    case 'Stopped': return `Node ${name}'s kubelet stopped: its Lease goes stale, and node lifecycle marks it unreachable after 50 s.`;
+    default: return `Node ${name}'s kubelet reports Ready again.`;
+  }
+}

@@ -10,9 +10,11 @@ import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } 
 import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel } from '../format.js';
 import { natural } from '../store/index.js';
 import { nodeEditForm } from '../manifests.js';
-import { nodeRows, SORTS } from '../nodes.js';
+import { nodeHealth, nodeRows, SORTS } from '../nodes.js';
 
 const PODS_PER_CARD = 12;
+// What the node card's kubelet menu offers, by the state it sets.
+const KUBELET_CHOICES = Object.freeze({ Ready: 'make Ready', NotReady: 'make NotReady', Stopped: 'stop the kubelet' });
 // A card's size and the grid's gap, in rem (the CSS's .node-card and .node-grid).
 const CARD_REM = Object.freeze({ width: 20, height: 15.5, gap: 0.8 });
 const NO_USAGE = Object.freeze({ cpu: 0, memory: 0, pods: 0, keys: new Set() });
@@ -27,14 +29,21 @@ function NodeCard({ store, actions, name }) {
   const chips = allPods ? keys : keys.slice(0, PODS_PER_CARD);
   const labels = Object.entries(node?.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname');
   const writable = node && !store.page.replay.value;
+  const health = nodeHealth(node);
   return html`<article class=${`card node-card${node?.unschedulable ? ' cordoned' : ''}${node ? '' : ' missing'}`} aria-labelledby=${`node-${name}`} data-node=${name}>
     <header class="card-head">
       <h3 id=${`node-${name}`}>${name}</h3>
       ${node?.unschedulable ? html`<span class="badge warn" title="spec.unschedulable: new pods are not placed here">unschedulable</span>` : null}
       ${!node ? html`<span class="badge warn">node gone</span>` : null}
+      ${health.badge ? html`<span class="badge warn node-health" title="the node's Ready condition, as its kubelet and node lifecycle report it">${health.badge}</span>` : null}
       ${writable ? html`<button type="button" class="small" aria-label=${`${node.unschedulable ? 'Uncordon' : 'Cordon'} node ${name}`} disabled=${store.page.isBusy(`node:${name}`)}
         onClick=${() => actions.cordon(name, !node.unschedulable)}>${node.unschedulable ? 'Uncordon' : 'Cordon'}</button>
-        <button type="button" class="small" aria-label=${`Edit node ${name}`} onClick=${() => actions.editNode(name)}>Edit</button>` : null}
+        <button type="button" class="small" aria-label=${`Edit node ${name}`} onClick=${() => actions.editNode(name)}>Edit</button>
+        <select class="small kubelet-state" aria-label=${`Kubelet of node ${name}`} value="" disabled=${store.page.isBusy(`node:${name}`)}
+          onChange=${(e) => actions.setKubelet(name, e.currentTarget.value)}>
+          <option value="">kubelet…</option>
+          ${health.next.map((s) => html`<option value=${s}>${KUBELET_CHOICES[s]}</option>`)}
+        </select>` : null}
       ${writable ? html`<${ConfirmButton} className="small danger" ariaLabel=${`Delete node ${name}`} label="Delete" confirm=${`Delete ${name}?`} disabled=${busy} onConfirm=${() => actions.deleteNode(name)} />` : null}
     </header>
     ${node ? html`

@@ -5,7 +5,7 @@
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../ui.js';
-import { formatBytes, formatClock, formatCores, formatNanos } from '../format.js';
+import { formatBytes, formatClock, formatCores, formatNanos, podLife } from '../format.js';
 import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
 import { TIES_NAMED } from '../store/index.js';
 
@@ -42,6 +42,8 @@ function PodHeader({ store, actions, podKey: key }) {
     <h2>${key}</h2>
     <dl class="facts">
       <div><dt>node</dt><dd>${pod.nodeName || html`<span class="muted">not bound</span>`}</dd></div>
+      <div id="pod-life"><dt>state</dt><dd>${podLife(pod)}</dd></div>
+      ${pod.owner ? html`<div><dt>owner</dt><dd>${pod.owner}</dd></div>` : null}
       <div><dt>requests</dt><dd>CPU ${formatCores(req.cpu || 0)}, memory ${formatBytes(req.memory || 0)}</dd></div>
       <div><dt>priority</dt><dd>${pod.priority}</dd></div>
       ${pod.nominatedNodeName ? html`<div><dt>nominated</dt><dd>${pod.nominatedNodeName}</dd></div>` : null}
