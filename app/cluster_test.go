@@ -352,6 +352,8 @@ func (s *story) create(obj any) {
 		_, err = s.c.CoreV1().Pods(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *appsv1.Deployment:
 		_, err = s.c.AppsV1().Deployments(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *appsv1.DaemonSet:
+		_, err = s.c.AppsV1().DaemonSets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *batchv1.Job:
 		_, err = s.c.BatchV1().Jobs(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *policyv1.PodDisruptionBudget:
@@ -480,6 +482,7 @@ func TestCopyStaysACopy(t *testing.T) {
 	// The copy's kubelets start every copied pod; its controllers make the
 	// pods of a Deployment of the copy's own.
 	c := newStory(t, copied)
+	c.node("own", "1")
 	c.create(deployment(c, "sentinel", 1, "10m"))
 	waitUntil(t, 2*time.Minute, "the copied pods running and the copy's own Deployment served", func() bool {
 		l, err := copied.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})

@@ -165,9 +165,11 @@ type loader struct {
 	// one may be refused for a moment (cluster.WaitForClass).
 	classes map[string]bool
 	// claims maps each PersistentVolumeClaim created to its new uid, which
-	// the PersistentVolume bound to it names.
+	// the PersistentVolume bound to it names; created keeps the claims
+	// whose status is written once their volumes exist.
 	claimsMu sync.Mutex
 	claims   map[string]types.UID
+	created  []v1.PersistentVolumeClaim
 }
 
 func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
@@ -202,11 +204,12 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 				}
 				l.claimsMu.Lock()
 				l.claims[pvc.Namespace+"/"+pvc.Name] = created.UID
-				l.claimsMu.Unlock()
-				if pvc.Status.Phase == "" {
-					return nil
+				if pvc.Status.Phase != "" {
+					created.Status = pvc.Status
+					l.created = append(l.created, *created)
 				}
-				return writeStatus(ctx, claims, created, func(c *v1.PersistentVolumeClaim) { c.Status = pvc.Status })
+				l.claimsMu.Unlock()
+				return nil
 			})
 		},
 		func() error {
@@ -219,6 +222,16 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 					return err
 				}
 				return writeStatus(ctx, core.PersistentVolumes(), created, func(v *v1.PersistentVolume) { v.Status = pv.Status })
+			})
+		},
+		func() error {
+			// A claim says Bound only once its volume exists: the
+			// persistentvolume controller marks a Bound claim whose
+			// volume it cannot find Lost.
+			var none int
+			return each(ctx, l.created, &none, "PersistentVolumeClaim status", func(ctx context.Context, created *v1.PersistentVolumeClaim) error {
+				status := created.Status
+				return writeStatus(ctx, core.PersistentVolumeClaims(created.Namespace), created, func(c *v1.PersistentVolumeClaim) { c.Status = status })
 			})
 		},
 		func() error {
