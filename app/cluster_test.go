@@ -21,10 +21,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/utils/ptr"
 
 	"minisched/app"
@@ -248,41 +250,25 @@ func TestRealCluster(t *testing.T) {
 		if err := inst.Cluster.Reset(ctx); err != nil {
 			t.Fatalf("Reset: %v", err)
 		}
-		for _, check := range []struct {
-			what  string
-			count func() (int, error)
+		meta, err := metadata.NewForConfig(inst.RESTConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, left := range []struct {
+			gvr       schema.GroupVersionResource
+			namespace string // "": all
 		}{
-			{"pods", func() (int, error) {
-				l, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
-			{"nodes", func() (int, error) {
-				l, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
-			{"Deployments", func() (int, error) {
-				l, err := c.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
-			{"ReplicaSets", func() (int, error) {
-				l, err := c.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
-			{"Jobs", func() (int, error) {
-				l, err := c.BatchV1().Jobs("").List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
-			{"PodDisruptionBudgets", func() (int, error) {
-				l, err := c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
-			{"node Leases", func() (int, error) {
-				l, err := c.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{})
-				return len(l.Items), err
-			}},
+			{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, ""},
+			{schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, ""},
+			{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, ""},
+			{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, ""},
+			{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, ""},
+			{schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, ""},
+			{schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, "kube-node-lease"},
 		} {
-			if n, err := check.count(); err != nil || n != 0 {
-				t.Errorf("after the reset: %d %s (%v)", n, check.what, err)
+			l, err := meta.Resource(left.gvr).Namespace(left.namespace).List(ctx, metav1.ListOptions{})
+			if err != nil || len(l.Items) != 0 {
+				t.Errorf("after the reset: %s left (%v): %v", left.gvr.Resource, err, l)
 			}
 		}
 		s := newStory(t, inst)
