@@ -38,18 +38,19 @@ function NodeCard({ store, actions, name }) {
       ${health.badge ? html`<span class="badge warn node-health" title="the node's Ready condition, as its kubelet and node lifecycle report it">${health.badge}</span>` : null}
       ${writable ? html`<button type="button" class="small" aria-label=${`${node.unschedulable ? 'Uncordon' : 'Cordon'} node ${name}`} disabled=${store.page.isBusy(`node:${name}`)}
         onClick=${() => actions.cordon(name, !node.unschedulable)}>${node.unschedulable ? 'Uncordon' : 'Cordon'}</button>
-        <button type="button" class="small" aria-label=${`Edit node ${name}`} onClick=${() => actions.editNode(name)}>Edit</button>
-        <select class="small kubelet-state" aria-label=${`Kubelet of node ${name}`} value="" disabled=${store.page.isBusy(`node:${name}`)}
-          onChange=${(e) => actions.setKubelet(name, e.currentTarget.value)}>
-          <option value="">kubelet…</option>
-          ${health.next.map((s) => html`<option value=${s}>${KUBELET_CHOICES[s]}</option>`)}
-        </select>` : null}
+        <button type="button" class="small" aria-label=${`Edit node ${name}`} onClick=${() => actions.editNode(name)}>Edit</button>` : null}
       ${writable ? html`<${ConfirmButton} className="small danger" ariaLabel=${`Delete node ${name}`} label="Delete" confirm=${`Delete ${name}?`} disabled=${busy} onConfirm=${() => actions.deleteNode(name)} />` : null}
     </header>
     ${node ? html`
       <${Meter} label="CPU" used=${u.cpu} total=${alloc.cpu || 0} text=${`${formatCpu(u.cpu)} / ${formatCores(alloc.cpu || 0)}`} />
       <${Meter} label="Memory" used=${u.memory} total=${alloc.memory || 0} text=${`${formatBytes(u.memory)} / ${formatBytes(alloc.memory || 0)}`} />
       <${Meter} label="Pods" used=${u.pods} total=${alloc.pods || 0} text=${`${u.pods} / ${alloc.pods ?? '–'}`} />` : null}
+    ${writable ? html`<p class="kubelet-row"><span class="tags-label">kubelet</span>
+      <select class="small kubelet-state" aria-label=${`Kubelet of node ${name}`} value="" disabled=${store.page.isBusy(`node:${name}`)}
+        onChange=${(e) => actions.setKubelet(name, e.currentTarget.value)}>
+        <option value="">${health.state === 'ready' ? 'Ready' : health.badge}…</option>
+        ${health.next.map((s) => html`<option value=${s}>${KUBELET_CHOICES[s]}</option>`)}
+      </select></p>` : null}
     ${node?.taints?.length ? html`<p class="tags"><span class="tags-label">taints</span>${node.taints.map((t) => html`<span class="tag taint">${formatTaint(t)}</span>`)}</p>` : null}
     ${labels.length ? html`<p class="tags"><span class="tags-label">labels</span>${labels.map(([k, v]) => html`<span class="tag">${k}=${v}</span>`)}</p>` : null}
     <div class="node-pods" aria-label=${`pods on ${name}`}>
