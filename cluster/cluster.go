@@ -1,7 +1,7 @@
 // Package cluster is minisched's side of the cluster it shows: it watches
 // nodes and pods and reports every change as an event, and it creates
-// objects the way a person expects of a cluster with no kubelet (a node gets
-// its status and defaults, a pod no grace period), within limits and, on a
+// objects the way a person expects of a teaching cluster (a node gets its
+// status and defaults, a pod no grace period), within limits and, on a
 // cluster minisched shares, labelled as its own. The REST API and scenarios
 // both change the cluster through it.
 package cluster
@@ -55,7 +55,7 @@ type Options struct {
 	// 50,000 pods.
 	MaxNodes, MaxPods int
 	// NodeAllocatable is what a node gets for each resource its manifest
-	// does not state: no kubelet runs here to report the real figures.
+	// does not state: a simulated kubelet reports what the node says.
 	// Nil: DefaultNodeAllocatable().
 	NodeAllocatable v1.ResourceList
 	// Metadata lets Reset delete every kind of object the controllers

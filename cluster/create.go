@@ -15,8 +15,10 @@ import (
 // apiTimeout bounds each call to the apiserver.
 const apiTimeout = 30 * time.Second
 
-// deleteNow deletes without a grace period: no kubelet will ever confirm a
-// graceful deletion here, and a pod would stay Terminating forever.
+// deleteNow deletes without a grace period: with --kubelets=false no kubelet
+// would ever confirm a graceful deletion, and a pod would stay Terminating
+// forever; with kubelets, the REST API's deletes still go at once, so that a
+// lesson never waits on one.
 var deleteNow = metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
 
 // LimitError refuses a create past MaxNodes or MaxPods.
@@ -40,8 +42,9 @@ func (c *Cluster) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, erro
 }
 
 // CreatePod creates pod, in the default namespace unless it names one. A pod
-// that sets no termination grace period gets 0: no kubelet runs here to end
-// it gracefully, and a pod preemption evicts must go at once.
+// that sets no termination grace period gets 0, so that a pod preemption
+// evicts goes at once, with or without kubelets (kubectl's pods keep the
+// apiserver's 30 s, which the kubelets cap at --max-grace-period).
 func (c *Cluster) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
@@ -115,7 +118,7 @@ func (c *Cluster) nodeDefaults(node *v1.Node) {
 	}
 	if len(node.Status.Conditions) == 0 {
 		node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "MinischedNode",
-			Message: "created by minisched; no kubelet runs here"}}
+			Message: "created by minisched with this status"}}
 	}
 }
 

@@ -18,8 +18,7 @@ func (c *Cluster) DeleteNode(ctx context.Context, name string) error {
 	return remove(ctx, c, "node", name, c.opts.Client.CoreV1().Nodes(), metav1.DeleteOptions{})
 }
 
-// DeletePod deletes a pod at once (no kubelet would confirm a graceful
-// deletion).
+// DeletePod deletes a pod at once, as deleteNow says.
 func (c *Cluster) DeletePod(ctx context.Context, namespace, name string) error {
 	return remove(ctx, c, "pod", name, c.opts.Client.CoreV1().Pods(namespace), deleteNow)
 }
