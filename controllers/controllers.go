@@ -68,19 +68,21 @@ func ParseList(value string) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		bare := strings.TrimPrefix(name, "-")
+		if name == "*" {
+			list = append(list, name)
+			continue
+		}
+		bare, drop := strings.CutPrefix(name, "-")
 		if canonical, ok := aliases[bare]; ok {
 			bare = canonical
-			if strings.HasPrefix(name, "-") {
-				name = "-" + canonical
-			} else {
-				name = canonical
-			}
 		}
-		if name != "*" && !slices.Contains(known, bare) {
+		if !slices.Contains(known, bare) {
 			return nil, fmt.Errorf("--controllers: unknown controller %q (known: %s)", bare, strings.Join(known, ", "))
 		}
-		list = append(list, name)
+		if drop {
+			bare = "-" + bare
+		}
+		list = append(list, bare)
 	}
 	return list, nil
 }

@@ -135,9 +135,9 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 		nodeQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-nodes"}),
 		podQueue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-pods"}),
 		addresses: newAddresses(),
+		leases:    &leases{client: cfg.Client, duration: cfg.LeaseDuration, last: map[string]*coordinationv1.Lease{}},
 		seen:      map[string]time.Time{},
 	}
-	k.leases = &leases{client: cfg.Client, duration: cfg.LeaseDuration, last: map[string]*coordinationv1.Lease{}}
 	nodeFactory := informers.NewSharedInformerFactory(cfg.Client, 0)
 	// A kubelet watches only its node's pods; together they watch the
 	// bound ones.
