@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"minisched/app"
+	"minisched/cluster"
 	"minisched/kubelet"
 )
 
@@ -341,7 +342,11 @@ func (s *story) create(obj any) {
 	case *v1.Namespace:
 		_, err = s.c.CoreV1().Namespaces().Create(s.ctx, o, metav1.CreateOptions{})
 	case *v1.Pod:
-		_, err = s.c.CoreV1().Pods(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+		// A class made a moment ago is refused until admission's informer has it.
+		err = cluster.WaitForClass(s.ctx, func() error {
+			_, err := s.c.CoreV1().Pods(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+			return err
+		})
 	case *appsv1.Deployment:
 		_, err = s.c.AppsV1().Deployments(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *appsv1.DaemonSet:

@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"minisched/app"
+	"minisched/cluster"
 	"minisched/k8sapiserver"
 	"minisched/snapshot"
 )
@@ -77,10 +78,14 @@ func sourceCluster(t *testing.T) (admin kubernetes.Interface, kubeconfigs map[st
 	for _, p := range pods {
 		// No scheduler runs in the source: the pods without a node stay
 		// pending there.
-		_, err := admin.CoreV1().Pods(p.namespace).Create(ctx, &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: p.name, Labels: map[string]string{"app": p.app}},
-			Spec: v1.PodSpec{NodeName: p.node, PriorityClassName: "high", Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
-				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}}}, metav1.CreateOptions{})
+		// The Priority admission knows class high once its informer has it.
+		err := cluster.WaitForClass(ctx, func() error {
+			_, err := admin.CoreV1().Pods(p.namespace).Create(ctx, &v1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: p.namespace, Name: p.name, Labels: map[string]string{"app": p.app}},
+				Spec: v1.PodSpec{NodeName: p.node, PriorityClassName: "high", Containers: []v1.Container{{Name: "c", Image: "pause:3.10",
+					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}}}, metav1.CreateOptions{})
+			return err
+		})
 		must("pod "+p.namespace+"/"+p.name, err)
 	}
 
