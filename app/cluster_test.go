@@ -32,6 +32,7 @@ import (
 	"minisched/app"
 	"minisched/cluster"
 	"minisched/kubelet"
+	"minisched/provisioner"
 )
 
 // TestRealCluster does what a person does on a real cluster, through the
@@ -212,6 +213,52 @@ func TestRealCluster(t *testing.T) {
 				return false
 			})
 		}},
+		{"a claim of the default class is provisioned on its pod's node, and its volume goes with it", func(t *testing.T, s *story) {
+			s.node("n1", "4")
+			claim := s.claim("data", "")
+			s.create(claim)
+			pvc, err := c.CoreV1().PersistentVolumeClaims(s.ns).Get(s.ctx, "data", metav1.GetOptions{})
+			if err != nil || pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != provisioner.DefaultClassName {
+				t.Fatalf("the claim's class is not the default %q: %v, %v", provisioner.DefaultClassName, pvc, err)
+			}
+			pod := s.pod("user", "100m")
+			pod.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+			s.create(pod)
+			s.waitFor("the pod running and the claim bound", func() bool {
+				pvc, err = c.CoreV1().PersistentVolumeClaims(s.ns).Get(s.ctx, "data", metav1.GetOptions{})
+				return err == nil && pvc.Status.Phase == v1.ClaimBound && s.phase("user") == v1.PodRunning
+			})
+			pv, err := c.CoreV1().PersistentVolumes().Get(s.ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			affinity := pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0]
+			if affinity.Key != v1.LabelHostname || !slices.Equal(affinity.Values, []string{s.nodeName("n1")}) {
+				t.Errorf("the volume's node affinity is %v, want %s in [%s]", affinity, v1.LabelHostname, s.nodeName("n1"))
+			}
+			if err := c.CoreV1().Pods(s.ns).Delete(s.ctx, "user", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.CoreV1().PersistentVolumeClaims(s.ns).Delete(s.ctx, "data", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor("the volume deleted (reclaim policy Delete)", func() bool {
+				_, err := c.CoreV1().PersistentVolumes().Get(s.ctx, pv.Name, metav1.GetOptions{})
+				return apierrors.IsNotFound(err)
+			})
+		}},
+		{"a static volume binds to its claim (PV controller)", func(t *testing.T, s *story) {
+			s.create(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: s.ns + "-static"},
+				Spec: v1.PersistentVolumeSpec{Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+					AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: "manual",
+					PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/data"}}}})
+			s.create(s.claim("static", "manual"))
+			s.waitFor("the claim bound to the volume", func() bool {
+				pvc, err := c.CoreV1().PersistentVolumeClaims(s.ns).Get(s.ctx, "static", metav1.GetOptions{})
+				return err == nil && pvc.Status.Phase == v1.ClaimBound && pvc.Spec.VolumeName == s.ns+"-static"
+			})
+		}},
 		{"kubectl: create deployment, scale, get, delete", func(t *testing.T, s *story) {
 			s.node("n1", "4")
 			kubectl := kubectlFor(t, inst)
@@ -272,11 +319,16 @@ func TestRealCluster(t *testing.T) {
 			{schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}, ""},
 			{schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, ""},
 			{schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, "kube-node-lease"},
+			{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, ""},
+			{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, ""},
 		} {
 			l, err := meta.Resource(left.gvr).Namespace(left.namespace).List(ctx, metav1.ListOptions{})
 			if err != nil || len(l.Items) != 0 {
 				t.Errorf("after the reset: %s left (%v): %v", left.gvr.Resource, err, l)
 			}
+		}
+		if _, err := c.StorageV1().StorageClasses().Get(ctx, provisioner.DefaultClassName, metav1.GetOptions{}); err != nil {
+			t.Errorf("the default StorageClass after the reset: %v", err)
 		}
 		s := newStory(t, inst)
 		s.node("n1", "4")
@@ -316,6 +368,17 @@ func (s *story) node(name, cpu string) string {
 	return node.Name
 }
 
+// claim is a claim for 1Gi of class ("": the default class).
+func (s *story) claim(name, class string) *v1.PersistentVolumeClaim {
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if class != "" {
+		pvc.Spec.StorageClassName = &class
+	}
+	return pvc
+}
+
 // pod is a pod for this story's nodes, asking for cpu, as kubectl would
 // make it (no grace period set: the apiserver's 30 s).
 func (s *story) pod(name, cpu string) *v1.Pod {
@@ -353,6 +416,10 @@ func (s *story) create(obj any) {
 		_, err = s.c.AppsV1().DaemonSets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *batchv1.Job:
 		_, err = s.c.BatchV1().Jobs(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *v1.PersistentVolumeClaim:
+		_, err = s.c.CoreV1().PersistentVolumeClaims(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *v1.PersistentVolume:
+		_, err = s.c.CoreV1().PersistentVolumes().Create(s.ctx, o, metav1.CreateOptions{})
 	case *policyv1.PodDisruptionBudget:
 		_, err = s.c.PolicyV1().PodDisruptionBudgets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *schedulingv1.PriorityClass:

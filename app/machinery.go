@@ -5,20 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 
 	"minisched/cluster"
 	"minisched/controllers"
 	"minisched/kubelet"
+	"minisched/provisioner"
 )
 
 // machinery is what acts on the embedded cluster beside the scheduler, as
-// on a real one: kube-controller-manager's controllers and the simulated
-// kubelets. A reset stops it while it empties the cluster, so that no
+// on a real one: kube-controller-manager's controllers, the simulated
+// kubelets and, beside the PV controller, a storage provisioner. A reset stops it while it empties the cluster, so that no
 // ReplicaSet makes its pods again halfway, and starts it afresh.
 type machinery struct {
 	restConfig  *rest.Config
@@ -31,6 +34,7 @@ type machinery struct {
 	ctx     context.Context // the instance's: what runs ends with it
 	manager *controllers.Manager
 	nodes   *kubelet.Kubelets
+	storage *provisioner.Provisioner
 }
 
 // newMachinery returns the machinery the flags ask for, or nil for none.
@@ -75,6 +79,15 @@ func (m *machinery) startLocked() error {
 		}
 		m.manager = mgr
 		m.log.Debug("controllers started", "controllers", len(mgr.Names()), "took", time.Since(started).Round(time.Millisecond))
+		// A provisioner works only with the PV controller, which hands it
+		// claims; the default class comes with it.
+		if slices.Contains(mgr.Names(), names.PersistentVolumeBinderController) {
+			p, err := provisioner.Start(m.ctx, provisioner.Config{Client: m.client, DefaultClass: true})
+			if err != nil {
+				return fmt.Errorf("starting the storage provisioner: %w", err)
+			}
+			m.storage = p
+		}
 	}
 	return nil
 }
@@ -95,6 +108,10 @@ func (m *machinery) pause() (resume func() error) {
 
 func (m *machinery) stopLocked() error {
 	var errs []error
+	if m.storage != nil {
+		m.storage.Close()
+		m.storage = nil
+	}
 	if m.manager != nil {
 		errs = append(errs, m.manager.Close())
 		m.manager = nil

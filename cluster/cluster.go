@@ -42,6 +42,11 @@ const (
 // OwnerLabel marks the objects minisched created on a cluster it shares.
 const OwnerLabel = "minisched.dev/created-by"
 
+// BuiltInLabel marks the classes the embedded cluster starts with (the
+// default StorageClass, the built-in DeviceClass): a copy of another
+// cluster gets that cluster's own classes instead.
+const BuiltInLabel = "minisched.io/built-in"
+
 // Options configure a Cluster.
 type Options struct {
 	// Client reaches the apiserver; nil gives a cluster with nothing in it

@@ -38,6 +38,7 @@ const header = `"apiVersion":"minisched.dev/v1","kind":"Snapshot"`
 func TestImportRefusesBadInput(t *testing.T) {
 	reset(t)
 	mustCreate(t, "/api/v1/nodes", nodeJSON("already-here", "2"))
+	kubeletReported(t, "already-here")
 	before := exported(t)
 	tests := []struct {
 		name        string

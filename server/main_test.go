@@ -92,6 +92,24 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 	}
 }
 
+// kubeletReported waits for the simulated kubelet's first status of node:
+// until then a node's status is the one it was made with.
+func kubeletReported(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, time.Minute, "the kubelet of "+name+" to report", func() bool {
+		n, err := inst.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return c.Reason == "KubeletReady"
+			}
+		}
+		return false
+	})
+}
+
 func nodeJSON(name, cpu string) []byte {
 	return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Node","metadata":{"name":%q},"status":{"allocatable":{"cpu":%q,"memory":"8Gi","pods":"110"}}}`, name, cpu))
 }

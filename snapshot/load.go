@@ -133,6 +133,15 @@ func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts 
 	if len(doc.ResourceSlices)+len(doc.DeviceClasses)+len(doc.ResourceClaims) > 0 && !dra {
 		return counts, &InvalidError{"the snapshot holds ResourceSlices, DeviceClasses or ResourceClaims, and this cluster does not serve resource.k8s.io/v1"}
 	}
+	if len(doc.StorageClasses) > 0 {
+		// The copy's storage is the source's: minisched's default class
+		// would be one the source does not have.
+		err := client.StorageV1().StorageClasses().DeleteCollection(ctx, metav1.DeleteOptions{},
+			metav1.ListOptions{LabelSelector: cluster.BuiltInLabel})
+		if err != nil {
+			return counts, fmt.Errorf("deleting the built-in StorageClass: %w", err)
+		}
+	}
 	l := &loader{client: client, classes: map[string]bool{}}
 	for _, pc := range doc.PriorityClasses {
 		l.classes[pc.Name] = true
@@ -389,7 +398,8 @@ feed:
 
 // contents names the kinds of objects a cluster holds that a load would
 // collide with or mix with; none means the cluster is empty. The
-// namespaces and PriorityClasses every cluster has do not count.
+// namespaces and PriorityClasses every cluster has, and minisched's
+// built-in StorageClass, do not count.
 func contents(ctx context.Context, client kubernetes.Interface, dra bool) ([]string, error) {
 	one := metav1.ListOptions{Limit: 1}
 	core, storage, res := client.CoreV1(), client.StorageV1(), client.ResourceV1()
@@ -409,7 +419,9 @@ func contents(ctx context.Context, client kubernetes.Interface, dra bool) ([]str
 		}},
 		{"PersistentVolumeClaims", func() (runtime.Object, error) { return core.PersistentVolumeClaims("").List(ctx, one) }},
 		{"PersistentVolumes", func() (runtime.Object, error) { return core.PersistentVolumes().List(ctx, one) }},
-		{"StorageClasses", func() (runtime.Object, error) { return storage.StorageClasses().List(ctx, one) }},
+		{"StorageClasses", func() (runtime.Object, error) {
+			return storage.StorageClasses().List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: "!" + cluster.BuiltInLabel})
+		}},
 		{"CSINodes", func() (runtime.Object, error) { return storage.CSINodes().List(ctx, one) }},
 		{"RuntimeClasses", func() (runtime.Object, error) { return client.NodeV1().RuntimeClasses().List(ctx, one) }},
 	}
