@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,6 +32,7 @@ import (
 
 	"minisched/app"
 	"minisched/cluster"
+	"minisched/devices"
 	"minisched/kubelet"
 	"minisched/provisioner"
 )
@@ -259,13 +261,60 @@ func TestRealCluster(t *testing.T) {
 				return err == nil && pvc.Status.Phase == v1.ClaimBound && pvc.Spec.VolumeName == s.ns+"-static"
 			})
 		}},
+		{"a node's devices are published, a claim template's claim is allocated, and freed with its pod", func(t *testing.T, s *story) {
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.nodeName("gpu"), Labels: map[string]string{"story": s.ns},
+				Annotations: map[string]string{devices.CountAnnotation: "2"}},
+				Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4")}}}
+			if _, err := inst.Cluster.CreateNode(s.ctx, node); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor("the node's slice with 2 devices", func() bool {
+				sl, err := c.ResourceV1().ResourceSlices().Get(s.ctx, devices.SliceName(node.Name), metav1.GetOptions{})
+				return err == nil && len(sl.Spec.Devices) == 2
+			})
+			s.create(&resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "one", Namespace: s.ns},
+				Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+					Requests: []resourcev1.DeviceRequest{{Name: "dev", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: devices.ClassName}}}}}}})
+			pod := s.pod("user", "100m")
+			pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "dev", ResourceClaimTemplateName: ptr.To("one")}}
+			s.create(pod)
+			s.waitFor("the pod running on the node", func() bool {
+				return s.phase("user") == v1.PodRunning
+			})
+			claims, err := c.ResourceV1().ResourceClaims(s.ns).List(s.ctx, metav1.ListOptions{})
+			if err != nil || len(claims.Items) != 1 {
+				t.Fatalf("claims: %v, %v", claims, err)
+			}
+			alloc := claims.Items[0].Status.Allocation
+			if alloc == nil || len(alloc.Devices.Results) != 1 || alloc.Devices.Results[0].Driver != devices.Driver || alloc.Devices.Results[0].Pool != node.Name {
+				t.Errorf("the claim's allocation is %+v, want one device of %s from pool %s", alloc, devices.Driver, node.Name)
+			}
+			if err := c.CoreV1().Pods(s.ns).Delete(s.ctx, "user", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor("the pod's claim deleted (resourceclaim controller)", func() bool {
+				l, err := c.ResourceV1().ResourceClaims(s.ns).List(s.ctx, metav1.ListOptions{})
+				return err == nil && len(l.Items) == 0
+			})
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, devices.CountAnnotation)
+			if _, err := c.CoreV1().Nodes().Patch(s.ctx, node.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor("the slice gone with the annotation", func() bool {
+				_, err := c.ResourceV1().ResourceSlices().Get(s.ctx, devices.SliceName(node.Name), metav1.GetOptions{})
+				return apierrors.IsNotFound(err)
+			})
+		}},
 		{"kubectl: create deployment, scale, get, delete", func(t *testing.T, s *story) {
 			s.node("n1", "4")
 			kubectl := kubectlFor(t, inst)
-			kubectl("create", "deployment", "kweb", "--image=pause:3.10", "--replicas=3", "-n", s.ns)
-			// The node's label keeps the pods on this story's node.
+			// No replica before the node selector: a pod of the first
+			// ReplicaSet could land on another story's node, one whose
+			// kubelet is stopped, and stay Terminating there, as on a real
+			// cluster.
+			kubectl("create", "deployment", "kweb", "--image=pause:3.10", "--replicas=0", "-n", s.ns)
 			kubectl("patch", "deployment", "kweb", "-n", s.ns, "-p",
-				fmt.Sprintf(`{"spec":{"template":{"spec":{"nodeSelector":{"story":%q}}}}}`, s.ns))
+				fmt.Sprintf(`{"spec":{"replicas":3,"template":{"spec":{"nodeSelector":{"story":%q}}}}}`, s.ns))
 			kubectl("rollout", "status", "deployment/kweb", "-n", s.ns, "--timeout=2m")
 			out := kubectl("get", "pods", "-n", s.ns, "-l", "app=kweb", "--no-headers")
 			if n := strings.Count(out, "Running"); n != 3 {
@@ -321,6 +370,8 @@ func TestRealCluster(t *testing.T) {
 			{schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, "kube-node-lease"},
 			{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, ""},
 			{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, ""},
+			{schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}, ""},
+			{schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}, ""},
 		} {
 			l, err := meta.Resource(left.gvr).Namespace(left.namespace).List(ctx, metav1.ListOptions{})
 			if err != nil || len(l.Items) != 0 {
@@ -420,6 +471,8 @@ func (s *story) create(obj any) {
 		_, err = s.c.CoreV1().PersistentVolumeClaims(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *v1.PersistentVolume:
 		_, err = s.c.CoreV1().PersistentVolumes().Create(s.ctx, o, metav1.CreateOptions{})
+	case *resourcev1.ResourceClaimTemplate:
+		_, err = s.c.ResourceV1().ResourceClaimTemplates(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *policyv1.PodDisruptionBudget:
 		_, err = s.c.PolicyV1().PodDisruptionBudgets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *schedulingv1.PriorityClass:

@@ -15,13 +15,15 @@ import (
 
 	"minisched/cluster"
 	"minisched/controllers"
+	"minisched/devices"
 	"minisched/kubelet"
 	"minisched/provisioner"
 )
 
 // machinery is what acts on the embedded cluster beside the scheduler, as
 // on a real one: kube-controller-manager's controllers, the simulated
-// kubelets and, beside the PV controller, a storage provisioner. A reset stops it while it empties the cluster, so that no
+// kubelets with a DRA driver's plugin on each node and, beside the PV
+// controller, a storage provisioner. A reset stops it while it empties the cluster, so that no
 // ReplicaSet makes its pods again halfway, and starts it afresh.
 type machinery struct {
 	restConfig  *rest.Config
@@ -35,6 +37,7 @@ type machinery struct {
 	manager *controllers.Manager
 	nodes   *kubelet.Kubelets
 	storage *provisioner.Provisioner
+	devices *devices.Devices
 }
 
 // newMachinery returns the machinery the flags ask for, or nil for none.
@@ -71,6 +74,12 @@ func (m *machinery) startLocked() error {
 			return fmt.Errorf("starting the kubelets: %w", err)
 		}
 		m.nodes = k
+		// A DRA driver's kubelet plugin publishes a node's devices.
+		d, err := devices.Start(m.ctx, devices.Config{Client: m.client, Class: true})
+		if err != nil {
+			return fmt.Errorf("starting the devices driver: %w", err)
+		}
+		m.devices = d
 	}
 	if len(m.controllers) > 0 {
 		mgr, err := controllers.Start(m.ctx, controllers.Config{RESTConfig: m.restConfig, Controllers: m.controllers})
@@ -119,6 +128,10 @@ func (m *machinery) stopLocked() error {
 	if m.nodes != nil {
 		m.nodes.Close()
 		m.nodes = nil
+	}
+	if m.devices != nil {
+		m.devices.Close()
+		m.devices = nil
 	}
 	return errors.Join(errs...)
 }

@@ -89,10 +89,14 @@ func (c *Cluster) Reset(ctx context.Context) (err error) {
 	if err := core.Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return err
 	}
-	// The kubelets' Leases go with their nodes (the garbage collector would
-	// delete them later; the next node of the same name must not find one).
+	// The kubelets' Leases and the DRA drivers' ResourceSlices go with their
+	// nodes (the garbage collector would delete them later; the next node
+	// of the same name must not find one).
 	if err := c.deleteAll(ctx, []schema.GroupVersionResource{{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}},
 		[]string{"kube-node-lease"}); err != nil {
+		return err
+	}
+	if err := c.deleteAll(ctx, []schema.GroupVersionResource{{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}}, nil); err != nil {
 		return err
 	}
 	if err := c.clearFinalizers(ctx, []schema.GroupVersionResource{{Version: "v1", Resource: "pods"}, {Version: "v1", Resource: "nodes"}}); err != nil {

@@ -133,13 +133,17 @@ func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts 
 	if len(doc.ResourceSlices)+len(doc.DeviceClasses)+len(doc.ResourceClaims) > 0 && !dra {
 		return counts, &InvalidError{"the snapshot holds ResourceSlices, DeviceClasses or ResourceClaims, and this cluster does not serve resource.k8s.io/v1"}
 	}
+	// The copy's classes are the source's: minisched's built-in ones would
+	// be classes the source does not have.
+	builtIn := metav1.ListOptions{LabelSelector: cluster.BuiltInLabel}
 	if len(doc.StorageClasses) > 0 {
-		// The copy's storage is the source's: minisched's default class
-		// would be one the source does not have.
-		err := client.StorageV1().StorageClasses().DeleteCollection(ctx, metav1.DeleteOptions{},
-			metav1.ListOptions{LabelSelector: cluster.BuiltInLabel})
-		if err != nil {
+		if err := client.StorageV1().StorageClasses().DeleteCollection(ctx, metav1.DeleteOptions{}, builtIn); err != nil {
 			return counts, fmt.Errorf("deleting the built-in StorageClass: %w", err)
+		}
+	}
+	if len(doc.DeviceClasses) > 0 && dra {
+		if err := client.ResourceV1().DeviceClasses().DeleteCollection(ctx, metav1.DeleteOptions{}, builtIn); err != nil {
+			return counts, fmt.Errorf("deleting the built-in DeviceClass: %w", err)
 		}
 	}
 	l := &loader{client: client, classes: map[string]bool{}}
@@ -399,7 +403,7 @@ feed:
 // contents names the kinds of objects a cluster holds that a load would
 // collide with or mix with; none means the cluster is empty. The
 // namespaces and PriorityClasses every cluster has, and minisched's
-// built-in StorageClass, do not count.
+// built-in StorageClass and DeviceClass, do not count.
 func contents(ctx context.Context, client kubernetes.Interface, dra bool) ([]string, error) {
 	one := metav1.ListOptions{Limit: 1}
 	core, storage, res := client.CoreV1(), client.StorageV1(), client.ResourceV1()
@@ -430,7 +434,9 @@ func contents(ctx context.Context, client kubernetes.Interface, dra bool) ([]str
 			kind string
 			list func() (runtime.Object, error)
 		}{
-			{"DeviceClasses", func() (runtime.Object, error) { return res.DeviceClasses().List(ctx, one) }},
+			{"DeviceClasses", func() (runtime.Object, error) {
+				return res.DeviceClasses().List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: "!" + cluster.BuiltInLabel})
+			}},
 			{"ResourceSlices", func() (runtime.Object, error) { return res.ResourceSlices().List(ctx, one) }},
 			{"ResourceClaims", func() (runtime.Object, error) { return res.ResourceClaims("").List(ctx, one) }},
 		}...)

@@ -167,8 +167,9 @@ func TestRoundTripIsExact(t *testing.T) {
 	if err := json.Unmarshal(answer, &counts); err != nil {
 		t.Fatalf("import answered %s: %v", answer, err)
 	}
-	// The StorageClasses are fast and the source's built-in default.
-	want := snapshot.Counts{Namespaces: 5, PriorityClasses: 1, StorageClasses: 2, PersistentVolumeClaims: 1, PersistentVolumes: 1,
+	// The StorageClasses are fast and the source's built-in default; the
+	// DeviceClass is the source's built-in one.
+	want := snapshot.Counts{Namespaces: 5, PriorityClasses: 1, StorageClasses: 2, DeviceClasses: 1, PersistentVolumeClaims: 1, PersistentVolumes: 1,
 		Nodes: 2, Pods: 3, BoundPods: 2, PendingPods: 1, SchedulerConfiguration: true}
 	if counts != want {
 		t.Errorf("import created %+v, want %+v", counts, want)
