@@ -296,13 +296,32 @@ func TestRealCluster(t *testing.T) {
 				l, err := c.ResourceV1().ResourceClaims(s.ns).List(s.ctx, metav1.ListOptions{})
 				return err == nil && len(l.Items) == 0
 			})
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, devices.CountAnnotation)
+			// The dashboard's way: PATCH /nodes/{name} {"devices": n}.
+			nodeURL := inst.URL + "api/v1/nodes/" + node.Name
+			if code := call(t, "PATCH", nodeURL, `{"devices":65}`); code != 422 {
+				t.Errorf("PATCH devices 65: %d, want 422", code)
+			}
+			if code := call(t, "PATCH", nodeURL, `{"devices":3}`); code != 200 {
+				t.Fatalf("PATCH devices 3: %d, want 200", code)
+			}
+			s.waitFor("the slice with 3 devices, a new pool generation", func() bool {
+				sl, err := c.ResourceV1().ResourceSlices().Get(s.ctx, devices.SliceName(node.Name), metav1.GetOptions{})
+				return err == nil && len(sl.Spec.Devices) == 3 && sl.Spec.Pool.Generation == 2
+			})
+			bad := fmt.Sprintf(`{"metadata":{"name":%q,"annotations":{%q:"lots"}}}`, s.nodeName("bad"), devices.CountAnnotation)
+			if code := call(t, "POST", inst.URL+"api/v1/nodes", bad); code != 422 {
+				t.Errorf("POST a node with devices %q: %d, want 422", "lots", code)
+			}
+			// kubectl annotate's way: the driver publishes nothing and says why.
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"lots"}}}`, devices.CountAnnotation)
 			if _, err := c.CoreV1().Nodes().Patch(s.ctx, node.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			s.waitFor("the slice gone with the annotation", func() bool {
+			s.waitFor("the slice gone, and a Warning Event on the node", func() bool {
 				_, err := c.ResourceV1().ResourceSlices().Get(s.ctx, devices.SliceName(node.Name), metav1.GetOptions{})
-				return apierrors.IsNotFound(err)
+				events, lerr := c.CoreV1().Events(metav1.NamespaceDefault).List(s.ctx, metav1.ListOptions{
+					FieldSelector: "involvedObject.name=" + node.Name + ",reason=InvalidDevices"})
+				return apierrors.IsNotFound(err) && lerr == nil && len(events.Items) > 0
 			})
 		}},
 		{"kubectl: create deployment, scale, get, delete", func(t *testing.T, s *story) {

@@ -75,7 +75,7 @@ func (m *machinery) startLocked() error {
 		}
 		m.nodes = k
 		// A DRA driver's kubelet plugin publishes a node's devices.
-		d, err := devices.Start(m.ctx, devices.Config{Client: m.client, Class: true})
+		d, err := devices.Start(m.ctx, devices.Config{Client: m.client, Class: devices.Class(map[string]string{cluster.BuiltInLabel: "true"})})
 		if err != nil {
 			return fmt.Errorf("starting the devices driver: %w", err)
 		}

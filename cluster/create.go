@@ -10,6 +10,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/devices"
 )
 
 // apiTimeout bounds each call to the apiserver.
@@ -35,6 +37,9 @@ func (c *Cluster) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, erro
 	defer cancel()
 	if n := c.nodeCount.Load(); n >= int64(c.opts.MaxNodes) {
 		return nil, &LimitError{fmt.Sprintf("the cluster holds %d nodes, the limit (--max-nodes %d): delete some first", n, c.opts.MaxNodes)}
+	}
+	if _, err := devices.Count(node); err != nil {
+		return nil, &InvalidChangeError{err.Error()}
 	}
 	c.nodeDefaults(node)
 	c.Own(node)

@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"minisched/devices"
 	"minisched/kubelet"
 )
 
@@ -25,6 +27,10 @@ type NodeChange struct {
 	// NotReady (it reports Ready=False) or Stopped (it stops reporting, as
 	// a node cut off); it sets the node's kubelet.StateAnnotation.
 	Kubelet string `json:"kubelet,omitempty"`
+	// Devices is how many devices the built-in DRA driver publishes for
+	// the node (0 to devices.MaxDevices, 0 for none); it sets the node's
+	// devices.CountAnnotation.
+	Devices *int `json:"devices,omitempty"`
 }
 
 // InvalidChangeError refuses a change that names no valid value.
@@ -41,6 +47,9 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 	default:
 		return nil, &InvalidChangeError{fmt.Sprintf("kubelet %q: want %s, %s or %s", change.Kubelet, kubelet.StateReady, kubelet.StateNotReady, kubelet.StateStopped)}
 	}
+	if d := change.Devices; d != nil && (*d < 0 || *d > devices.MaxDevices) {
+		return nil, &InvalidChangeError{fmt.Sprintf("devices %d: want 0 to %d", *d, devices.MaxDevices)}
+	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	nodes := c.opts.Client.CoreV1().Nodes()
@@ -53,7 +62,7 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 		if c.opts.Writes == WritesOwned && node.Labels[OwnerLabel] == "" {
 			return &NotOwnedError{fmt.Sprintf("node %s was not created by minisched (no %s label): minisched changes only its own nodes on a real cluster", name, OwnerLabel)}
 		}
-		if change.Unschedulable != nil || change.Labels != nil || change.Taints != nil || change.Kubelet != "" {
+		if change.Unschedulable != nil || change.Labels != nil || change.Taints != nil || change.Kubelet != "" || change.Devices != nil {
 			if change.Unschedulable != nil {
 				node.Spec.Unschedulable = *change.Unschedulable
 			}
@@ -71,10 +80,14 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 			case kubelet.StateReady:
 				delete(node.Annotations, kubelet.StateAnnotation)
 			default:
-				if node.Annotations == nil {
-					node.Annotations = map[string]string{}
-				}
-				node.Annotations[kubelet.StateAnnotation] = change.Kubelet
+				annotate(node, kubelet.StateAnnotation, change.Kubelet)
+			}
+			switch d := change.Devices; {
+			case d == nil:
+			case *d == 0:
+				delete(node.Annotations, devices.CountAnnotation)
+			default:
+				annotate(node, devices.CountAnnotation, strconv.Itoa(*d))
 			}
 			if node, err = nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 				return err
@@ -98,4 +111,11 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 		return nil
 	})
 	return updated, err
+}
+
+func annotate(node *v1.Node, key, value string) {
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[key] = value
 }

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -26,13 +25,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
-
-	"minisched/cluster"
 )
 
 // Driver is the driver's name, in its slices and its DeviceClass's selector.
@@ -49,10 +49,11 @@ const MaxDevices = 64
 // the driver.
 const ClassName = Driver
 
-// Class is the DeviceClass the embedded cluster starts with.
-func Class() *resourcev1.DeviceClass {
+// Class is the DeviceClass the embedded cluster starts with, labelled with
+// the cluster's mark of what it made itself.
+func Class(labels map[string]string) *resourcev1.DeviceClass {
 	return &resourcev1.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: ClassName, Labels: map[string]string{cluster.BuiltInLabel: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: ClassName, Labels: labels},
 		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
 			CEL: &resourcev1.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", Driver)}}}},
 	}
@@ -75,16 +76,18 @@ func Count(node *v1.Node) (int, error) {
 // Config says where the driver works.
 type Config struct {
 	Client kubernetes.Interface
-	// Class creates Class at Start when it does not exist.
-	Class bool
+	// Class, when set, is created at Start if it does not exist.
+	Class *resourcev1.DeviceClass
 }
 
 // Devices is the running driver.
 type Devices struct {
-	client kubernetes.Interface
-	nodes  corelisters.NodeLister
-	slices resourcelisters.ResourceSliceLister
-	queue  workqueue.TypedInterface[string]
+	client   kubernetes.Interface
+	nodes    corelisters.NodeLister
+	slices   resourcelisters.ResourceSliceLister
+	queue    workqueue.TypedRateLimitingInterface[string]
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -95,10 +98,10 @@ func Start(ctx context.Context, cfg Config) (*Devices, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("devices: no client")
 	}
-	if cfg.Class {
-		_, err := cfg.Client.ResourceV1().DeviceClasses().Create(ctx, Class(), metav1.CreateOptions{})
+	if cfg.Class != nil {
+		_, err := cfg.Client.ResourceV1().DeviceClasses().Create(ctx, cfg.Class, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("devices: creating DeviceClass %s: %w", ClassName, err)
+			return nil, fmt.Errorf("devices: creating DeviceClass %s: %w", cfg.Class.Name, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -112,8 +115,12 @@ func Start(ctx context.Context, cfg Config) (*Devices, error) {
 		client: cfg.Client, cancel: cancel,
 		nodes:  nodeFactory.Core().V1().Nodes().Lister(),
 		slices: sliceFactory.Resource().V1().ResourceSlices().Lister(),
-		queue:  workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "devices"}),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "devices"}),
+		events: record.NewBroadcaster(record.WithContext(ctx)),
 	}
+	d.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})
+	d.recorder = d.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: Driver})
 	nodeInformer := nodeFactory.Core().V1().Nodes().Informer()
 	sliceInformer := sliceFactory.Resource().V1().ResourceSlices().Informer()
 	node := func(obj any) {
@@ -142,6 +149,7 @@ func Start(ctx context.Context, cfg Config) (*Devices, error) {
 		cancel()
 		nodeFactory.Shutdown()
 		sliceFactory.Shutdown()
+		d.events.Shutdown()
 		return nil, fmt.Errorf("devices: caches did not sync: %w", context.Cause(ctx))
 	}
 	d.done.Go(func() {
@@ -158,25 +166,21 @@ func Start(ctx context.Context, cfg Config) (*Devices, error) {
 func (d *Devices) Close() {
 	d.cancel()
 	d.done.Wait()
+	d.events.Shutdown()
 }
 
+// run works through the queue; a node whose sync failed is tried again
+// with the queue's backoff.
 func (d *Devices) run(ctx context.Context) {
-	limiter := workqueue.DefaultTypedControllerRateLimiter[string]()
 	for {
 		name, shutdown := d.queue.Get()
 		if shutdown {
 			return
 		}
 		if err := d.sync(ctx, name); err != nil && ctx.Err() == nil {
-			go func() {
-				select {
-				case <-time.After(limiter.When(name)):
-					d.queue.Add(name)
-				case <-ctx.Done():
-				}
-			}()
+			d.queue.AddRateLimited(name)
 		} else {
-			limiter.Forget(name)
+			d.queue.Forget(name)
 		}
 		d.queue.Done(name)
 	}
@@ -186,7 +190,8 @@ func (d *Devices) run(ctx context.Context) {
 func SliceName(node string) string { return node + "-" + Driver }
 
 // sync makes node's slice what its annotation asks: none for no devices,
-// a node that is gone or a bad value.
+// a node that is gone or a bad value, which a Warning Event on the node
+// names (kubectl describe node shows it).
 func (d *Devices) sync(ctx context.Context, name string) error {
 	var want *resourcev1.ResourceSlice
 	node, err := d.nodes.Get(name)
@@ -195,7 +200,10 @@ func (d *Devices) sync(ctx context.Context, name string) error {
 	case err != nil:
 		return err
 	default:
-		if n, err := Count(node); err == nil && n > 0 {
+		n, err := Count(node)
+		if err != nil {
+			d.recorder.Event(node, v1.EventTypeWarning, "InvalidDevices", err.Error()+": no devices published")
+		} else if n > 0 {
 			want = slice(node, n)
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"path"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -80,8 +79,8 @@ type Provisioner struct {
 	volumes     corelisters.PersistentVolumeLister
 	classes     storagelisters.StorageClassLister
 	nodes       corelisters.NodeLister
-	claimQueue  workqueue.TypedInterface[string]
-	volumeQueue workqueue.TypedInterface[string]
+	claimQueue  workqueue.TypedRateLimitingInterface[string]
+	volumeQueue workqueue.TypedRateLimitingInterface[string]
 	events      record.EventBroadcaster
 	recorder    record.EventRecorder
 
@@ -107,13 +106,13 @@ func Start(ctx context.Context, cfg Config) (*Provisioner, error) {
 		volumes:     factory.Core().V1().PersistentVolumes().Lister(),
 		classes:     factory.Storage().V1().StorageClasses().Lister(),
 		nodes:       factory.Core().V1().Nodes().Lister(),
-		claimQueue:  workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "provisioner-claims"}),
-		volumeQueue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "provisioner-volumes"}),
+		claimQueue:  newQueue("provisioner-claims"),
+		volumeQueue: newQueue("provisioner-volumes"),
 		events:      record.NewBroadcaster(record.WithContext(ctx)),
 	}
 	p.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Client.CoreV1().Events("")})
 	p.recorder = p.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: Name})
-	enqueue := func(q workqueue.TypedInterface[string]) cache.ResourceEventHandlerFuncs {
+	enqueue := func(q workqueue.TypedRateLimitingInterface[string]) cache.ResourceEventHandlerFuncs {
 		add := func(obj any) {
 			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
 				q.Add(key)
@@ -125,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (*Provisioner, error) {
 	volumeInformer := factory.Core().V1().PersistentVolumes().Informer()
 	for _, h := range []struct {
 		informer cache.SharedIndexInformer
-		queue    workqueue.TypedInterface[string]
+		queue    workqueue.TypedRateLimitingInterface[string]
 	}{{claimInformer, p.claimQueue}, {volumeInformer, p.volumeQueue}} {
 		if _, err := h.informer.AddEventHandler(enqueue(h.queue)); err != nil {
 			cancel()
@@ -178,25 +177,23 @@ func ensureDefaultClass(ctx context.Context, client kubernetes.Interface) error 
 	return nil
 }
 
+func newQueue(name string) workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+}
+
 // run works through a queue, one key at a time; a failed key is tried again
 // with the queue's backoff.
-func run(ctx context.Context, q workqueue.TypedInterface[string], sync func(context.Context, string) error) {
-	limiter := workqueue.DefaultTypedControllerRateLimiter[string]()
+func run(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error) {
 	for {
 		key, shutdown := q.Get()
 		if shutdown {
 			return
 		}
 		if err := sync(ctx, key); err != nil && ctx.Err() == nil {
-			go func() {
-				select {
-				case <-time.After(limiter.When(key)):
-					q.Add(key)
-				case <-ctx.Done():
-				}
-			}()
+			q.AddRateLimited(key)
 		} else {
-			limiter.Forget(key)
+			q.Forget(key)
 		}
 		q.Done(key)
 	}

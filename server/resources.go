@@ -135,7 +135,7 @@ func (s *Server) patchNode(c echo.Context) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&change); err != nil {
-		return apiError(http.StatusBadRequest, "a node change is {unschedulable, labels, taints, allocatable, kubelet}: %v", err)
+		return apiError(http.StatusBadRequest, "a node change is {unschedulable, labels, taints, allocatable, kubelet, devices}: %v", err)
 	}
 	node, err := s.cluster.UpdateNode(c.Request().Context(), c.Param("name"), change)
 	return respond(c, http.StatusOK, node, err)

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"minisched/devices"
 )
 
 // NodeSummary is what the dashboard shows of a node.
@@ -26,6 +28,9 @@ type NodeSummary struct {
 	// Kubelet is what its simulated kubelet was told to do (NotReady,
 	// Stopped; KubeletStateAnnotation), empty for the default, Ready.
 	Kubelet string `json:"kubelet,omitempty"`
+	// Devices is how many devices the built-in DRA driver publishes for
+	// the node (devices.CountAnnotation); 0 for none or a value it refuses.
+	Devices int `json:"devices,omitempty"`
 }
 
 // KubeletStateAnnotation is the node annotation the simulated kubelets
@@ -98,6 +103,7 @@ func SummarizeNode(node *v1.Node) NodeSummary {
 		Created:       node.CreationTimestamp.Time,
 		Kubelet:       node.Annotations[KubeletStateAnnotation],
 	}
+	s.Devices, _ = devices.Count(node)
 	for _, c := range node.Status.Conditions {
 		if c.Type == v1.NodeReady {
 			s.Ready = string(c.Status)

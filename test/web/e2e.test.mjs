@@ -440,9 +440,11 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.fill('#ne-labels', 'many=yes, disk=ssd');
     await page.fill('#ne-taints', 'dedicated=chips:NoSchedule');
     await page.fill('#ne-cpu', '16');
+    await page.fill('#ne-devices', '2');
     await page.click('#node-editor button[type="submit"]');
     await notice(/Node e2e-many changed/);
     await card.locator('.tag:has-text("disk=ssd")').waitFor();
+    await card.locator('.tag:has-text("2 × devices.minisched.io")').waitFor();
     await card.locator('.tag.taint:has-text("dedicated=chips:NoSchedule")').waitFor();
     await page.waitForFunction(() => /\/ 16 cores/.test(document.querySelector('[data-node="e2e-many"]').textContent));
     await page.check('#show-table');

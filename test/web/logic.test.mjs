@@ -161,6 +161,10 @@ test('forms: node manifest', () => {
   assert.equal(n.spec.unschedulable, true);
   assert.throws(() => nodeManifest({ name: 'Bad_Name' }), FormError);
   assert.throws(() => nodeManifest({ name: 'ok', cpu: 'lots' }), /CPU "lots"/);
+  assert.deepEqual(nodeManifest({ name: 'gpu-1', devices: '2' }).metadata.annotations, { 'devices.minisched.io/count': '2' });
+  assert.equal(nodeManifest({ name: 'plain', devices: '0' }).metadata.annotations, undefined);
+  assert.throws(() => nodeManifest({ name: 'ok', devices: '65' }), (err) => err instanceof FormError && err.field === 'devices');
+  assert.throws(() => nodeManifest({ name: 'ok', devices: '1.5' }), /devices "1.5"/);
   assert.throws(() => parseTaints('gpu=true:Sometimes'), /effect "Sometimes"/);
   assert.throws(() => parseLabels('novalue'), /not key=value/);
 });
@@ -554,10 +558,12 @@ test('configuration checks: the server\'s 422 line is kept; a newer check cancel
 test('node editing and the node overview: a patch from the editor, rows sorted by use and filtered by label (issue 16, cluster)', () => {
   const node = { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', zone: 'a' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }], allocatable: { cpu: 4000, memory: 16 * 2 ** 30, pods: 110 } };
   const form = nodeEditForm(node);
-  assert.deepEqual(form, { labels: 'zone=a', taints: 'gpu=true:NoSchedule', cpu: '4', memory: '16Gi', pods: '110' });
-  assert.deepEqual(nodePatch('n1', { ...form, labels: 'zone=b, disk=ssd', taints: '' }), {
-    labels: { zone: 'b', disk: 'ssd', 'kubernetes.io/hostname': 'n1' }, taints: [], allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
+  assert.deepEqual(form, { labels: 'zone=a', taints: 'gpu=true:NoSchedule', cpu: '4', memory: '16Gi', pods: '110', devices: '0' });
+  assert.deepEqual(nodePatch('n1', { ...form, labels: 'zone=b, disk=ssd', taints: '', devices: '3' }), {
+    labels: { zone: 'b', disk: 'ssd', 'kubernetes.io/hostname': 'n1' }, taints: [], allocatable: { cpu: '4', memory: '16Gi', pods: '110' }, devices: 3,
   });
+  assert.equal(nodeEditForm({ ...node, devices: 2 }).devices, '2');
+  assert.throws(() => nodePatch('n1', { ...form, devices: '-1' }), (err) => err instanceof FormError && err.field === 'devices');
   assert.throws(() => nodePatch('n1', { ...form, cpu: 'x' }), (err) => err instanceof FormError && err.field === 'cpu');
   const nodes = [
     { name: 'n10', labels: { zone: 'a' }, allocatable: { cpu: 1000, memory: 100, pods: 10 } },

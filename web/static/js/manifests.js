@@ -7,6 +7,12 @@ export const PAUSE_IMAGE = 'pause:3.10';
 
 export const EFFECTS = Object.freeze(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 export const OPERATORS = Object.freeze(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
+// The built-in DRA driver publishes this many devices for a node (the Go
+// devices package's CountAnnotation and MaxDevices).
+export const DEVICES_ANNOTATION = 'devices.minisched.io/count';
+export const MAX_DEVICES = 64;
+// The DeviceClass that selects them (the Go devices package's ClassName).
+export const DEVICE_CLASS = 'devices.minisched.io';
 
 export class FormError extends Error {
   constructor(field, message) {
@@ -155,13 +161,23 @@ function allocatableOf(form) {
   return allocatable;
 }
 
+/** checkDevices("2") -> 2; "" -> 0. */
+export function checkDevices(text) {
+  const v = String(text ?? '').trim();
+  if (!v) return 0;
+  if (!/^\d+$/.test(v) || Number(v) > MAX_DEVICES) throw new FormError('devices', `devices "${v}": write a whole number from 0 to ${MAX_DEVICES}`);
+  return Number(v);
+}
+
 /** nodeManifest builds a Node from the node form. */
 export function nodeManifest(form) {
   const name = at('name', () => checkName('node name', form.name));
   const allocatable = allocatableOf(form);
   const labels = at('labels', () => parseLabels(form.labels, 'node labels'));
   const taints = at('taints', () => parseTaints(form.taints));
+  const devices = checkDevices(form.devices);
   const node = { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: {}, status: { allocatable, capacity: { ...allocatable } } };
+  if (devices) node.metadata.annotations = { [DEVICES_ANNOTATION]: String(devices) };
   if (Object.keys(labels).length) node.metadata.labels = { ...labels };
   if (!labels['kubernetes.io/hostname']) node.metadata.labels = { ...node.metadata.labels, 'kubernetes.io/hostname': name };
   if (taints.length) node.spec.taints = taints;
@@ -172,7 +188,7 @@ export function nodeManifest(form) {
 /**
  * nodeEditForm is the node editor's fields for a node as the stream
  * summarises it (CPU in millicores, memory in bytes): labels but the
- * hostname, taints, allocatable.
+ * hostname, taints, allocatable, devices.
  */
 export function nodeEditForm(node) {
   const a = node.allocatable || {};
@@ -182,6 +198,7 @@ export function nodeEditForm(node) {
     cpu: a.cpu != null ? String(a.cpu / 1000) : '',
     memory: a.memory != null ? memoryText(a.memory) : '',
     pods: a.pods != null ? String(a.pods) : '',
+    devices: String(node.devices || 0),
   };
 }
 
@@ -198,7 +215,7 @@ export function nodePatch(name, form) {
   const labels = at('labels', () => parseLabels(form.labels, 'node labels'));
   if (!labels['kubernetes.io/hostname']) labels['kubernetes.io/hostname'] = name;
   const allocatable = allocatableOf(form);
-  return { labels, taints: at('taints', () => parseTaints(form.taints)), allocatable };
+  return { labels, taints: at('taints', () => parseTaints(form.taints)), allocatable, devices: checkDevices(form.devices) };
 }
 
 /** podManifest builds a Pod from the pod form (one pause container). */

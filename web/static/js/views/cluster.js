@@ -9,7 +9,7 @@ import { useState } from 'preact/hooks';
 import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } from '../ui.js';
 import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel } from '../format.js';
 import { natural } from '../store/index.js';
-import { nodeEditForm } from '../manifests.js';
+import { DEVICE_CLASS, MAX_DEVICES, nodeEditForm } from '../manifests.js';
 import { nodeHealth, nodeRows, SORTS } from '../nodes.js';
 
 const PODS_PER_CARD = 12;
@@ -52,6 +52,7 @@ function NodeCard({ store, actions, name }) {
         ${health.next.map((s) => html`<option value=${s}>${KUBELET_CHOICES[s]}</option>`)}
       </select></p>` : null}
     ${node?.taints?.length ? html`<p class="tags"><span class="tags-label">taints</span>${node.taints.map((t) => html`<span class="tag taint">${formatTaint(t)}</span>`)}</p>` : null}
+    ${node?.devices ? html`<p class="tags"><span class="tags-label">devices</span><span class="tag" title=${`published in a ResourceSlice; DeviceClass ${DEVICE_CLASS} selects them`}>${node.devices} × ${DEVICE_CLASS}</span></p>` : null}
     ${labels.length ? html`<p class="tags"><span class="tags-label">labels</span>${labels.map(([k, v]) => html`<span class="tag">${k}=${v}</span>`)}</p>` : null}
     <div class="node-pods" aria-label=${`pods on ${name}`}>
       ${chips.map((k) => html`<button type="button" class="chip" key=${k} data-pod=${k} onClick=${() => actions.inspectPod(k)}>${keyLabel(k)}</button>`)}
@@ -89,6 +90,7 @@ function NodeEditor({ store, actions, name }) {
     </div>
     <${Field} id="ne-labels" label="Labels" hint="key=value, comma separated; they replace the node's"><input ...${bind('labels')} id="ne-labels" /></${Field}>
     <${Field} id="ne-taints" label="Taints" hint="key=value:Effect; they replace the node's"><input ...${bind('taints')} id="ne-taints" /></${Field}>
+    <${Field} id="ne-devices" label="Devices" hint=${`DRA devices the built-in driver publishes, 0 to ${MAX_DEVICES}`}><input ...${bind('devices')} id="ne-devices" inputmode="numeric" /></${Field}>
     <div class="form-actions">
       <button type="submit" class="primary" disabled=${store.page.isBusy('saveNode')}>Save</button>
       <button type="button" onClick=${() => actions.editNode(null)}>Cancel</button>

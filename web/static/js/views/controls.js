@@ -6,10 +6,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ConfirmButton, Field, html, useForm } from '../ui.js';
 import { plural } from '../format.js';
-import { nextName, pluginChecks, pluginRows } from '../manifests.js';
+import { DEVICE_CLASS, MAX_DEVICES, nextName, pluginChecks, pluginRows } from '../manifests.js';
 import { ConfigEditor, ScoringStrategy } from './config.js';
 
-const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', labels: '', taints: '', unschedulable: false };
+const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', devices: '0', labels: '', taints: '', unschedulable: false };
 
 function NodeForm({ store, actions }) {
   const [form, update, bind] = useForm(NODE_DEFAULTS, store, 'createNode');
@@ -29,6 +29,7 @@ function NodeForm({ store, actions }) {
     </div>
     <${Field} id="node-labels" label="Labels" hint="key=value, comma separated: zone=a, disk=ssd"><input ...${bind('labels')} id="node-labels" /></${Field}>
     <${Field} id="node-taints" label="Taints" hint="key=value:Effect, e.g. gpu=true:NoSchedule"><input ...${bind('taints')} id="node-taints" /></${Field}>
+    <${Field} id="node-devices" label="Devices" hint=${`DRA devices the built-in driver publishes (DeviceClass ${DEVICE_CLASS}), 0 to ${MAX_DEVICES}`}><input ...${bind('devices')} id="node-devices" inputmode="numeric" /></${Field}>
     <label class="check"><input type="checkbox" id="node-unschedulable" checked=${form.unschedulable} onChange=${(e) => update({ unschedulable: e.currentTarget.checked })} /> unschedulable (cordoned)</label>
     <div class="form-actions"><button type="submit" class="primary" disabled=${store.page.isBusy('createNode')}>Create node</button></div>
   </form>`;
