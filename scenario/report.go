@@ -84,8 +84,11 @@ type PodReport struct {
 	Pod  string `json:"pod"`
 	Node string `json:"node,omitempty"`
 	// Reason says why the pod has no node.
-	Reason   string `json:"reason,omitempty"`
-	Attempts int    `json:"attempts"`
+	Reason string `json:"reason,omitempty"`
+	// Deleted says the pod is gone from the cluster: preempted, or deleted
+	// by a step or by a controller (a rollout, a scale down, an eviction).
+	Deleted  bool `json:"deleted,omitempty"`
+	Attempts int  `json:"attempts"`
 	// QueueSeconds is the time spent in each queue.
 	QueueSeconds map[string]float64 `json:"queueSeconds"`
 	// Scores are the totals of the pod's last scored attempt, best first.
@@ -139,7 +142,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "\npods:")
 		for _, p := range r.Pods {
 			where := "on " + p.Node
-			if p.Node == "" {
+			switch {
+			case p.Deleted:
+				where = "deleted: " + p.Reason
+			case p.Node == "":
 				where = "unscheduled: " + p.Reason
 			}
 			fmt.Fprintf(w, "  %-30s %s; %d attempt(s); queue time %s", p.Pod, where, p.Attempts, queueTimes(p.QueueSeconds))
@@ -190,6 +196,8 @@ type podStory struct {
 	gatedBy   []string
 	lastEnd   *event.CycleEnd
 	lastScore *event.ScoreResults
+	// boundTo is the node its binding cycle last bound it to.
+	boundTo string
 	// preempted says who evicted the pod, and from where.
 	preempted *event.Preemption
 }
@@ -252,6 +260,8 @@ func (t *tracker) apply(e *event.Event) {
 		p.lastEnd = e.CycleEnd
 	case e.Score != nil:
 		p.lastScore = e.Score
+	case e.BindingEnd != nil && e.BindingEnd.Bound:
+		p.boundTo = e.BindingEnd.Node
 	case e.Queue != nil:
 		q := e.Queue
 		if p.queue != "" {
@@ -303,7 +313,9 @@ func (t *tracker) podReports(ctx context.Context, c kubernetes.Interface) []PodR
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	nodes := map[string]string{}
-	if pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	listed := err == nil
+	if listed {
 		for _, p := range pods.Items {
 			nodes[p.Namespace+"/"+p.Name] = p.Spec.NodeName
 		}
@@ -319,10 +331,16 @@ func (t *tracker) podReports(ctx context.Context, c kubernetes.Interface) []PodR
 		if p.queue != "" {
 			r.QueueSeconds[p.queue] += now.Sub(p.since).Seconds()
 		}
+		_, exists := nodes[key]
+		r.Deleted = listed && !exists
 		if r.Node == "" {
 			switch {
 			case p.preempted != nil:
 				r.Reason = fmt.Sprintf("preempted by %s, which needed room on %s", p.preempted.Preemptor.Key(), p.preempted.Node)
+			case r.Deleted && p.boundTo != "":
+				r.Reason = "it had been bound to " + p.boundTo
+			case r.Deleted:
+				r.Reason = "before it was bound"
 			case p.lastEnd != nil && p.lastEnd.Message != "":
 				r.Reason = p.lastEnd.Message
 			default:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,9 @@ type Env struct {
 // (cluster.Cluster), so that both get the same defaults, limits and owner
 // label.
 type Cluster interface {
+	// Own marks an object the scenario creates straight through the
+	// apiserver as the REST API's are marked.
+	Own(metav1.Object)
 	CreateNode(context.Context, *v1.Node) (*v1.Node, error)
 	CreatePod(context.Context, *v1.Pod) (*v1.Pod, error)
 	CreatePriorityClass(context.Context, *schedulingv1.PriorityClass) (*schedulingv1.PriorityClass, error)
@@ -267,6 +271,10 @@ func (u *run) create(ctx context.Context, i int, c *Create) error {
 			}
 		case *schedulingv1.PriorityClass:
 			_, err = u.r.env.Cluster.CreatePriorityClass(ctx, o)
+		default:
+			kind, _ := describe(obj)
+			u.r.env.Cluster.Own(obj)
+			err = resources[kind].create(ctx, u.r.env.Client, obj, metav1.CreateOptions{})
 		}
 		if err != nil {
 			kind, name := describe(obj)
@@ -330,7 +338,7 @@ func (u *run) update(ctx context.Context, up *Update) error {
 	}
 	c := u.r.env.Client.CoreV1()
 	ns, name := "", up.Name
-	if up.Kind == "Pod" {
+	if namespacedKind(up.Kind) {
 		ns, name, _ = strings.Cut(podKey(up.Name), "/")
 	}
 	var last metav1.Object
@@ -345,6 +353,11 @@ func (u *run) update(ctx context.Context, up *Update) error {
 				return errors.New("a PriorityClass has no status")
 			}
 			_, err = u.r.env.Client.SchedulingV1().PriorityClasses().Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
+		default:
+			if len(subresources) > 0 {
+				return fmt.Errorf("the status of a %s is what its controllers write", up.Kind)
+			}
+			err = resources[up.Kind].patch(ctx, u.r.env.Client, ns, name, body)
 		}
 		return err
 	}
@@ -386,6 +399,12 @@ func (u *run) delete(ctx context.Context, d *Delete) error {
 			gone = append(gone, written{kind: d.Kind, namespace: ns, name: n})
 		case "PriorityClass":
 			err = u.r.env.Client.SchedulingV1().PriorityClasses().Delete(ctx, name, opts)
+		default:
+			ns, n := "", name
+			if namespacedKind(d.Kind) {
+				ns, n, _ = strings.Cut(podKey(name), "/")
+			}
+			err = resources[d.Kind].delete(ctx, u.r.env.Client, ns, n)
 		}
 		if err != nil {
 			return fmt.Errorf("deleting %s %s: %w", d.Kind, name, err)
@@ -424,7 +443,20 @@ func (u *run) wait(ctx context.Context, w *Wait) string {
 
 // condition says whether the wait is over and, if not, how things stand.
 func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
+	if w.Selector != "" {
+		return u.selected(ctx, w)
+	}
 	switch w.For {
+	case "running", "succeeded":
+		ns, name, _ := strings.Cut(podKey(w.Pod), "/")
+		p, err := u.r.env.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Sprintf("reading pod %s/%s: %v", ns, name, err)
+		}
+		if p.DeletionTimestamp == nil && strings.EqualFold(string(p.Status.Phase), w.For) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("the pod is %s", podState(p))
 	case "scheduled":
 		node, err := u.boundNode(ctx, w.Pod)
 		if err != nil {
@@ -448,9 +480,7 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 		// The attempt ended unschedulable and the pod is back in the
 		// queue, so that what the next step checks has settled.
 		u.tr.catchUp()
-		p := u.tr.pod(podKey(w.Pod))
-		where := u.queueOf(podKey(w.Pod))
-		if p != nil && p.lastEnd != nil && p.lastEnd.Result == event.ResultUnschedulable && where != "" && where != string(event.InFlight) {
+		if u.unschedulable(podKey(w.Pod)) {
 			return true, ""
 		}
 		return false, u.tr.describePod(podKey(w.Pod))
@@ -469,6 +499,82 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 	}
 	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d error backoff, %d unschedulable, %d in flight; %d binding cycle(s) under way",
 		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.ErrorBackoffQ], counts[event.Unschedulable], counts[event.InFlight], binding)
+}
+
+// selected counts the pods of a wait's selector in its state.
+func (u *run) selected(ctx context.Context, w *Wait) (bool, string) {
+	pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
+	if err != nil {
+		return false, fmt.Sprintf("listing the pods of %s: %v", w.Selector, err)
+	}
+	if w.For == "deleted" {
+		return len(pods.Items) == 0, fmt.Sprintf("%d pods of %s left", len(pods.Items), w.Selector)
+	}
+	if w.For == "unschedulable" {
+		u.tr.catchUp()
+	}
+	n, states := 0, map[string]int{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		states[podState(p)]++
+		if p.DeletionTimestamp != nil || w.Node != "" && p.Spec.NodeName != w.Node {
+			continue
+		}
+		switch w.For {
+		case "scheduled":
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		case "unschedulable":
+			if u.unschedulable(p.Namespace + "/" + p.Name) {
+				n++
+			}
+		default:
+			if strings.EqualFold(string(p.Status.Phase), w.For) {
+				n++
+			}
+		}
+	}
+	want := max(w.Count, 1)
+	on := ""
+	if w.Node != "" {
+		on = " on " + w.Node
+	}
+	return n >= want, fmt.Sprintf("%d of %d pods of %s%s %s; they are %s", n, want, w.Selector, on, w.For, describeStates(states))
+}
+
+// unschedulable says whether a pod's last attempt ended unschedulable and
+// it is back in the queue, so that what the next step checks has settled.
+func (u *run) unschedulable(key string) bool {
+	p := u.tr.pod(key)
+	where := u.queueOf(key)
+	return p != nil && p.lastEnd != nil && p.lastEnd.Result == event.ResultUnschedulable && where != "" && where != string(event.InFlight)
+}
+
+// podState is a pod's life in a word: pending, bound, Running, Succeeded,
+// Failed, or terminating.
+func podState(p *v1.Pod) string {
+	switch {
+	case p.DeletionTimestamp != nil:
+		return "terminating"
+	case p.Status.Phase == v1.PodRunning || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed:
+		return string(p.Status.Phase)
+	case p.Spec.NodeName != "":
+		return "bound"
+	}
+	return "pending"
+}
+
+func describeStates(states map[string]int) string {
+	if len(states) == 0 {
+		return "none yet"
+	}
+	parts := make([]string, 0, len(states))
+	for s, n := range states {
+		parts = append(parts, fmt.Sprintf("%d %s", n, s))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 func (u *run) boundNode(ctx context.Context, pod string) (string, error) {
@@ -536,7 +642,7 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 		add(fmt.Sprintf("pod %s tried at least %d times", key, e.MinAttempts), attempts >= e.MinAttempts, fmt.Sprintf("%d attempts", attempts))
 	}
 	if np := e.NodePods; np != nil {
-		pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + np.Node})
+		pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + np.Node, LabelSelector: e.Selector})
 		saw, n := "", 0
 		if err != nil {
 			saw = err.Error()
@@ -544,19 +650,19 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 			n = len(pods.Items)
 			saw = fmt.Sprintf("%d pods", n)
 		}
-		add(fmt.Sprintf("%d pods on node %s", np.Count, np.Node), err == nil && n == np.Count, saw)
+		add(fmt.Sprintf("%d pods%s on node %s", np.Count, of(e.Selector), np.Node), err == nil && n == np.Count, saw)
 	}
 	if e.ScheduledPods != nil || e.UnscheduledPods != nil {
-		bound, pending, err := u.countPods(ctx)
+		bound, pending, err := u.countPods(ctx, e.Selector)
 		if err != nil {
 			add("pod counts", false, err.Error())
 			return out
 		}
 		if e.ScheduledPods != nil {
-			add(fmt.Sprintf("%d scheduled pods", *e.ScheduledPods), bound == *e.ScheduledPods, fmt.Sprintf("%d scheduled", bound))
+			add(fmt.Sprintf("%d scheduled pods%s", *e.ScheduledPods, of(e.Selector)), bound == *e.ScheduledPods, fmt.Sprintf("%d scheduled", bound))
 		}
 		if e.UnscheduledPods != nil {
-			add(fmt.Sprintf("%d unscheduled pods", *e.UnscheduledPods), pending == *e.UnscheduledPods, fmt.Sprintf("%d unscheduled", pending))
+			add(fmt.Sprintf("%d unscheduled pods%s", *e.UnscheduledPods, of(e.Selector)), pending == *e.UnscheduledPods, fmt.Sprintf("%d unscheduled", pending))
 		}
 	}
 	return out
@@ -575,15 +681,27 @@ func (u *run) queueOf(key string) string {
 	return ""
 }
 
-func (u *run) countPods(ctx context.Context) (bound, pending int, err error) {
-	pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+// of names a selector the counts keep to.
+func of(selector string) string {
+	if selector == "" {
+		return ""
+	}
+	return " of " + selector
+}
+
+// countPods counts the pods of selector (all of them for ""), leaving out
+// those being deleted.
+func (u *run) countPods(ctx context.Context, selector string) (bound, pending int, err error) {
+	pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return 0, 0, err
 	}
 	for _, p := range pods.Items {
-		if p.Spec.NodeName != "" {
+		switch {
+		case p.DeletionTimestamp != nil:
+		case p.Spec.NodeName != "":
 			bound++
-		} else {
+		default:
 			pending++
 		}
 	}
@@ -631,7 +749,17 @@ func describeWait(w *Wait) string {
 	switch w.For {
 	case "":
 		return time.Duration(w.Duration).String()
-	case "scheduled", "unschedulable", "deleted":
+	case "scheduled", "unschedulable", "deleted", "running", "succeeded":
+		if w.Selector != "" {
+			if w.For == "deleted" {
+				return fmt.Sprintf("for the pods of %s to be deleted", w.Selector)
+			}
+			on := ""
+			if w.Node != "" {
+				on = " on " + w.Node
+			}
+			return fmt.Sprintf("for %d pods of %s%s to be %s", max(w.Count, 1), w.Selector, on, w.For)
+		}
 		return fmt.Sprintf("for pod %s to be %s", podKey(w.Pod), w.For)
 	case "settled":
 		return "for the queue to settle"

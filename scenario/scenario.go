@@ -96,12 +96,21 @@ type Delete struct {
 // Wait waits for a duration, or for a condition up to a timeout.
 type Wait struct {
 	Duration Duration `json:"duration,omitempty"`
-	// For is scheduled, unschedulable or deleted (of Pod), settled (nothing
-	// left to try: activeQ, both backoffs and in flight are empty, and no
-	// binding cycle is under way) or queueEmpty (the unschedulable set too).
-	For     string   `json:"for,omitempty"`
-	Pod     string   `json:"pod,omitempty"`
-	Timeout Duration `json:"timeout,omitempty"`
+	// For is scheduled, unschedulable, deleted, running or succeeded (of
+	// Pod, or of the pods Selector matches), settled (nothing left to try:
+	// activeQ, both backoffs and in flight are empty, and no binding cycle
+	// is under way) or queueEmpty (the unschedulable set too).
+	For string `json:"for,omitempty"`
+	Pod string `json:"pod,omitempty"`
+	// Selector is a label selector (app=web) for the pods a workload makes,
+	// whose names no step knows: the wait holds once Count of them
+	// (default 1) are scheduled, unschedulable, running or succeeded, or,
+	// for deleted, once none is left. A pod being deleted counts for none
+	// of these. Node keeps the count to the pods bound to that node.
+	Selector string   `json:"selector,omitempty"`
+	Count    int      `json:"count,omitempty"`
+	Node     string   `json:"node,omitempty"`
+	Timeout  Duration `json:"timeout,omitempty"`
 }
 
 // Expect checks what happened. Set the fields to check; all must hold.
@@ -121,11 +130,14 @@ type Expect struct {
 	GatedBy string `json:"gatedBy,omitempty"`
 	// MinAttempts: the pod was tried at least this many times.
 	MinAttempts int `json:"minAttempts,omitempty"`
-	// ScheduledPods and UnscheduledPods count every pod in the cluster.
+	// ScheduledPods and UnscheduledPods count every pod in the cluster, or
+	// those Selector matches; a pod being deleted counts for neither.
 	ScheduledPods   *int `json:"scheduledPods,omitempty"`
 	UnscheduledPods *int `json:"unscheduledPods,omitempty"`
-	// NodePods counts the pods bound to one node.
+	// NodePods counts the pods bound to one node (those Selector matches).
 	NodePods *NodePods `json:"nodePods,omitempty"`
+	// Selector is a label selector (app=web) that the counts keep to.
+	Selector string `json:"selector,omitempty"`
 }
 
 // NodePods is a count of the pods bound to a node.

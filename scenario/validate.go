@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +13,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"minisched/cluster"
 	"minisched/manifest"
@@ -48,10 +50,10 @@ func (l *Limits) setDefaults() {
 	}
 }
 
-// Kinds a scenario may create, update or delete.
-var kinds = []string{"Node", "Pod", "PriorityClass"}
+var waitConditions = []string{"scheduled", "unschedulable", "deleted", "running", "succeeded", "settled", "queueEmpty"}
 
-var waitConditions = []string{"scheduled", "unschedulable", "deleted", "settled", "queueEmpty"}
+// selectorConditions are the waits that may count the pods of a selector.
+var selectorConditions = []string{"scheduled", "unschedulable", "running", "succeeded", "deleted"}
 
 var queueNames = []string{string(event.ActiveQ), string(event.BackoffQ), string(event.ErrorBackoffQ), string(event.Unschedulable)}
 
@@ -136,6 +138,9 @@ func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) er
 			if err := json.Unmarshal(u.Patch, &patch); err != nil || len(patch) == 0 {
 				return errorf(path+".update.patch", "want a JSON merge patch (an object), got %s", string(u.Patch))
 			}
+			if _, ok := patch["status"]; ok && u.Kind != "Node" && u.Kind != "Pod" {
+				return errorf(path+".update.patch", "the status of a %s is what its controllers write: patch its spec", u.Kind)
+			}
 		case "delete":
 			d := st.Delete
 			if err := checkKind(path+".delete.kind", d.Kind); err != nil {
@@ -183,7 +188,10 @@ func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) er
 // things of without creating them: all of them on minisched's own cluster,
 // on a shared one only those minisched labelled.
 func (r *Runner) existing(ctx context.Context, afterReset bool) map[string]map[string]bool {
-	known := map[string]map[string]bool{"Node": {}, "Pod": {}, "PriorityClass": {}}
+	known := map[string]map[string]bool{}
+	for _, k := range kinds {
+		known[k] = map[string]bool{}
+	}
 	if afterReset {
 		if classes, err := r.env.Client.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); err == nil {
 			for _, pc := range classes.Items {
@@ -239,7 +247,7 @@ func checkCount(path string, count int, l Limits) error {
 }
 
 func nameKey(kind, name string) string {
-	if kind == "Pod" {
+	if namespacedKind(kind) {
 		return podKey(name)
 	}
 	return name
@@ -262,7 +270,7 @@ func (r *Runner) validateCreate(ctx context.Context, path string, c *Create, l L
 		}
 		kind, name := describe(obj)
 		if i == 1 || i == count {
-			if err := r.dryRun(ctx, withoutPendingClass(obj, known)); err != nil {
+			if err := r.dryRun(ctx, withoutPendingClass(obj, known), known); err != nil {
 				return 0, errorf(path+".manifest", "%v", err)
 			}
 		}
@@ -271,8 +279,8 @@ func (r *Runner) validateCreate(ctx context.Context, path string, c *Create, l L
 	return count, nil
 }
 
-// decodeObject expands "{{i}}" and decodes a Node, Pod or PriorityClass.
-func decodeObject(raw json.RawMessage, i int) (runtime.Object, error) {
+// decodeObject expands "{{i}}" and decodes an object of one of the kinds.
+func decodeObject(raw json.RawMessage, i int) (object, error) {
 	text := expand(string(raw), i)
 	var head struct {
 		Kind string `json:"kind"`
@@ -280,7 +288,7 @@ func decodeObject(raw json.RawMessage, i int) (runtime.Object, error) {
 	if err := json.Unmarshal([]byte(text), &head); err != nil {
 		return nil, err
 	}
-	var obj runtime.Object
+	var obj object
 	switch head.Kind {
 	case "Node":
 		obj = &v1.Node{}
@@ -289,32 +297,36 @@ func decodeObject(raw json.RawMessage, i int) (runtime.Object, error) {
 	case "PriorityClass":
 		obj = &schedulingv1.PriorityClass{}
 	default:
-		return nil, fmt.Errorf("kind %q: a scenario creates %s", head.Kind, strings.Join(kinds, ", "))
+		r, ok := resources[head.Kind]
+		if !ok {
+			return nil, fmt.Errorf("kind %q: a scenario creates %s", head.Kind, strings.Join(kinds, ", "))
+		}
+		obj = r.new()
 	}
 	if err := manifest.Decode([]byte(text), "application/json", obj); err != nil {
 		return nil, err
 	}
-	if p, ok := obj.(*v1.Pod); ok && p.Namespace == "" {
-		p.Namespace = metav1.NamespaceDefault
+	if namespacedKind(head.Kind) && obj.GetNamespace() == "" {
+		obj.SetNamespace(metav1.NamespaceDefault)
 	}
 	return obj, nil
 }
 
-func describe(obj runtime.Object) (kind, name string) {
-	switch o := obj.(type) {
-	case *v1.Node:
-		return "Node", o.Name
-	case *v1.Pod:
-		return "Pod", o.Namespace + "/" + o.Name
-	case *schedulingv1.PriorityClass:
-		return "PriorityClass", o.Name
+// describe names obj's kind, and its name as steps write it (namespace/name
+// for a namespaced kind).
+func describe(obj object) (kind, name string) {
+	if gvks, _, err := scheme.Scheme.ObjectKinds(obj); err == nil {
+		kind = gvks[0].Kind
 	}
-	return "", ""
+	if namespacedKind(kind) {
+		return kind, obj.GetNamespace() + "/" + obj.GetName()
+	}
+	return kind, obj.GetName()
 }
 
 // withoutPendingClass drops a priority class that an earlier step creates:
 // it does not exist yet, and the dry run would refuse the pod for that.
-func withoutPendingClass(obj runtime.Object, known map[string]map[string]bool) runtime.Object {
+func withoutPendingClass(obj object, known map[string]map[string]bool) object {
 	pod, ok := obj.(*v1.Pod)
 	if !ok || pod.Spec.PriorityClassName == "" || !known["PriorityClass"][pod.Spec.PriorityClassName] {
 		return obj
@@ -324,17 +336,26 @@ func withoutPendingClass(obj runtime.Object, known map[string]map[string]bool) r
 	return pod
 }
 
-// dryRun asks the apiserver whether it would accept obj.
-func (r *Runner) dryRun(ctx context.Context, obj runtime.Object) error {
+// dryRun asks the apiserver whether it would accept obj. An object of a
+// namespace an earlier step creates is tried in the default namespace, as
+// its own does not exist yet.
+func (r *Runner) dryRun(ctx context.Context, obj object, known map[string]map[string]bool) error {
 	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	obj = obj.DeepCopyObject().(object)
+	if ns := obj.GetNamespace(); ns != "" && known["Namespace"][ns] {
+		obj.SetNamespace(metav1.NamespaceDefault)
+	}
 	var err error
 	switch o := obj.(type) {
 	case *v1.Node:
-		_, err = r.env.Client.CoreV1().Nodes().Create(ctx, o.DeepCopy(), opts)
+		_, err = r.env.Client.CoreV1().Nodes().Create(ctx, o, opts)
 	case *v1.Pod:
-		_, err = r.env.Client.CoreV1().Pods(o.Namespace).Create(ctx, o.DeepCopy(), opts)
+		_, err = r.env.Client.CoreV1().Pods(o.Namespace).Create(ctx, o, opts)
 	case *schedulingv1.PriorityClass:
-		_, err = r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o.DeepCopy(), opts)
+		_, err = r.env.Client.SchedulingV1().PriorityClasses().Create(ctx, o, opts)
+	default:
+		kind, _ := describe(obj)
+		err = resources[kind].create(ctx, r.env.Client, obj, opts)
 	}
 	if apierrors.IsAlreadyExists(err) {
 		return nil // an earlier step may delete it first
@@ -359,9 +380,32 @@ func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bo
 	case !slices.Contains(waitConditions, w.For):
 		return errorf(path+".for", "want one of %s, got %q", strings.Join(waitConditions, ", "), w.For)
 	}
-	needsPod := w.For == "scheduled" || w.For == "unschedulable" || w.For == "deleted"
+	if w.Selector != "" {
+		if _, err := labels.Parse(w.Selector); err != nil {
+			return errorf(path+".selector", "%v", err)
+		}
+		switch {
+		case !slices.Contains(selectorConditions, w.For):
+			return errorf(path+".selector", "waiting for %s counts no pods: a selector goes with %s", w.For, strings.Join(selectorConditions, ", "))
+		case w.Pod != "":
+			return errorf(path+".pod", "wait for one pod or for the pods of a selector, not both")
+		case w.Count < 0 || w.Count > l.MaxObjects:
+			return errorf(path+".count", "count %d is outside 0 to %d", w.Count, l.MaxObjects)
+		case w.For == "deleted" && w.Count != 0:
+			return errorf(path+".count", "waiting for deleted waits for none to be left: it takes no count")
+		case w.Node != "" && (w.For == "unschedulable" || w.For == "deleted"):
+			return errorf(path+".node", "waiting for %s pods counts no node's pods", w.For)
+		case w.Node != "" && !known["Node"][w.Node]:
+			return errorf(path+".node", "no earlier step creates node %q", w.Node)
+		}
+		return nil
+	}
+	if w.Count != 0 || w.Node != "" {
+		return errorf(path+".count", "a count and a node go with a selector")
+	}
+	needsPod := w.For != "settled" && w.For != "queueEmpty"
 	if needsPod && w.Pod == "" {
-		return errorf(path+".pod", "waiting for %s needs the pod", w.For)
+		return errorf(path+".pod", "waiting for %s needs the pod, or a selector", w.For)
 	}
 	if w.Pod != "" && !known["Pod"][podKey(w.Pod)] {
 		return errorf(path+".pod", "no earlier step creates pod %q", podKey(w.Pod))
@@ -371,15 +415,25 @@ func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bo
 
 func validateExpect(path string, e *Expect, known map[string]map[string]bool, plugins []string) error {
 	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.GatedBy != "" || e.MinAttempts != 0
-	if !podChecks && e.ScheduledPods == nil && e.UnscheduledPods == nil && e.NodePods == nil {
+	counts := e.ScheduledPods != nil || e.UnscheduledPods != nil || e.NodePods != nil
+	if !podChecks && !counts {
 		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, gatedBy, minAttempts, scheduledPods, unscheduledPods or nodePods")
 	}
+	if e.Selector != "" {
+		if !counts {
+			return errorf(path+".selector", "a selector keeps the counts (scheduledPods, unscheduledPods, nodePods) to its pods: count something")
+		}
+		if _, err := labels.Parse(e.Selector); err != nil {
+			return errorf(path+".selector", "%v", err)
+		}
+	}
+	mostPods := maxPods(known)
 	if np := e.NodePods; np != nil {
 		if !known["Node"][np.Node] {
 			return errorf(path+".nodePods.node", "no earlier step creates node %q, so this can never hold", np.Node)
 		}
-		if np.Count < 0 || np.Count > len(known["Pod"]) {
-			return errorf(path+".nodePods.count", "%d pods can never be counted: the scenario has at most %d", np.Count, len(known["Pod"]))
+		if np.Count < 0 || np.Count > mostPods {
+			return errorf(path+".nodePods.count", "%d pods can never be counted: the scenario has at most %d", np.Count, mostPods)
 		}
 	}
 	if podChecks && e.Pod == "" {
@@ -404,14 +458,25 @@ func validateExpect(path string, e *Expect, known map[string]map[string]bool, pl
 		return errorf(path+".movedBy", "%q is not a queue event: want a cluster event such as NodeAdd or one of %s", e.MovedBy, strings.Join(queueEvents, ", "))
 	}
 	for name, n := range map[string]*int{"scheduledPods": e.ScheduledPods, "unscheduledPods": e.UnscheduledPods} {
-		if n != nil && (*n < 0 || *n > len(known["Pod"])) {
-			return errorf(path+"."+name, "%d pods can never be counted: the scenario has at most %d", *n, len(known["Pod"]))
+		if n != nil && (*n < 0 || *n > mostPods) {
+			return errorf(path+"."+name, "%d pods can never be counted: the scenario has at most %d", *n, mostPods)
 		}
 	}
 	if e.MinAttempts < 0 {
 		return errorf(path+".minAttempts", "cannot be negative")
 	}
 	return nil
+}
+
+// maxPods is the most pods there can be: those the steps name, or no
+// bound once a workload makes pods of its own.
+func maxPods(known map[string]map[string]bool) int {
+	for kind, r := range resources {
+		if r.makesPods && len(known[kind]) > 0 {
+			return math.MaxInt
+		}
+	}
+	return len(known["Pod"])
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

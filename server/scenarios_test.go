@@ -120,6 +120,7 @@ func TestBadScenariosAreRefused(t *testing.T) {
 	reset(t)
 	head := "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  steps:\n"
 	pod := "  - create: {manifest: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: x}]}}}\n"
+	deploy := "  - create: {manifest: {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: x}]}}}}}\n"
 	tests := []struct {
 		name    string
 		body    string
@@ -143,6 +144,15 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"a flush that would spin", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  queue: {unschedulableFlushInterval: 1ns}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.queue.unschedulableFlushInterval"},
 		{"unknown gating plugin", head + pod + "  - expect: {pod: p, gatedBy: NoSuchGate}\n", 422, "NoSuchGate"},
 		{"deleted of no pod", head + "  - wait: {for: deleted}\n", 422, "needs the pod"},
+		{"a kind no scenario makes", head + "  - create: {manifest: {apiVersion: v1, kind: Secret, metadata: {name: s}}}\n", 422, "a scenario creates Node, Pod, PriorityClass, CronJob, DaemonSet, Deployment"},
+		{"a Deployment the apiserver refuses", head + "  - create: {manifest: {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: other}}, spec: {containers: [{name: c, image: x}]}}}}}\n", 422, "`selector` does not match template `labels`"},
+		{"a bad selector", head + "  - wait: {for: scheduled, selector: \"app in (\"}\n", 422, "spec.steps[0].wait.selector"},
+		{"a selector and a pod", head + pod + "  - wait: {for: scheduled, pod: p, selector: app=web}\n", 422, "not both"},
+		{"a selector with a wait that counts no pods", head + "  - wait: {for: settled, selector: app=web}\n", 422, "counts no pods"},
+		{"a count without a selector", head + pod + "  - wait: {for: scheduled, pod: p, count: 2}\n", 422, "a count goes with a selector"},
+		{"a selector that counts nothing", head + "  - expect: {selector: app=web, queue: active, pod: p}\n", 422, "count something"},
+		{"the status of a Deployment", head + deploy + "  - update: {kind: Deployment, name: web, patch: {status: {replicas: 3}}}\n", 422, "what its controllers write"},
+		{"a Deployment never created", head + "  - update: {kind: Deployment, name: api, patch: {spec: {replicas: 3}}}\n", 422, "no earlier step creates Deployment \"api\""},
 		{"bad configuration", head + "  - schedulerConfig: {apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration, profiles: [{plugins: {multiPoint: {enabled: [{name: Nope}]}}}]}\n", 422, "Nope"},
 	}
 	for _, tt := range tests {

@@ -218,7 +218,7 @@ function Report({ report }) {
     ${report.expectations?.length ? html`<table class="report-expect"><caption>Expectations</caption>
       <tbody>${report.expectations.map((x, i) => html`<tr key=${i}><td aria-label=${x.passed ? 'held' : 'did not hold'}>${x.passed ? '✓' : '✗'}</td><td>${x.expectation}<div class="muted small">saw: ${x.saw}</div></td></tr>`)}</tbody></table>` : null}
     ${report.pods?.length ? html`<table class="report-pods"><caption>Pods</caption>
-      <tbody>${report.pods.map((p) => html`<tr key=${p.pod}><td>${p.pod}</td><td>${p.node ? `on ${p.node}` : html`<span class="muted">${p.reason || 'not bound'}</span>`}</td>
+      <tbody>${report.pods.map((p) => html`<tr key=${p.pod}><td>${p.pod}</td><td>${p.node ? `on ${p.node}` : html`<span class="muted">${p.deleted ? 'deleted: ' : ''}${p.reason || 'not bound'}</span>`}</td>
         <td class="num">${plural(p.attempts, 'attempt')}</td></tr>`)}</tbody></table>` : null}
   </div>`;
 }
