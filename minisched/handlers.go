@@ -4,10 +4,13 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"minisched/minisched/queue"
@@ -123,9 +126,11 @@ func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEv
 		fwk.CSIDriver:             f.Storage().V1().CSIDrivers().Informer,
 		fwk.CSIStorageCapacity:    f.Storage().V1().CSIStorageCapacities().Informer,
 		fwk.VolumeAttachment:      f.Storage().V1().VolumeAttachments().Informer,
-		fwk.ResourceClaim:         f.Resource().V1().ResourceClaims().Informer,
-		fwk.ResourceSlice:         f.Resource().V1().ResourceSlices().Informer,
-		fwk.DeviceClass:           f.Resource().V1().DeviceClasses().Informer,
+	}
+	if s.dra != nil {
+		informers[fwk.ResourceClaim] = nil // from the assume cache, below
+		informers[fwk.ResourceSlice] = nil // from the slice tracker
+		informers[fwk.DeviceClass] = f.Resource().V1().DeviceClasses().Informer
 	}
 	for resource, informer := range informers {
 		if !wanted[resource] && !wanted[fwk.WildCard] {
@@ -134,11 +139,33 @@ func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEv
 		raise := func(action fwk.ActionType, oldObj, newObj any) {
 			s.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: action}, oldObj, newObj, nil)
 		}
-		if _, err := informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		var handler cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { raise(fwk.Add, nil, obj) },
 			UpdateFunc: func(oldObj, newObj any) { raise(fwk.Update, oldObj, newObj) },
 			DeleteFunc: func(obj any) { raise(fwk.Delete, unwrap(obj), nil) },
-		}); err != nil {
+		}
+		var err error
+		switch resource {
+		case fwk.ResourceClaim:
+			// Fired on Assume and Restore too, as upstream's are.
+			s.dra.claims.AddEventHandler(handler)
+		case fwk.ResourceSlice:
+			// Fired when a DeviceTaintRule changes a slice's devices too.
+			_, err = s.dra.slices.AddEventHandler(handler)
+		case fwk.DeviceClass:
+			// The DRA manager's cache of extended resource names sees a
+			// class before the queue does ("chaining", as upstream), so
+			// that a pod asking for example.com/gpu finds its class.
+			if utilfeature.DefaultFeatureGate.Enabled(features.DRAExtendedResource) {
+				classes := s.dra.manager.DeviceClassResolver().(*extendedresourcecache.ExtendedResourceCache)
+				classes.AddEventHandler(handler)
+				handler = classes
+			}
+			_, err = informer().AddEventHandler(handler)
+		default:
+			_, err = informer().AddEventHandler(handler)
+		}
+		if err != nil {
 			return fmt.Errorf("watching %s: %w", resource, err)
 		}
 	}

@@ -60,9 +60,22 @@ type frameworkDeps struct {
 	draManager      fwk.SharedDRAManager
 }
 
-// newDRAManager builds what the DynamicResources plugin needs, the way
-// kube-scheduler does; without it the plugin dereferences nil in PreFilter.
-func newDRAManager(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (fwk.SharedDRAManager, error) {
+// dra is what the DynamicResources plugin shares with the scheduler around
+// it, built the way kube-scheduler builds it. The queue takes ResourceClaim
+// and ResourceSlice events from the claims' assume cache and the slice
+// tracker, not from the informers, as upstream does: the manager's record
+// of allocated devices, which listens there first, is then up to date when
+// a hint moves a pod (a deallocated claim's device is free for its next
+// attempt).
+type dra struct {
+	manager *dynamicresources.DefaultDRAManager
+	claims  *assumecache.AssumeCache
+	slices  *resourceslicetracker.Tracker
+}
+
+// newDRA builds the DRA manager; without it the plugin dereferences nil in
+// PreFilter. Nil when DynamicResourceAllocation is off.
+func newDRA(ctx context.Context, client clientset.Interface, factory informers.SharedInformerFactory) (*dra, error) {
 	if !utilfeature.DefaultFeatureGate.Enabled(features.DynamicResourceAllocation) {
 		return nil, nil
 	}
@@ -80,7 +93,16 @@ func newDRAManager(ctx context.Context, client clientset.Interface, factory info
 	if err != nil {
 		return nil, fmt.Errorf("starting the resource slice tracker: %w", err)
 	}
-	return dynamicresources.NewDRAManager(ctx, claims, tracker, factory), nil
+	return &dra{manager: dynamicresources.NewDRAManager(ctx, claims, tracker, factory), claims: claims, slices: tracker}, nil
+}
+
+// sharedManager is the manager as the framework takes it: nil, not a nil
+// pointer in an interface, when DRA is off.
+func (d *dra) sharedManager() fwk.SharedDRAManager {
+	if d == nil {
+		return nil
+	}
+	return d.manager
 }
 
 // newProfile builds the framework for cfg's profile with the in-tree

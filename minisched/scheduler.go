@@ -96,6 +96,7 @@ type Scheduler struct {
 	logger    klog.Logger
 	gate      *Gate
 	events    events.EventBroadcaster
+	dra       *dra
 
 	cycles             *atomic.Int64
 	synced             atomic.Bool
@@ -148,7 +149,8 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	s.cache = internalcache.New(ctx, nil,
 		utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload),
 		utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup))
-	draManager, err := newDRAManager(ctx, opts.Client, s.factory)
+	var err error
+	s.dra, err = newDRA(ctx, opts.Client, s.factory)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +164,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		cache:           s.cache,
 		recorder:        &victimReporter{EventRecorderLogger: s.events.NewRecorder(scheme.Scheme, cfg.SchedulerName), observer: opts.Observer},
 		parallelism:     int(opts.Config.Parallelism),
-		draManager:      draManager,
+		draManager:      s.dra.sharedManager(),
 	})
 	if err != nil {
 		return nil, err

@@ -647,8 +647,17 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 		if err != nil {
 			saw = err.Error()
 		} else {
-			n = len(pods.Items)
+			terminating := 0
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp != nil {
+					terminating++
+				}
+			}
+			n = len(pods.Items) - terminating
 			saw = fmt.Sprintf("%d pods", n)
+			if terminating > 0 {
+				saw += fmt.Sprintf(", and %d being deleted", terminating)
+			}
 		}
 		add(fmt.Sprintf("%d pods%s on node %s", np.Count, of(e.Selector), np.Node), err == nil && n == np.Count, saw)
 	}

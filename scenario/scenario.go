@@ -134,7 +134,8 @@ type Expect struct {
 	// those Selector matches; a pod being deleted counts for neither.
 	ScheduledPods   *int `json:"scheduledPods,omitempty"`
 	UnscheduledPods *int `json:"unscheduledPods,omitempty"`
-	// NodePods counts the pods bound to one node (those Selector matches).
+	// NodePods counts the pods bound to one node (those Selector matches),
+	// but those being deleted.
 	NodePods *NodePods `json:"nodePods,omitempty"`
 	// Selector is a label selector (app=web) that the counts keep to.
 	Selector string `json:"selector,omitempty"`
