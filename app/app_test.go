@@ -288,7 +288,7 @@ func TestBundledScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("%d of %d scenario run(s) passed", 3*len(names), 3*len(names))
-	if len(names) < 16 || !strings.Contains(stdout.String(), want) {
+	if len(names) < 24 || !strings.Contains(stdout.String(), want) {
 		t.Errorf("want %q for %d lessons; report:\n%s", want, len(names), stdout.String())
 	}
 }

@@ -149,7 +149,7 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"a bad selector", head + "  - wait: {for: scheduled, selector: \"app in (\"}\n", 422, "spec.steps[0].wait.selector"},
 		{"a selector and a pod", head + pod + "  - wait: {for: scheduled, pod: p, selector: app=web}\n", 422, "not both"},
 		{"a selector with a wait that counts no pods", head + "  - wait: {for: settled, selector: app=web}\n", 422, "counts no pods"},
-		{"a count without a selector", head + pod + "  - wait: {for: scheduled, pod: p, count: 2}\n", 422, "a count goes with a selector"},
+		{"a count without a selector", head + pod + "  - wait: {for: scheduled, pod: p, count: 2}\n", 422, "a count and a node go with a selector"},
 		{"a selector that counts nothing", head + "  - expect: {selector: app=web, queue: active, pod: p}\n", 422, "count something"},
 		{"the status of a Deployment", head + deploy + "  - update: {kind: Deployment, name: web, patch: {status: {replicas: 3}}}\n", 422, "what its controllers write"},
 		{"a Deployment never created", head + "  - update: {kind: Deployment, name: api, patch: {spec: {replicas: 3}}}\n", 422, "no earlier step creates Deployment \"api\""},
