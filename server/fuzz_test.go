@@ -19,6 +19,8 @@ func FuzzREST(f *testing.F) {
 		{"POST", "/api/v1/priorityclasses"},
 		{"PUT", "/api/v1/scheduler/config"},
 		{"POST", "/api/v1/scenarios"},
+		{"POST", "/api/v1/deployments"},
+		{"POST", "/api/v1/daemonsets"},
 	}
 	f.Add(uint8(0), "application/json", []byte(`{"apiVersion":"v1","kind":"Node","metadata":{"name":"f"},"status":{"allocatable":{}}}`))
 	f.Add(uint8(0), "application/yaml", []byte("apiVersion: v1\nkind: Node\nmetadata: {name: g}\nstatus: {capacity: {}, allocatable: {cpu: '-1'}}\n"))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,6 +107,12 @@ func (s *Server) createPod(c echo.Context) error  { return create(c, &v1.Pod{}, 
 func (s *Server) createPriorityClass(c echo.Context) error {
 	return create(c, &schedulingv1.PriorityClass{}, s.cluster.CreatePriorityClass)
 }
+func (s *Server) createDeployment(c echo.Context) error {
+	return create(c, &appsv1.Deployment{}, s.cluster.CreateDeployment)
+}
+func (s *Server) createDaemonSet(c echo.Context) error {
+	return create(c, &appsv1.DaemonSet{}, s.cluster.CreateDaemonSet)
+}
 
 // create decodes a manifest into obj and creates it the way the cluster
 // package does (defaults, limits, the owner label).
@@ -147,6 +154,14 @@ func (s *Server) deleteNode(c echo.Context) error {
 
 func (s *Server) deletePod(c echo.Context) error {
 	return deleted(c, s.cluster.DeletePod(c.Request().Context(), c.Param("namespace"), c.Param("name")))
+}
+
+func (s *Server) deleteDeployment(c echo.Context) error {
+	return deleted(c, s.cluster.DeleteDeployment(c.Request().Context(), c.Param("namespace"), c.Param("name")))
+}
+
+func (s *Server) deleteDaemonSet(c echo.Context) error {
+	return deleted(c, s.cluster.DeleteDaemonSet(c.Request().Context(), c.Param("namespace"), c.Param("name")))
 }
 
 func (s *Server) deletePriorityClass(c echo.Context) error {

@@ -242,3 +242,67 @@ func TestPatchNode(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkloads: a Deployment and a DaemonSet made over REST get their pods
+// from the embedded cluster's controllers; one that would pass the pod
+// limit is refused and changes nothing; deleting one takes its pods.
+func TestWorkloads(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "4"))
+	ctx := context.Background()
+	owned := func(kind string) int {
+		pods, err := inst.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range pods.Items {
+			if ref := metav1.GetControllerOf(&p); ref != nil && ref.Kind == kind && p.DeletionTimestamp == nil {
+				n++
+			}
+		}
+		return n
+	}
+	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: %d\n  selector: {matchLabels: {app: web}}\n" +
+		"  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: pause}]}\n"
+	if code := api(t, "POST", "/api/v1/deployments", "application/yaml", []byte(fmt.Sprintf(deployment, 2)), nil); code != http.StatusCreated {
+		t.Fatalf("create a Deployment: %d", code)
+	}
+	daemons := `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},` +
+		`"template":{"metadata":{"labels":{"app":"agent"}},"spec":{"containers":[{"name":"c","image":"pause"}]}}}}`
+	if code := api(t, "POST", "/api/v1/daemonsets", "application/json", []byte(daemons), nil); code != http.StatusCreated {
+		t.Fatalf("create a DaemonSet: %d", code)
+	}
+	eventually(t, 2*time.Minute, "2 pods of the ReplicaSet and 1 of the DaemonSet", func() bool {
+		return owned("ReplicaSet") == 2 && owned("DaemonSet") == 1
+	})
+
+	var e struct{ Error string }
+	tests := []struct {
+		name, path, body string
+		want             int
+		mention          string
+	}{
+		{"more replicas than the pod limit", "/api/v1/deployments", fmt.Sprintf(strings.Replace(deployment, "name: web", "name: huge", 1), 1000000), 422, "--max-pods"},
+		{"a pod sent as a Deployment", "/api/v1/deployments", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`, 400, "Pod"},
+		{"a Deployment the apiserver refuses", "/api/v1/deployments", strings.Replace(fmt.Sprintf(deployment, 1), "labels: {app: web}}", "labels: {app: other}}", 1), 422, "selector"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code := api(t, "POST", tt.path, "application/yaml", []byte(tt.body), &e); code != tt.want || !strings.Contains(e.Error, tt.mention) {
+				t.Errorf("got %d %q, want %d mentioning %q", code, e.Error, tt.want, tt.mention)
+			}
+		})
+	}
+	if l, err := inst.Client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 1 {
+		t.Errorf("the refused Deployments changed the cluster: %v, %v", l, err)
+	}
+
+	if code := api(t, "DELETE", "/api/v1/deployments/default/web", "", nil, nil); code != http.StatusNoContent {
+		t.Fatalf("delete the Deployment: %d", code)
+	}
+	if code := api(t, "DELETE", "/api/v1/daemonsets/default/nothing", "", nil, nil); code != http.StatusNotFound {
+		t.Errorf("delete a DaemonSet that does not exist: %d, want 404", code)
+	}
+	eventually(t, 2*time.Minute, "the Deployment's pods gone (garbage collector)", func() bool { return owned("ReplicaSet") == 0 })
+}

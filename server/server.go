@@ -222,6 +222,10 @@ func (s *Server) routes() {
 	api.GET("/priorityclasses", s.listPriorityClasses)
 	api.POST("/priorityclasses", s.createPriorityClass)
 	api.DELETE("/priorityclasses/:name", s.deletePriorityClass)
+	api.POST("/deployments", s.createDeployment)
+	api.DELETE("/deployments/:namespace/:name", s.deleteDeployment)
+	api.POST("/daemonsets", s.createDaemonSet)
+	api.DELETE("/daemonsets/:namespace/:name", s.deleteDaemonSet)
 
 	api.GET("/queue", s.getQueue)
 	api.GET("/cycles", s.listCycles)

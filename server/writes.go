@@ -11,7 +11,7 @@ import (
 
 // clusterRoutes are the API routes that write to the cluster; the others
 // change only minisched (pause, its configuration) or read.
-var clusterRoutes = []string{"/api/v1/nodes", "/api/v1/pods", "/api/v1/priorityclasses", "/api/v1/scenarios", "/api/v1/reset", importPath, "/api/v1/whatif", "/api/v1/compare"}
+var clusterRoutes = []string{"/api/v1/nodes", "/api/v1/pods", "/api/v1/priorityclasses", "/api/v1/deployments", "/api/v1/daemonsets", "/api/v1/scenarios", "/api/v1/reset", importPath, "/api/v1/whatif", "/api/v1/compare"}
 
 // guardWrites refuses cluster writes when minisched only reads.
 func (s *Server) guardWrites(next echo.HandlerFunc) echo.HandlerFunc {

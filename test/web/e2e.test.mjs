@@ -453,7 +453,36 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.fill('#node-label-filter', '');
     const cpu = await page.$$eval('#node-table tbody tr td.heat:first-of-type', (tds) => tds.map((td) => parseFloat(td.textContent)));
     assert.ok(cpu.length >= 4 && cpu.every((v, i) => i === 0 || v <= cpu[i - 1]), `sorted by CPU use: ${cpu}`);
-    await page.check('input[name="cluster-show"]:not(#show-table)');
+    await page.check('#show-cards');
+  });
+
+  await t.test('a Deployment from the pod form; its pods by owner under Workloads; deleted with them (issue 32, dashboard)', async () => {
+    await tab('controls');
+    await page.selectOption('#pod-make', 'Deployment');
+    await page.fill('#pod-name', 'e2e-web');
+    await page.fill('#pod-cpu', '10m');
+    await page.fill('#pod-count', '2');
+    await page.click('#pod-form button[type="submit"]');
+    await notice(/Deployment e2e-web created/);
+    await page.selectOption('#pod-make', 'Pod');
+    await tab('cluster');
+    await page.check('#show-workloads');
+    await page.selectOption('#workload-kind', 'Deployment');
+    const w = page.locator('[data-workload="Deployment/default/e2e-web"]');
+    // The ReplicaSet's two pods, each as its kubelet reports it.
+    await page.waitForFunction(() => document.querySelectorAll('[data-workload="Deployment/default/e2e-web"] .chip').length === 2);
+    await w.locator('.tags-label:has-text("ReplicaSet e2e-web-")').waitFor();
+    await page.waitForFunction(() => /2 Running/.test(document.querySelector('[data-workload="Deployment/default/e2e-web"] header').textContent));
+    await page.fill('#workload-filter', 'no-such-workload');
+    await page.locator('#workloads .hint:has-text("No pods match")').waitFor();
+    await page.fill('#workload-filter', '');
+    // Delete asks once more, on the same button.
+    await w.locator('button[aria-label="Delete Deployment e2e-web"]').click();
+    await w.locator('button[data-armed="true"]').click();
+    await notice(/Deployment default\/e2e-web deleted/);
+    await w.waitFor({ state: 'detached' });
+    await page.selectOption('#workload-kind', '');
+    await page.check('#show-cards');
   });
 
   await t.test('a dropped connection resumes with since= and misses nothing', async () => {

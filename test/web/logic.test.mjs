@@ -8,8 +8,9 @@ import {
 import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
 import {
   configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, lineDiff, nodeEditForm, nodePatch, pluginArgs, pluginChecks, pluginRows, priorityClassManifest, splitDocuments, withPluginArgs,
-  podManifest, podManifests,
+  podManifest, podManifests, workloadManifest,
 } from '../../web/static/js/manifests.js';
+import { livesText, workloadOf, workloadTree } from '../../web/static/js/workloads.js';
 import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
 import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
 import { createStore } from '../../web/static/js/store/index.js';
@@ -738,4 +739,45 @@ test('podLife: a pod\'s life apart from its scheduling', () => {
   ];
   for (const [pod, want] of cases) assert.equal(podLife(pod), want, JSON.stringify(pod));
   assert.equal(podLife(undefined), '');
+});
+
+test('workloads: a Deployment or DaemonSet from the pod form (issue 32, dashboard)', () => {
+  const form = { name: 'web', namespace: 'shop', cpu: '250m', count: '3', labels: 'tier=front', nodeSelector: 'zone=a' };
+  const d = workloadManifest('Deployment', form);
+  assert.equal(d.kind, 'Deployment');
+  assert.deepEqual(d.metadata, { name: 'web', namespace: 'shop' });
+  assert.equal(d.spec.replicas, 3);
+  assert.deepEqual(d.spec.selector, { matchLabels: { app: 'web' } });
+  assert.deepEqual(d.spec.template.metadata.labels, { tier: 'front', app: 'web' });
+  assert.deepEqual(d.spec.template.spec.nodeSelector, { zone: 'a' });
+  assert.equal(d.spec.template.spec.containers[0].resources.requests.cpu, '250m');
+  const ds = workloadManifest('DaemonSet', { ...form, labels: 'app=agent' });
+  assert.equal(ds.spec.replicas, undefined, 'a DaemonSet has a pod per node, no replicas');
+  assert.deepEqual(ds.spec.selector.matchLabels, { app: 'agent' }, "the form's own app label selects");
+  assert.throws(() => workloadManifest('Deployment', { ...form, count: '-1' }), (err) => err instanceof FormError && err.field === 'count');
+  assert.throws(() => workloadManifest('StatefulSet', form), (err) => err instanceof FormError && err.field === 'kind');
+});
+
+test('workloads: pods grouped by owner, Deployment above its ReplicaSets, filtered by kind and name (issue 32, dashboard)', () => {
+  const pod = (ns, name, extra = {}) => [`${ns}/${name}`, { namespace: ns, name, ...extra }];
+  const pods = new Map([
+    pod('default', 'web-5fc9-b', { owner: 'ReplicaSet/web-5fc9', labels: { 'pod-template-hash': '5fc9' }, nodeName: 'n1', phase: 'Running', ready: true }),
+    pod('default', 'web-5fc9-a', { owner: 'ReplicaSet/web-5fc9', labels: { 'pod-template-hash': '5fc9' }, nodeName: 'n1', phase: 'Running', ready: true }),
+    pod('default', 'web-77aa-x', { owner: 'ReplicaSet/web-77aa', labels: { 'pod-template-hash': '77aa' } }),
+    pod('default', 'lone-rs-q', { owner: 'ReplicaSet/lone-rs' }),
+    pod('default', 'agent-k', { owner: 'DaemonSet/agent', nodeName: 'n1' }),
+    pod('default', 'batch-1', { owner: 'Job/batch', nodeName: 'n1', phase: 'Succeeded' }),
+    pod('default', 'solo', {}),
+  ]);
+  assert.deepEqual(workloadOf(pods.get('default/web-77aa-x')), { kind: 'Deployment', name: 'web', child: 'web-77aa' });
+  assert.deepEqual(workloadOf(pods.get('default/lone-rs-q')), { kind: 'ReplicaSet', name: 'lone-rs', child: '' }, 'a ReplicaSet of its own, no hash label');
+  const tree = workloadTree(pods);
+  assert.deepEqual(tree.map((w) => `${w.kind}/${w.name}`), ['Deployment/web', 'DaemonSet/agent', 'Job/batch', 'ReplicaSet/lone-rs', 'Pod/solo']);
+  const web = tree[0];
+  assert.deepEqual(web.children, [{ name: 'web-5fc9', pods: ['default/web-5fc9-a', 'default/web-5fc9-b'] }, { name: 'web-77aa', pods: ['default/web-77aa-x'] }]);
+  assert.equal(livesText(web.lives), '2 Running, Ready, 1 waiting');
+  assert.deepEqual(workloadTree(pods, { kind: 'Job' }).map((w) => w.name), ['batch']);
+  assert.deepEqual(workloadTree(pods, { text: 'AGENT' }).map((w) => w.name), ['agent']);
+  assert.deepEqual(workloadTree(pods, { text: '77aa-x' }).map((w) => w.name), ['web'], "a pod's name finds its workload");
+  assert.deepEqual(workloadTree(pods, { kind: 'StatefulSet' }), []);
 });

@@ -9,7 +9,7 @@ import { kubeletNotice } from './nodes.js';
 import { THEMES } from './route.js';
 import { podKey } from './store/index.js';
 import {
-  configWithPlugins, MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, withPluginArgs, FormError,
+  configWithPlugins, MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, withPluginArgs, workloadManifest, WORKLOADS, FormError,
 } from './manifests.js';
 
 // How far back a page that connects reads the server's history, in events,
@@ -98,6 +98,24 @@ export function createActions({ api, store, delay = sleep }) {
       });
     },
 
+    /** Creates a Deployment or DaemonSet from the pod form; its controller makes the pods. */
+    async createWorkload(kind, form) {
+      return run('createPod', `Could not create the ${kind}`, async () => {
+        const manifest = workloadManifest(kind, form);
+        await api.create(WORKLOADS[kind], manifest);
+        store.addNotice('ok', `${kind} ${manifest.metadata.name} created: its controller makes the pods.`);
+        return manifest.metadata.name;
+      });
+    },
+
+    async deleteWorkload(kind, namespace, name) {
+      return run(`delete:${kind}:${namespace}/${name}`, `Could not delete ${kind} ${namespace}/${name}`, async () => {
+        await api.deleteWorkload(WORKLOADS[kind], namespace, name);
+        store.addNotice('ok', `${kind} ${namespace}/${name} deleted; the garbage collector takes its pods.`);
+        return true;
+      });
+    },
+
     /**
      * Creates every document of a pasted YAML stream (JSON is YAML too) at
      * the route for its kind, one after the other, and reports on each:
@@ -106,7 +124,7 @@ export function createActions({ api, store, delay = sleep }) {
     async createFromYaml(text) {
       return run('createYaml', 'Could not create from the manifest', async () => {
         const docs = splitDocuments(text);
-        if (!docs.length) throw new FormError('manifest', 'Paste a Node, Pod or PriorityClass manifest first.');
+        if (!docs.length) throw new FormError('manifest', `Paste a ${Object.keys(MANIFEST_ROUTES).join(', ')} manifest first.`);
         const results = [];
         for (const d of docs) {
           const route = MANIFEST_ROUTES[d.kind];

@@ -90,6 +90,8 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     deleteNode: (name) => request('DELETE', `/nodes/${enc(name)}`),
     createPod: (manifest, type) => api.create('pods', manifest, type),
     deletePod: (ns, name) => request('DELETE', `/pods/${enc(ns)}/${enc(name)}`),
+    /** Deletes a workload at its route (deployments, daemonsets); its pods go with it. */
+    deleteWorkload: (route, ns, name) => request('DELETE', `/${route}/${enc(ns)}/${enc(name)}`),
     queue: () => request('GET', '/queue'),
     cycles: (pod, limit = 50) => request('GET', `/cycles?${pod ? `pod=${enc(pod)}&` : ''}limit=${limit}`),
     cycle: (id) => request('GET', `/cycles/${enc(id)}`),

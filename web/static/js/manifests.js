@@ -257,6 +257,28 @@ export function podManifests(form) {
   return out;
 }
 
+/** The workloads the pod form can make instead of pods, and the API's route for each. */
+export const WORKLOADS = Object.freeze({ Deployment: 'deployments', DaemonSet: 'daemonsets' });
+
+/**
+ * workloadManifest builds a Deployment (count replicas) or a DaemonSet
+ * (one pod per node) from the pod form: its pod template is the form's
+ * pod, labelled app=<name> for the selector.
+ */
+export function workloadManifest(kind, form) {
+  if (!WORKLOADS[kind]) throw new FormError('kind', `kind "${kind}": make a ${Object.keys(WORKLOADS).join(' or a ')}`);
+  const pod = podManifest(form);
+  const { name, namespace } = pod.metadata;
+  const labels = { ...pod.metadata.labels, app: pod.metadata.labels?.app || name };
+  const spec = { selector: { matchLabels: { app: labels.app } }, template: { metadata: { labels }, spec: pod.spec } };
+  if (kind === 'Deployment') {
+    const replicas = Number(form.count || 1);
+    if (!Number.isInteger(replicas) || replicas < 0 || replicas > 500) throw new FormError('count', 'replicas: write a whole number from 0 to 500');
+    spec.replicas = replicas;
+  }
+  return { apiVersion: 'apps/v1', kind, metadata: { name, namespace }, spec };
+}
+
 /** nextName("node", existing names) -> "node-3", the first free one. */
 export function nextName(prefix, taken) {
   const has = typeof taken === 'function' ? taken : (n) => taken.has(n);
@@ -267,7 +289,7 @@ export function nextName(prefix, taken) {
 }
 
 /** The kinds a pasted manifest may create, and the API's route for each. */
-export const MANIFEST_ROUTES = Object.freeze({ Node: 'nodes', Pod: 'pods', PriorityClass: 'priorityclasses' });
+export const MANIFEST_ROUTES = Object.freeze({ Node: 'nodes', Pod: 'pods', PriorityClass: 'priorityclasses', ...WORKLOADS });
 
 /**
  * splitDocuments cuts a pasted YAML stream at its "---" lines: [{index,

@@ -7,9 +7,10 @@
 
 import { useState } from 'preact/hooks';
 import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } from '../ui.js';
-import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel } from '../format.js';
+import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, podLife } from '../format.js';
 import { natural } from '../store/index.js';
-import { DEVICE_CLASS, MAX_DEVICES, nodeEditForm } from '../manifests.js';
+import { DEVICE_CLASS, MAX_DEVICES, nodeEditForm, WORKLOADS } from '../manifests.js';
+import { livesText, WORKLOAD_KINDS, workloadTree } from '../workloads.js';
 import { nodeHealth, nodeRows, SORTS } from '../nodes.js';
 
 const PODS_PER_CARD = 12;
@@ -122,19 +123,61 @@ function NodeTable({ store, actions }) {
   </div>`;
 }
 
+// The cluster view's three ways to show it, by the radio that picks each.
+const SHOWS = Object.freeze({ cards: NodeCards, table: NodeTable, workloads: Workloads });
+
 export default function Cluster({ store, actions }) {
-  const [table, setTable] = useState(false);
+  const [show, setShow] = useState('cards');
   const editing = store.page.replay.value ? null : store.page.editingNode.value;
+  const View = SHOWS[show];
   return html`<div class="cluster">
     <div class="cluster-summary">
       <${Summary} store=${store} />
       <fieldset class="segmented"><legend>Show</legend>
-        <label><input type="radio" name="cluster-show" checked=${!table} onChange=${() => setTable(false)} /> cards</label>
-        <label><input type="radio" name="cluster-show" id="show-table" checked=${table} onChange=${() => setTable(true)} /> table</label>
+        ${Object.keys(SHOWS).map((s) => html`<label key=${s}><input type="radio" name="cluster-show" id=${`show-${s}`} checked=${show === s} onChange=${() => setShow(s)} /> ${s}</label>`)}
       </fieldset>
     </div>
     ${editing ? html`<${NodeEditor} key=${editing} store=${store} actions=${actions} name=${editing} />` : null}
-    ${table ? html`<${NodeTable} store=${store} actions=${actions} />` : html`<${NodeCards} store=${store} actions=${actions} />`}
+    <${View} store=${store} actions=${actions} />
+  </div>`;
+}
+
+/**
+ * The pods by the workload that made them: Deployment, its ReplicaSets,
+ * their pods; StatefulSets, DaemonSets, Jobs; pods of their own last. Each
+ * pod says where it is in its life; filtered by kind and by name.
+ */
+function Workloads({ store, actions }) {
+  const [kind, setKind] = useState('');
+  const [text, setText] = useState('');
+  const tree = workloadTree(store.cluster.pods.entriesAll(), { kind, text });
+  const writable = !store.page.replay.value;
+  const chip = (key) => {
+    const pod = store.cluster.pods.peek(key);
+    return html`<button type="button" class="chip" key=${key} data-pod=${key} title=${pod?.nodeName ? `on ${pod.nodeName}` : 'not bound'}
+      onClick=${() => actions.inspectPod(key)}>${keyLabel(key)} <span class="muted">${podLife(pod)}</span></button>`;
+  };
+  return html`<div class="workloads" id="workloads">
+    <div class="filter-row">
+      <label class="filter-box">Kind <select id="workload-kind" value=${kind} onChange=${(e) => setKind(e.currentTarget.value)}>
+        <option value="">all</option>
+        ${WORKLOAD_KINDS.map((k) => html`<option key=${k} value=${k}>${k === 'Pod' ? 'pods of their own' : k}</option>`)}
+      </select></label>
+      <label class="filter-box">Find <input type="search" id="workload-filter" value=${text} onInput=${(e) => setText(e.currentTarget.value)} /></label>
+    </div>
+    ${tree.length === 0 ? html`<p class="hint">No pods${kind || text ? ' match' : ' yet'}.</p>` : null}
+    ${tree.map((w) => html`<section class="card workload" key=${w.key} data-workload=${w.key} aria-label=${`${w.kind} ${w.namespace}/${w.name}`}>
+      <header class="card-head">
+        <h3>${w.kind === 'Pod' ? 'Pod' : w.kind} ${w.namespace}/${w.name}</h3>
+        <span class="muted">${livesText(w.lives)}</span>
+        ${writable && WORKLOADS[w.kind] ? html`<${ConfirmButton} className="small danger" ariaLabel=${`Delete ${w.kind} ${w.name}`} label="Delete"
+          confirm=${`Delete ${w.kind} ${w.name} and its pods?`} disabled=${store.page.isBusy(`delete:${w.kind}:${w.namespace}/${w.name}`)}
+          onConfirm=${() => actions.deleteWorkload(w.kind, w.namespace, w.name)} />` : null}
+      </header>
+      ${w.children.length
+        ? w.children.map((rs) => html`<div class="workload-child" key=${rs.name}><span class="tags-label">ReplicaSet ${rs.name}</span><div class="node-pods">${rs.pods.map(chip)}</div></div>`)
+        : html`<div class="node-pods">${w.pods.map(chip)}</div>`}
+    </section>`)}
   </div>`;
 }
 

@@ -35,8 +35,11 @@ function NodeForm({ store, actions }) {
   </form>`;
 }
 
+// What the pod form makes: pods, or a workload whose controller makes them.
+const MAKES = Object.freeze({ Pod: 'pods', Deployment: 'a Deployment', DaemonSet: 'a DaemonSet (one pod per node)' });
+
 const POD_DEFAULTS = {
-  name: '', namespace: 'default', cpu: '500m', memory: '512Mi', count: '1', labels: '', nodeSelector: '', tolerations: '', affinity: '', priorityClassName: '',
+  make: 'Pod', name: '', namespace: 'default', cpu: '500m', memory: '512Mi', count: '1', labels: '', nodeSelector: '', tolerations: '', affinity: '', priorityClassName: '',
 };
 
 function PodForm({ store, actions }) {
@@ -47,11 +50,17 @@ function PodForm({ store, actions }) {
   const suggested = nextName('pod', (n) => pods.has(`${form.namespace || 'default'}/${n}`) || pods.has(`${form.namespace || 'default'}/${n}-1`));
   const submit = async (ev) => {
     ev.preventDefault();
-    const made = await actions.createPods({ ...form, name: form.name.trim() || suggested });
+    const named = { ...form, name: form.name.trim() || suggested };
+    const made = form.make === 'Pod' ? await actions.createPods(named) : await actions.createWorkload(form.make, named);
     if (made) update({ name: '' });
   };
   return html`<form class="panel form" onSubmit=${submit} aria-labelledby="pod-form-h" id="pod-form">
     <h2 id="pod-form-h">Create pods</h2>
+    <${Field} id="pod-make" label="Make" hint=${form.make === 'Pod' ? 'pods of their own' : "a workload: the embedded cluster's controller makes its pods from this template, labelled app=<name>"}>
+      <select id="pod-make" value=${form.make} onChange=${(e) => update({ make: e.currentTarget.value })}>
+        ${Object.entries(MAKES).map(([kind, label]) => html`<option key=${kind} value=${kind}>${label}</option>`)}
+      </select>
+    </${Field}>
     <div class="row2">
       <${Field} id="pod-name" label="Name"><input ...${bind('name')} id="pod-name" placeholder=${suggested} autocomplete="off" /></${Field}>
       <${Field} id="pod-namespace" label="Namespace"><input ...${bind('namespace')} id="pod-namespace" /></${Field}>
@@ -59,7 +68,7 @@ function PodForm({ store, actions }) {
     <div class="row3">
       <${Field} id="pod-cpu" label="CPU request"><input ...${bind('cpu')} id="pod-cpu" /></${Field}>
       <${Field} id="pod-memory" label="Memory request"><input ...${bind('memory')} id="pod-memory" /></${Field}>
-      <${Field} id="pod-count" label="How many"><input ...${bind('count')} id="pod-count" inputmode="numeric" /></${Field}>
+      <${Field} id="pod-count" label=${form.make === 'Deployment' ? 'Replicas' : 'How many'}><input ...${bind('count')} id="pod-count" inputmode="numeric" disabled=${form.make === 'DaemonSet'} /></${Field}>
     </div>
     <${Field} id="pod-priority" label="Priority class">
       <select id="pod-priority" value=${form.priorityClassName} onChange=${(e) => update({ priorityClassName: e.currentTarget.value })}>
