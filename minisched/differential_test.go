@@ -12,10 +12,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -65,7 +67,7 @@ parallelism: 1
 
 const (
 	diffSeeds = 5
-	// randomPods per seed; the stories add six more.
+	// randomPods per seed; the stories add ten more.
 	randomPods = 44
 	// Upper bounds only: every wait polls a condition.
 	settleTimeout  = 90 * time.Second
@@ -142,7 +144,7 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface) *figures {
 	createNodes(t, d.up.client, nodes...)
 	d.settle("the nodes")
 
-	steps := make([]func(), 0, randomPods+3)
+	steps := make([]func(), 0, randomPods+4)
 	for i := range randomPods {
 		p := g.randomPod(i + 1)
 		steps = append(steps, func() { d.place(p) })
@@ -153,7 +155,7 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface) *figures {
 	if len(usable) == 0 {
 		usable = g.all
 	}
-	stories := []func(){d.preemptionStory, d.nominatedNodeGetsRoomStory, func() { d.externalNominationStory(usable) }}
+	stories := []func(){d.preemptionStory, d.budgetAndAgeStory, d.nominatedNodeGetsRoomStory, func() { d.externalNominationStory(usable) }}
 	for _, s := range stories {
 		at := 5 + g.r.Intn(len(steps)-5)
 		steps = slices.Insert(steps, at, s)
@@ -624,6 +626,56 @@ func (d *diff) preemptionStory() {
 		d.seed, mv, uv, mini["sa-high"].Node, up["sa-high"].Node, d.queuePath("sa-high"))
 }
 
+// budgetAndAgeStory: story-w holds three pods of one priority: sd-old and
+// sd-young, started three and two hours ago, and sd-guarded, the youngest,
+// under a PodDisruptionBudget that allows no disruption (its status written
+// as the disruption controller would; none runs here). The preemptor needs
+// one victim: the budget's pod is reprieved first, then the older of the
+// others (upstream's selectVictimsOnNode), so sd-young goes. Without the
+// budget it would be sd-guarded; without start times, the order of the
+// node's pods would decide.
+func (d *diff) budgetAndAgeStory() {
+	ctx := context.Background()
+	clients := []kubernetes.Interface{client, d.up.client}
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "sd-guarded", Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrTo(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sd-guarded"}}}}
+	for _, c := range clients {
+		pdb, err := c.PolicyV1().PodDisruptionBudgets("default").Create(ctx, budget.DeepCopy(), metav1.CreateOptions{})
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
+		if _, err := c.PolicyV1().PodDisruptionBudgets("default").UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+		defer func() {
+			if err := c.PolicyV1().PodDisruptionBudgets("default").Delete(ctx, budget.Name, metav1.DeleteOptions{}); err != nil {
+				d.t.Error(err)
+			}
+		}()
+	}
+	// One instant for both clusters, whole seconds as the API keeps them.
+	now := time.Now().Truncate(time.Second)
+	for _, victim := range []struct {
+		name string
+		age  time.Duration
+	}{{"sd-old", 3 * time.Hour}, {"sd-young", 2 * time.Hour}, {"sd-guarded", time.Hour}} {
+		d.place(storyPod(victim.name, "story-low", "1", "story-w", withLabels("app", victim.name)))
+		started := metav1.NewTime(now.Add(-victim.age))
+		for _, c := range clients {
+			d.updatePod(c, victim.name, func(p *v1.Pod) { p.Status.StartTime = &started }, true)
+		}
+	}
+	// The preemptor's add comes after the start times on the same watch.
+	mv, uv, mini, up := d.preempt(storyPod("sd-high", "story-high", "1", "story-w"))
+	if !slices.Equal(uv, []string{"sd-young"}) {
+		d.t.Errorf("seed %d: kube-scheduler evicted %v for sd-high, not sd-young: the story no longer tests the budget and the ages", d.seed, uv)
+	}
+	d.t.Logf("seed %d, budget and ages: victims minisched %v, kube-scheduler %v; preemptor on %s / %s",
+		d.seed, mv, uv, mini["sd-high"].Node, up["sd-high"].Node)
+}
+
 // nominatedNodeGetsRoomStory: a blocker on story-x keeps the preemptor, by
 // required anti-affinity over the rack, off story-x and story-y. Preemption
 // evicts the blocker and nominates story-x; its deletion frees both nodes
@@ -956,6 +1008,7 @@ func (g *generator) cluster() []*v1.Node {
 		storyNode("story-x", "4", "8Gi", "r1"),
 		storyNode("story-y", "8", "16Gi", "r1"),
 		storyNode("story-z", "2", "4Gi", ""),
+		storyNode("story-w", "3", "6Gi", ""),
 	)
 }
 
