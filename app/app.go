@@ -499,7 +499,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		return nil, fmt.Errorf("watching the cluster: %w", err)
 	}
 	log.Debug("cluster watched", "after", time.Since(started))
-	if err := snap.load(ctx, inst.Client, f, log); err != nil {
+	if err := snap.load(ctx, inst.Client, pause, f, log); err != nil {
 		return nil, err
 	}
 	if f.Mirror != "" {

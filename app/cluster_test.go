@@ -484,6 +484,8 @@ func (s *story) create(obj any) {
 		_, err = s.c.AppsV1().Deployments(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *appsv1.DaemonSet:
 		_, err = s.c.AppsV1().DaemonSets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *appsv1.StatefulSet:
+		_, err = s.c.AppsV1().StatefulSets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *batchv1.Job:
 		_, err = s.c.BatchV1().Jobs(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *v1.PersistentVolumeClaim:
@@ -587,8 +589,10 @@ func TestCopyStaysACopy(t *testing.T) {
 	s.create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: s.ns},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}})
-	s.waitFor("3 web and 2 agent pods running in the source", func() bool {
-		return s.running("app=web") == 3 && s.running("app=agent") == 2
+	db := deployment(s, "db", 2, "10m")
+	s.create(&appsv1.StatefulSet{ObjectMeta: db.ObjectMeta, Spec: appsv1.StatefulSetSpec{Replicas: db.Spec.Replicas, Selector: db.Spec.Selector, Template: db.Spec.Template}})
+	s.waitFor("3 web, 2 agent and 2 db pods running in the source", func() bool {
+		return s.running("app=web") == 3 && s.running("app=agent") == 2 && s.running("app=db") == 2
 	})
 	placements := func(c kubernetes.Interface) []string {
 		l, err := c.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{})
@@ -636,6 +640,27 @@ func TestCopyStaysACopy(t *testing.T) {
 	if got := placements(copied.Client); !slices.Equal(got, want) {
 		t.Errorf("the copy's pods are %v, the source's %v", got, want)
 	}
+	// The workloads came along, and their controllers adopted the copied
+	// pods, with nothing to create or delete.
+	waitUntil(t, 2*time.Minute, "every copied pod owned by the copy's workloads", func() bool {
+		l, err := copied.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, p := range l.Items {
+			if metav1.GetControllerOf(&p) == nil {
+				return false
+			}
+		}
+		return len(l.Items) == len(want)
+	})
+	if ds, err := copied.Client.AppsV1().DaemonSets(s.ns).Get(ctx, "agent", metav1.GetOptions{}); err != nil || ds.Status.DesiredNumberScheduled != 2 {
+		t.Errorf("the copy's DaemonSet: %+v, %v", ds.Status, err)
+	}
+	waitUntil(t, 2*time.Minute, "the copied budget computed (disruption controller)", func() bool {
+		pdb, err := copied.Client.PolicyV1().PodDisruptionBudgets(s.ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && pdb.Status.CurrentHealthy == 3 && pdb.Status.DisruptionsAllowed == 1
+	})
 	for {
 		select {
 		case e := <-w.ResultChan():

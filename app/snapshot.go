@@ -95,7 +95,7 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 		pods, _ := snapshot.ParsePods(f.ImportPods) // checked with the flags
 		began := time.Now()
 		doc, err := snapshot.Collect(ctx, client, snapshot.CollectOptions{
-			Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector, Pods: pods})
+			Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector, Pods: pods, WithoutWorkloads: f.Mirror != ""})
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
 		}
@@ -124,12 +124,12 @@ func (s *initialSnapshot) config(f Flags, cfg *config.KubeSchedulerConfiguration
 
 // load fills the embedded cluster, which must be empty (a --data-dir that
 // holds a cluster already is refused).
-func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface, f Flags, log *slog.Logger) error {
+func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface, pause func() func() error, f Flags, log *slog.Logger) error {
 	if s == nil {
 		return nil
 	}
 	began := time.Now()
-	counts, err := snapshot.Load(ctx, client, s.doc, snapshot.LoadOptions{MaxNodes: f.MaxNodes, MaxPods: f.MaxPods})
+	counts, err := snapshot.Load(ctx, client, s.doc, snapshot.LoadOptions{MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, Pause: pause})
 	if errors.Is(err, snapshot.ErrNotEmpty) {
 		return fmt.Errorf("loading the copy of %s: %w (start with an empty --data-dir, or POST /api/v1/import?replace=true)", s.source, err)
 	}

@@ -73,6 +73,10 @@ type Options struct {
 	Pause func() (resume func() error)
 }
 
+// Pauser is what stops the controllers and kubelets, as a reset does, and
+// returns what starts them again (Options.Pause); nil when none run.
+func (c *Cluster) Pauser() func() (resume func() error) { return c.opts.Pause }
+
 // DefaultNodeAllocatable is a modest machine: 4 CPUs, 16Gi, 110 pods.
 func DefaultNodeAllocatable() v1.ResourceList {
 	return v1.ResourceList{

@@ -157,7 +157,13 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 	k.pods = podFactory.Core().V1().Pods().Lister()
 	k.podsByNode = podInformer.GetIndexer()
 	if _, err := nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { k.nodeQueue.Add(obj.(*v1.Node).Name) },
+		AddFunc: func(obj any) {
+			name := obj.(*v1.Node).Name
+			k.nodeQueue.Add(name)
+			// A pod bound before this cache saw its node was passed over
+			// (syncPod found no node): look at the node's pods again.
+			k.requeueNode(name)
+		},
 		UpdateFunc: func(old, cur any) {
 			o, n := old.(*v1.Node), cur.(*v1.Node)
 			if o.ResourceVersion == n.ResourceVersion {

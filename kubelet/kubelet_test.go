@@ -1,12 +1,15 @@
 package kubelet
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 )
 
@@ -180,5 +183,31 @@ func TestAddresses(t *testing.T) {
 	}
 	if p1, p2 := a.pod("a"), a.pod("a"); p1.String() != "10.128.1.1" || p2.String() != "10.128.1.2" {
 		t.Errorf("pod addresses of node a: %s %s", p1, p2)
+	}
+}
+
+// TestPodBoundBeforeItsNodeIsSeen: a pod bound to a node the kubelets'
+// cache has not seen yet (the scheduler's cache can be ahead of theirs)
+// starts when the node arrives.
+func TestPodBoundBeforeItsNodeIsSeen(t *testing.T) {
+	ctx := t.Context()
+	pod := runningPod(v1.RestartPolicyAlways, nil)
+	pod.Namespace, pod.Spec.NodeName = "default", "late"
+	client := fake.NewClientset(pod)
+	k, err := Start(ctx, Config{Client: client, StartDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The limit only ends a broken run: the kubelet reacts to the node's event.
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("the pod did not start once its node came: %v", err)
 	}
 }

@@ -29,7 +29,9 @@ func (k *Kubelets) syncPod(ctx context.Context, key string) (time.Duration, erro
 	}
 	node, err := k.nodes.Get(pod.Spec.NodeName)
 	if apierrors.IsNotFound(err) {
-		// No kubelet: podgc deletes the pods of a node that is gone.
+		// No kubelet yet, or no more: a node this cache has yet to see
+		// brings its pods back when it comes (see the node handler); podgc
+		// deletes the pods of a node that is gone.
 		return 0, nil
 	}
 	if err != nil {

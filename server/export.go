@@ -114,7 +114,8 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), loadTimeout)
 	defer cancel()
 	maxNodes, maxPods := s.cluster.Limits()
-	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods}
+	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods,
+		Pause: s.cluster.Pauser()}
 	if s.opts.Scheduler != nil {
 		opts.Scheduler = s.opts.Scheduler
 	}

@@ -64,6 +64,7 @@ func (d *Document) clean() {
 		// allocation stays, so that the devices count as taken.
 		c.Status.ReservedFor = nil
 	}
+	d.cleanWorkloads()
 	for i := range d.Pods {
 		p := &d.Pods[i]
 		cleanMeta(&p.ObjectMeta)
@@ -76,9 +77,10 @@ func (d *Document) clean() {
 }
 
 // cleanMeta keeps what a person sets: name, namespace, labels,
-// annotations. Owner references point at objects (ReplicaSets, Jobs) that
-// are not copied, by uids that would not exist; finalizers would hold an
-// object forever where no controller runs to remove them.
+// annotations. Owner references name uids that do not exist in the copy
+// (the copy's controllers adopt what they own by selector, wholeOwners
+// says); finalizers would hold an object forever where no controller runs
+// to remove them.
 func cleanMeta(m *metav1.ObjectMeta) {
 	*m = metav1.ObjectMeta{
 		Name: m.Name, GenerateName: m.GenerateName, Namespace: m.Namespace,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -52,6 +54,10 @@ type CollectOptions struct {
 	Pods Pods
 	// SchedulerConfig, when set, goes into the document.
 	SchedulerConfig *config.KubeSchedulerConfiguration
+	// WithoutWorkloads leaves Deployments, ReplicaSets, StatefulSets and
+	// DaemonSets out: a mirror copies the pods the source's controllers
+	// make and delete, which the copy's would undo.
+	WithoutWorkloads bool
 }
 
 // pageSize bounds each list call: 50,000 pods arrive in pages rather than
@@ -134,6 +140,9 @@ func Collect(ctx context.Context, client kubernetes.Interface, opts CollectOptio
 			}
 			doc.ResourceClaims = append(doc.ResourceClaims, claims...)
 		}
+		if err := collectWorkloads(ctx, client, ns, doc, !opts.WithoutWorkloads); err != nil {
+			return nil, err
+		}
 		pods, err := list(ctx, "pods", ns, core.Pods(ns).List, func(l *v1.PodList) []v1.Pod { return l.Items })
 		if err != nil {
 			return nil, err
@@ -144,9 +153,46 @@ func Collect(ctx context.Context, client kubernetes.Interface, opts CollectOptio
 			}
 		}
 	}
+	doc.wholeOwners()
 	doc.clean()
 	doc.Sort()
 	return doc, nil
+}
+
+// collectWorkloads reads a namespace's budgets into doc, and its
+// workloads unless told not to.
+func collectWorkloads(ctx context.Context, client kubernetes.Interface, ns string, doc *Document, workloads bool) error {
+	budgets, err := list(ctx, "poddisruptionbudgets", ns, client.PolicyV1().PodDisruptionBudgets(ns).List,
+		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items })
+	if err != nil {
+		return err
+	}
+	doc.PodDisruptionBudgets = append(doc.PodDisruptionBudgets, budgets...)
+	if !workloads {
+		return nil
+	}
+	apps := client.AppsV1()
+	deployments, err := list(ctx, "deployments", ns, apps.Deployments(ns).List, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items })
+	if err != nil {
+		return err
+	}
+	replicaSets, err := list(ctx, "replicasets", ns, apps.ReplicaSets(ns).List, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items })
+	if err != nil {
+		return err
+	}
+	statefulSets, err := list(ctx, "statefulsets", ns, apps.StatefulSets(ns).List, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items })
+	if err != nil {
+		return err
+	}
+	daemonSets, err := list(ctx, "daemonsets", ns, apps.DaemonSets(ns).List, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })
+	if err != nil {
+		return err
+	}
+	doc.Deployments = append(doc.Deployments, deployments...)
+	doc.ReplicaSets = append(doc.ReplicaSets, replicaSets...)
+	doc.StatefulSets = append(doc.StatefulSets, statefulSets...)
+	doc.DaemonSets = append(doc.DaemonSets, daemonSets...)
+	return nil
 }
 
 // versioned turns the scheduler's configuration into its versioned form,

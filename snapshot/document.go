@@ -13,8 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -52,7 +54,14 @@ type Document struct {
 	Nodes                  []v1.Node                    `json:"nodes,omitempty"`
 	ResourceSlices         []resourcev1.ResourceSlice   `json:"resourceSlices,omitempty"`
 	ResourceClaims         []resourcev1.ResourceClaim   `json:"resourceClaims,omitempty"`
-	Pods                   []v1.Pod                     `json:"pods,omitempty"`
+	// The workloads whose pods the document holds, each only when it
+	// holds all of them (wholeOwners), and the budgets that guard pods.
+	Deployments          []appsv1.Deployment            `json:"deployments,omitempty"`
+	ReplicaSets          []appsv1.ReplicaSet            `json:"replicaSets,omitempty"`
+	StatefulSets         []appsv1.StatefulSet           `json:"statefulSets,omitempty"`
+	DaemonSets           []appsv1.DaemonSet             `json:"daemonSets,omitempty"`
+	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
+	Pods                 []v1.Pod                       `json:"pods,omitempty"`
 }
 
 // FormatError is a document that cannot be read: malformed, an unknown
@@ -130,6 +139,11 @@ func (d *Document) Sort() {
 	sortBy(d.Nodes, func(o v1.Node) (string, string) { return "", o.Name })
 	sortBy(d.ResourceSlices, func(o resourcev1.ResourceSlice) (string, string) { return "", o.Name })
 	sortBy(d.ResourceClaims, func(o resourcev1.ResourceClaim) (string, string) { return o.Namespace, o.Name })
+	sortBy(d.Deployments, func(o appsv1.Deployment) (string, string) { return o.Namespace, o.Name })
+	sortBy(d.ReplicaSets, func(o appsv1.ReplicaSet) (string, string) { return o.Namespace, o.Name })
+	sortBy(d.StatefulSets, func(o appsv1.StatefulSet) (string, string) { return o.Namespace, o.Name })
+	sortBy(d.DaemonSets, func(o appsv1.DaemonSet) (string, string) { return o.Namespace, o.Name })
+	sortBy(d.PodDisruptionBudgets, func(o policyv1.PodDisruptionBudget) (string, string) { return o.Namespace, o.Name })
 	sortBy(d.Pods, func(o v1.Pod) (string, string) { return o.Namespace, o.Name })
 }
 
@@ -189,6 +203,11 @@ func (d *Document) Validate() error {
 	validateAll(d.Nodes, "node", check)
 	validateAll(d.ResourceSlices, "ResourceSlice", check)
 	validateAll(d.ResourceClaims, "ResourceClaim", check)
+	validateAll(d.Deployments, "Deployment", check)
+	validateAll(d.ReplicaSets, "ReplicaSet", check)
+	validateAll(d.StatefulSets, "StatefulSet", check)
+	validateAll(d.DaemonSets, "DaemonSet", check)
+	validateAll(d.PodDisruptionBudgets, "PodDisruptionBudget", check)
 	validateAll(d.Pods, "pod", check)
 	if len(errs) > 0 {
 		if len(errs) > 10 {
@@ -214,4 +233,5 @@ func validateAll[T any, P metaObject[T]](items []T, kind string, check func(kind
 	}
 }
 
-var namespacedKinds = map[string]bool{"PersistentVolumeClaim": true, "ResourceClaim": true, "pod": true}
+var namespacedKinds = map[string]bool{"PersistentVolumeClaim": true, "ResourceClaim": true, "pod": true,
+	"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "DaemonSet": true, "PodDisruptionBudget": true}

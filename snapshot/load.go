@@ -9,7 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -50,6 +52,10 @@ type LoadOptions struct {
 	SchedulerName string
 	// MaxNodes and MaxPods, when set, refuse a document over them.
 	MaxNodes, MaxPods int
+	// Pause, when set, stops the controllers and kubelets while the
+	// objects are created, and returns what starts them again: they then
+	// find each workload with all its pods, and nothing to do.
+	Pause func() (resume func() error)
 }
 
 // Counts say how many objects of each kind a load created.
@@ -65,6 +71,11 @@ type Counts struct {
 	Nodes                  int `json:"nodes"`
 	ResourceSlices         int `json:"resourceSlices"`
 	ResourceClaims         int `json:"resourceClaims"`
+	Deployments            int `json:"deployments"`
+	ReplicaSets            int `json:"replicaSets"`
+	StatefulSets           int `json:"statefulSets"`
+	DaemonSets             int `json:"daemonSets"`
+	PodDisruptionBudgets   int `json:"podDisruptionBudgets"`
 	Pods                   int `json:"pods"`
 	// BoundPods were created on their node; PendingPods wait for the
 	// scheduler.
@@ -83,8 +94,7 @@ const workers = 16
 // other: namespaces, classes, storage, nodes, then pods, bound pods on
 // their node. Everything that can be checked is checked before the first
 // write; a failure after it names the object.
-func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts LoadOptions) (Counts, error) {
-	var counts Counts
+func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts LoadOptions) (counts Counts, err error) {
 	if err := doc.Validate(); err != nil {
 		return counts, err
 	}
@@ -150,6 +160,14 @@ func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts 
 	for _, pc := range doc.PriorityClasses {
 		l.classes[pc.Name] = true
 	}
+	if opts.Pause != nil {
+		resume := opts.Pause()
+		defer func() {
+			if rerr := resume(); rerr != nil && err == nil {
+				err = fmt.Errorf("starting the controllers again: %w", rerr)
+			}
+		}()
+	}
 	counts, err = l.load(ctx, doc)
 	counts.SchedulerConfiguration = cfg != nil
 	return counts, err
@@ -187,7 +205,7 @@ type loader struct {
 
 func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 	var c Counts
-	core, storage, res := l.client.CoreV1(), l.client.StorageV1(), l.client.ResourceV1()
+	core, storage, res, apps := l.client.CoreV1(), l.client.StorageV1(), l.client.ResourceV1(), l.client.AppsV1()
 	create := metav1.CreateOptions{}
 	steps := []func() error{
 		func() error {
@@ -267,6 +285,31 @@ func (l *loader) load(ctx context.Context, doc *Document) (Counts, error) {
 				}
 				return writeStatus(ctx, claims, created, func(c *resourcev1.ResourceClaim) { c.Status = claim.Status })
 			})
+		},
+		func() error {
+			return each(ctx, doc.Deployments, &c.Deployments, "Deployment", inNamespace(func(ns string) func(context.Context, *appsv1.Deployment, metav1.CreateOptions) (*appsv1.Deployment, error) {
+				return apps.Deployments(ns).Create
+			}))
+		},
+		func() error {
+			return each(ctx, doc.ReplicaSets, &c.ReplicaSets, "ReplicaSet", inNamespace(func(ns string) func(context.Context, *appsv1.ReplicaSet, metav1.CreateOptions) (*appsv1.ReplicaSet, error) {
+				return apps.ReplicaSets(ns).Create
+			}))
+		},
+		func() error {
+			return each(ctx, doc.StatefulSets, &c.StatefulSets, "StatefulSet", inNamespace(func(ns string) func(context.Context, *appsv1.StatefulSet, metav1.CreateOptions) (*appsv1.StatefulSet, error) {
+				return apps.StatefulSets(ns).Create
+			}))
+		},
+		func() error {
+			return each(ctx, doc.DaemonSets, &c.DaemonSets, "DaemonSet", inNamespace(func(ns string) func(context.Context, *appsv1.DaemonSet, metav1.CreateOptions) (*appsv1.DaemonSet, error) {
+				return apps.DaemonSets(ns).Create
+			}))
+		},
+		func() error {
+			return each(ctx, doc.PodDisruptionBudgets, &c.PodDisruptionBudgets, "PodDisruptionBudget", inNamespace(func(ns string) func(context.Context, *policyv1.PodDisruptionBudget, metav1.CreateOptions) (*policyv1.PodDisruptionBudget, error) {
+				return l.client.PolicyV1().PodDisruptionBudgets(ns).Create
+			}))
 		},
 		func() error {
 			// Bound pods first: a pending pod the scheduler places while
@@ -356,6 +399,15 @@ func (l *loader) namespace(ctx context.Context, ns *v1.Namespace) error {
 }
 
 // creator adapts a typed client's Create to each.
+// inNamespace is creator for a namespaced kind: the object's namespace
+// picks the client.
+func inNamespace[T any, P metaObject[T]](create func(namespace string) func(context.Context, *T, metav1.CreateOptions) (*T, error)) func(context.Context, *T) error {
+	return func(ctx context.Context, obj *T) error {
+		_, err := create(P(obj).GetNamespace())(ctx, obj, metav1.CreateOptions{})
+		return err
+	}
+}
+
 func creator[T any](create func(context.Context, *T, metav1.CreateOptions) (*T, error)) func(context.Context, *T) error {
 	return func(ctx context.Context, obj *T) error {
 		_, err := create(ctx, obj, metav1.CreateOptions{})
@@ -428,6 +480,11 @@ func contents(ctx context.Context, client kubernetes.Interface, dra bool) ([]str
 		}},
 		{"CSINodes", func() (runtime.Object, error) { return storage.CSINodes().List(ctx, one) }},
 		{"RuntimeClasses", func() (runtime.Object, error) { return client.NodeV1().RuntimeClasses().List(ctx, one) }},
+		{"Deployments", func() (runtime.Object, error) { return client.AppsV1().Deployments("").List(ctx, one) }},
+		{"ReplicaSets", func() (runtime.Object, error) { return client.AppsV1().ReplicaSets("").List(ctx, one) }},
+		{"StatefulSets", func() (runtime.Object, error) { return client.AppsV1().StatefulSets("").List(ctx, one) }},
+		{"DaemonSets", func() (runtime.Object, error) { return client.AppsV1().DaemonSets("").List(ctx, one) }},
+		{"PodDisruptionBudgets", func() (runtime.Object, error) { return client.PolicyV1().PodDisruptionBudgets("").List(ctx, one) }},
 	}
 	if dra {
 		kinds = append(kinds, []struct {
