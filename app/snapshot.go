@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -98,6 +99,10 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 			Namespaces: splitList(f.ImportNamespaces), Selector: f.ImportSelector, Pods: pods, WithoutWorkloads: f.Mirror != ""})
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
+		}
+		if len(doc.LeftOut) > 0 {
+			log.Warn("the copy goes without what this identity may not list; their pods are copied as pods of their own",
+				"leftOut", strings.Join(doc.LeftOut, ", "))
 		}
 		log.Info("read the cluster to copy", "apiserver", cfg.Host, "nodes", len(doc.Nodes), "pods", len(doc.Pods),
 			"took", time.Since(began).Round(time.Millisecond))

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -160,38 +161,55 @@ func Collect(ctx context.Context, client kubernetes.Interface, opts CollectOptio
 }
 
 // collectWorkloads reads a namespace's budgets into doc, and its
-// workloads unless told not to.
+// workloads unless told not to. Both are what a copy can do without: an
+// identity that may not list them gets a copy without them (their pods
+// bare, as copies were before), and LeftOut says so. The workloads come
+// all or none: a Deployment copied without its ReplicaSets would make new
+// ones.
 func collectWorkloads(ctx context.Context, client kubernetes.Interface, ns string, doc *Document, workloads bool) error {
 	budgets, err := list(ctx, "poddisruptionbudgets", ns, client.PolicyV1().PodDisruptionBudgets(ns).List,
 		func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items })
-	if err != nil {
+	if err := doc.leaveOut(err, "poddisruptionbudgets"); err != nil {
 		return err
 	}
 	doc.PodDisruptionBudgets = append(doc.PodDisruptionBudgets, budgets...)
-	if !workloads {
+	if !workloads || slices.Contains(doc.LeftOut, "workloads") {
 		return nil
 	}
 	apps := client.AppsV1()
 	deployments, err := list(ctx, "deployments", ns, apps.Deployments(ns).List, func(l *appsv1.DeploymentList) []appsv1.Deployment { return l.Items })
-	if err != nil {
-		return err
+	var replicaSets []appsv1.ReplicaSet
+	if err == nil {
+		replicaSets, err = list(ctx, "replicasets", ns, apps.ReplicaSets(ns).List, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items })
 	}
-	replicaSets, err := list(ctx, "replicasets", ns, apps.ReplicaSets(ns).List, func(l *appsv1.ReplicaSetList) []appsv1.ReplicaSet { return l.Items })
-	if err != nil {
-		return err
+	var statefulSets []appsv1.StatefulSet
+	if err == nil {
+		statefulSets, err = list(ctx, "statefulsets", ns, apps.StatefulSets(ns).List, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items })
 	}
-	statefulSets, err := list(ctx, "statefulsets", ns, apps.StatefulSets(ns).List, func(l *appsv1.StatefulSetList) []appsv1.StatefulSet { return l.Items })
-	if err != nil {
-		return err
+	var daemonSets []appsv1.DaemonSet
+	if err == nil {
+		daemonSets, err = list(ctx, "daemonsets", ns, apps.DaemonSets(ns).List, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })
 	}
-	daemonSets, err := list(ctx, "daemonsets", ns, apps.DaemonSets(ns).List, func(l *appsv1.DaemonSetList) []appsv1.DaemonSet { return l.Items })
 	if err != nil {
-		return err
+		doc.Deployments, doc.ReplicaSets, doc.StatefulSets, doc.DaemonSets = nil, nil, nil, nil
+		return doc.leaveOut(err, "workloads")
 	}
 	doc.Deployments = append(doc.Deployments, deployments...)
 	doc.ReplicaSets = append(doc.ReplicaSets, replicaSets...)
 	doc.StatefulSets = append(doc.StatefulSets, statefulSets...)
 	doc.DaemonSets = append(doc.DaemonSets, daemonSets...)
+	return nil
+}
+
+// leaveOut records a kind the identity may not list, or returns any other
+// error.
+func (d *Document) leaveOut(err error, kind string) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	if !slices.Contains(d.LeftOut, kind) {
+		d.LeftOut = append(d.LeftOut, kind)
+	}
 	return nil
 }
 

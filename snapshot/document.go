@@ -62,6 +62,10 @@ type Document struct {
 	DaemonSets           []appsv1.DaemonSet             `json:"daemonSets,omitempty"`
 	PodDisruptionBudgets []policyv1.PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
 	Pods                 []v1.Pod                       `json:"pods,omitempty"`
+
+	// LeftOut names what Collect could not read and the copy does without
+	// (poddisruptionbudgets, workloads): the identity may not list it.
+	LeftOut []string `json:"-"`
 }
 
 // FormatError is a document that cannot be read: malformed, an unknown
