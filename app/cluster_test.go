@@ -37,6 +37,47 @@ import (
 	"minisched/provisioner"
 )
 
+// TestNodeLeaseDuration: --node-lease-duration reaches the kubelets, which
+// renew every quarter of it, and a stopped kubelet's node is still marked
+// unreachable (with node lifecycle's grace taken from the same flag).
+func TestNodeLeaseDuration(t *testing.T) {
+	inst := start(t, func(f *app.Flags) { f.NodeLeaseDuration = 8 * time.Second })
+	c := inst.Client
+	ctx := context.Background()
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "short-lease"}}
+	if _, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var renewals []time.Time
+	waitUntil(t, 3*time.Minute, "three renewals of the node's Lease", func() bool {
+		l, err := c.CoordinationV1().Leases(v1.NamespaceNodeLease).Get(ctx, node.Name, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return false
+		}
+		if ptr.Deref(l.Spec.LeaseDurationSeconds, 0) != 8 {
+			t.Fatalf("the Lease lasts %vs, want 8", ptr.Deref(l.Spec.LeaseDurationSeconds, 0))
+		}
+		if n := len(renewals); n == 0 || l.Spec.RenewTime.After(renewals[n-1]) {
+			renewals = append(renewals, l.Spec.RenewTime.Time)
+		}
+		return len(renewals) == 3
+	})
+	// Renewed every quarter of 8 s: never sooner than 2 s apart.
+	for i := 1; i < len(renewals); i++ {
+		if gap := renewals[i].Sub(renewals[i-1]); gap < 2*time.Second {
+			t.Errorf("renewals %v apart, want at least 2s", gap)
+		}
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, kubelet.StateAnnotation, kubelet.StateStopped)
+	if _, err := c.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 3*time.Minute, "the unreachable taint", func() bool {
+		n, err := c.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		return err == nil && slices.ContainsFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == v1.TaintNodeUnreachable })
+	})
+}
+
 // TestRealCluster does what a person does on a real cluster, through the
 // apiserver alone, and checks that the embedded one answers as a real one
 // would: the controllers of kube-controller-manager and the simulated

@@ -30,6 +30,7 @@ type machinery struct {
 	client      kubernetes.Interface
 	controllers []string // as --controllers; empty: none
 	kubelets    *kubelet.Config
+	gracePeriod time.Duration // node lifecycle's, for the kubelets' Lease duration
 	log         *slog.Logger
 
 	mu      sync.Mutex
@@ -40,6 +41,9 @@ type machinery struct {
 	devices *devices.Devices
 }
 
+// minLeaseDuration keeps a renewal (every quarter) at a second or more.
+const minLeaseDuration = 4 * time.Second
+
 // newMachinery returns the machinery the flags ask for, or nil for none.
 func newMachinery(f Flags, restConfig *rest.Config, client kubernetes.Interface, log *slog.Logger) (*machinery, error) {
 	list, err := controllers.ParseList(f.Controllers)
@@ -48,8 +52,14 @@ func newMachinery(f Flags, restConfig *rest.Config, client kubernetes.Interface,
 	}
 	m := &machinery{restConfig: restConfig, client: client, controllers: list, log: log}
 	if f.Kubelets {
+		if f.NodeLeaseDuration < minLeaseDuration || f.NodeLeaseDuration%time.Second != 0 {
+			return nil, fmt.Errorf("--node-lease-duration %v: want whole seconds, at least %v", f.NodeLeaseDuration, minLeaseDuration)
+		}
 		m.kubelets = &kubelet.Config{Client: client, StartDelay: f.PodStartDelay, MaxGracePeriod: f.MaxGracePeriod,
-			Machine: cluster.DefaultNodeAllocatable()}
+			LeaseDuration: f.NodeLeaseDuration, Machine: cluster.DefaultNodeAllocatable()}
+		// Node lifecycle allows what upstream allows a 40 s Lease (50 s):
+		// a few renewals missed before a node counts as gone.
+		m.gracePeriod = f.NodeLeaseDuration * 5 / 4
 	}
 	if len(list) == 0 && m.kubelets == nil {
 		return nil, nil
@@ -82,7 +92,8 @@ func (m *machinery) startLocked() error {
 		m.devices = d
 	}
 	if len(m.controllers) > 0 {
-		mgr, err := controllers.Start(m.ctx, controllers.Config{RESTConfig: m.restConfig, Controllers: m.controllers})
+		mgr, err := controllers.Start(m.ctx, controllers.Config{RESTConfig: m.restConfig, Controllers: m.controllers,
+			NodeMonitorGracePeriod: m.gracePeriod})
 		if err != nil {
 			return fmt.Errorf("starting the controllers: %w", err)
 		}

@@ -46,6 +46,10 @@ type Config struct {
 	// controller on by default, "name" to add one, "-name" to drop one.
 	// Nil means {"*"}; an empty, non-nil list runs none.
 	Controllers []string
+	// NodeMonitorGracePeriod is node lifecycle's --node-monitor-grace-period:
+	// how long a node's Lease may go unrenewed before the node counts as
+	// gone. Zero means upstream's 50 s, for the kubelets' 40 s Lease.
+	NodeMonitorGracePeriod time.Duration
 }
 
 // Manager is a running set of controllers.
@@ -116,6 +120,9 @@ func Start(ctx context.Context, cfg Config) (*Manager, error) {
 	cc, err := componentConfig(cfg.Controllers)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.NodeMonitorGracePeriod > 0 {
+		cc.NodeLifecycleController.NodeMonitorGracePeriod.Duration = cfg.NodeMonitorGracePeriod
 	}
 	restCfg := rest.CopyConfig(cfg.RESTConfig)
 	ctx, cancel := context.WithCancel(ctx)

@@ -93,6 +93,11 @@ type Kubelets struct {
 	// podsByNode finds a node's pods when its state changes.
 	podsByNode cache.Indexer
 	nodeQueue  workqueue.TypedDelayingInterface[string]
+	// leaseQueue renews the Leases apart from the nodes' status, as the
+	// kubelet's lease controller runs apart from its status loop: a slow
+	// status write (a node's first, with its whole machine) never makes a
+	// Lease late, which node lifecycle would take for a node gone.
+	leaseQueue workqueue.TypedDelayingInterface[string]
 	podQueue   workqueue.TypedDelayingInterface[string]
 	addresses  *addresses
 	leases     *leases
@@ -132,11 +137,12 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	k := &Kubelets{
 		cfg: cfg, client: cfg.Client, cancel: cancel,
-		nodeQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-nodes"}),
-		podQueue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-pods"}),
-		addresses: newAddresses(),
-		leases:    &leases{client: cfg.Client, duration: cfg.LeaseDuration, last: map[string]*coordinationv1.Lease{}},
-		seen:      map[string]time.Time{},
+		nodeQueue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-nodes"}),
+		leaseQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-leases"}),
+		podQueue:   workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "kubelet-pods"}),
+		addresses:  newAddresses(),
+		leases:     &leases{client: cfg.Client, duration: cfg.LeaseDuration, last: map[string]*coordinationv1.Lease{}},
+		seen:       map[string]time.Time{},
 	}
 	nodeFactory := informers.NewSharedInformerFactory(cfg.Client, 0)
 	// A kubelet watches only its node's pods; together they watch the
@@ -159,6 +165,7 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 	if _, err := nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			name := obj.(*v1.Node).Name
+			k.leaseQueue.Add(name)
 			k.nodeQueue.Add(name)
 			// A pod bound before this cache saw its node was passed over
 			// (syncPod found no node): look at the node's pods again.
@@ -171,6 +178,7 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 			}
 			k.nodeQueue.Add(n.Name)
 			if stateOf(o) != stateOf(n) {
+				k.leaseQueue.Add(n.Name)
 				k.requeueNode(n.Name)
 			}
 		},
@@ -179,6 +187,7 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 				obj = tomb.Obj
 			}
 			if n, ok := obj.(*v1.Node); ok {
+				k.leaseQueue.Add(n.Name)
 				k.nodeQueue.Add(n.Name)
 			}
 		},
@@ -212,6 +221,7 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 	k.done.Go(func() {
 		<-ctx.Done()
 		k.nodeQueue.ShutDown()
+		k.leaseQueue.ShutDown()
 		k.podQueue.ShutDown()
 		nodeFactory.Shutdown()
 		podFactory.Shutdown()
@@ -219,6 +229,7 @@ func Start(ctx context.Context, cfg Config) (*Kubelets, error) {
 	// Every node's kubelet works on its own; a few workers stand for them
 	// (a queue never hands one key to two workers at once).
 	for range workers {
+		k.done.Go(func() { k.run(ctx, k.leaseQueue, k.syncLease) })
 		k.done.Go(func() { k.run(ctx, k.nodeQueue, k.syncNode) })
 		k.done.Go(func() { k.run(ctx, k.podQueue, k.syncPod) })
 	}

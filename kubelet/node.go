@@ -30,11 +30,27 @@ const KubeletVersion = "v1.37.2"
 // leaseNamespace is where kubelets keep their Leases.
 const leaseNamespace = v1.NamespaceNodeLease
 
-// syncNode keeps one node's Lease and status fresh, as its kubelet would.
+// syncLease keeps one node's Lease fresh, as its kubelet's lease
+// controller would.
+func (k *Kubelets) syncLease(ctx context.Context, name string) (time.Duration, error) {
+	node, err := k.nodes.Get(name)
+	if err != nil || stateOf(node) == StateStopped {
+		// A node gone, or a kubelet gone that renews nothing: an
+		// annotation change brings the node back here.
+		k.leases.forget(name)
+		return 0, ignoreGone(err)
+	}
+	renewIn, err := k.leases.renew(ctx, node)
+	if err != nil {
+		return 0, fmt.Errorf("renewing the lease of node %s: %w", name, err)
+	}
+	return renewIn, nil
+}
+
+// syncNode keeps one node's status fresh, as its kubelet would.
 func (k *Kubelets) syncNode(ctx context.Context, name string) (time.Duration, error) {
 	node, err := k.nodes.Get(name)
 	if apierrors.IsNotFound(err) {
-		k.leases.forget(name)
 		k.addresses.forget(name)
 		return 0, nil
 	}
@@ -42,14 +58,7 @@ func (k *Kubelets) syncNode(ctx context.Context, name string) (time.Duration, er
 		return 0, err
 	}
 	if stateOf(node) == StateStopped {
-		// A kubelet that is gone renews nothing; an annotation change
-		// brings the node back here.
-		k.leases.forget(name)
 		return 0, nil
-	}
-	renewIn, err := k.leases.renew(ctx, node)
-	if err != nil {
-		return 0, fmt.Errorf("renewing the lease of node %s: %w", name, err)
 	}
 	if status, changed := k.nodeStatus(node, time.Now()); changed {
 		updated := node.DeepCopy()
@@ -58,7 +67,7 @@ func (k *Kubelets) syncNode(ctx context.Context, name string) (time.Duration, er
 			return 0, err
 		}
 	}
-	return min(renewIn, k.cfg.StatusReportFrequency), nil
+	return k.cfg.StatusReportFrequency, nil
 }
 
 // nodeStatus is the status the node's kubelet would post now, and whether

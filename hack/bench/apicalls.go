@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/component-base/metrics/legacyregistry"
 )
@@ -37,6 +38,15 @@ func apiCalls() map[string]float64 {
 
 // perPod prints the calls made between two counts, per pod, busiest first.
 func perPod(before, after map[string]float64, pods int) string {
+	return callsPer(before, after, float64(pods), "pod")
+}
+
+// perSecond prints them per second of a window.
+func perSecond(before, after map[string]float64, window time.Duration) string {
+	return callsPer(before, after, window.Seconds(), "s")
+}
+
+func callsPer(before, after map[string]float64, n float64, unit string) string {
 	type call struct {
 		key string
 		n   float64
@@ -50,10 +60,10 @@ func perPod(before, after map[string]float64, pods int) string {
 		}
 	}
 	sort.Slice(calls, func(i, j int) bool { return calls[i].n > calls[j].n })
-	parts := []string{fmt.Sprintf("%.2f API calls/pod", total/float64(pods))}
+	parts := []string{fmt.Sprintf("%.2f API calls/%s", total/n, unit)}
 	for _, c := range calls {
-		if c.n/float64(pods) >= 0.01 {
-			parts = append(parts, fmt.Sprintf("%s %.2f", c.key, c.n/float64(pods)))
+		if c.n/n >= 0.01 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", c.key, c.n/n))
 		}
 	}
 	return strings.Join(parts, ", ")

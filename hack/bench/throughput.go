@@ -41,6 +41,7 @@ func throughput(args []string) error {
 	identical := fs.Bool("identical", false, "make every pod alike (kube-scheduler's opportunistic batching then reuses one pod's results for the next)")
 	ceiling := fs.Bool("ceiling", true, "also measure the control plane's ceiling: binds from 16 parallel writers, with no scheduling")
 	withCluster := fs.Bool("cluster", false, "also run minisched on a cluster with kube-controller-manager's controllers and the simulated kubelets (minisched+cluster), against the bare one")
+	lease := fs.Duration("lease-duration", kubelet.DefaultLeaseDuration, "with -cluster: the kubelets' Lease duration, as minisched's --node-lease-duration")
 	_ = fs.Parse(args)
 	var mini, up, binds, miniCPU, upCPU, full, fullCPU []float64
 	for r := 0; r < *rounds; r++ {
@@ -65,7 +66,7 @@ func throughput(args []string) error {
 			if *identical {
 				cpu = "10m"
 			}
-			res, err := isolated(which, *nodes, *pods, cpu)
+			res, err := isolated(which, *nodes, *pods, cpu, *lease)
 			if err != nil {
 				return fmt.Errorf("%s: %w", which, err)
 			}
@@ -115,12 +116,12 @@ type oneRun struct {
 // throughput-one). In one process, a round ran beside what the rounds
 // before it left behind, their control planes' goroutines and heap, and
 // the same scheduler's CPU per pod moved by up to 40% from round to round.
-func isolated(which string, nodes, pods int, cpu string) (oneRun, error) {
+func isolated(which string, nodes, pods int, cpu string, lease time.Duration) (oneRun, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return oneRun{}, err
 	}
-	cmd := exec.Command(self, "throughput-one", "-which", which, "-nodes", strconv.Itoa(nodes), "-pods", strconv.Itoa(pods), "-cpu", cpu)
+	cmd := exec.Command(self, "throughput-one", "-which", which, "-nodes", strconv.Itoa(nodes), "-pods", strconv.Itoa(pods), "-cpu", cpu, "-lease-duration", lease.String())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -142,8 +143,9 @@ func throughputOne(args []string) error {
 	nodes := fs.Int("nodes", 500, "nodes")
 	pods := fs.Int("pods", 2000, "pods")
 	cpu := fs.String("cpu", "", "every pod's CPU request; empty varies them")
+	lease := fs.Duration("lease-duration", kubelet.DefaultLeaseDuration, "for minisched+cluster: the kubelets' Lease duration")
 	_ = fs.Parse(args)
-	rate, cpuPerPod, detail, err := bindRate(*which, *nodes, *pods, *cpu)
+	rate, cpuPerPod, detail, err := bindRate(*which, *nodes, *pods, *cpu, *lease)
 	if err != nil {
 		return err
 	}
@@ -210,7 +212,7 @@ func mean(xs []float64) float64 {
 
 // bindRate returns pods bound per second, the process's CPU milliseconds
 // per pod meanwhile, and a detail to print.
-func bindRate(which string, nodes, pods int, cpu string) (float64, float64, string, error) {
+func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (float64, float64, string, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{})
@@ -221,12 +223,13 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	c := kubernetes.NewForConfigOrDie(cp.RESTConfig())
 	if which == "minisched+cluster" {
 		// As the binary starts them: before any node or pod exists.
-		k, err := kubelet.Start(ctx, kubelet.Config{Client: c})
+		k, err := kubelet.Start(ctx, kubelet.Config{Client: c, LeaseDuration: lease})
 		if err != nil {
 			return 0, 0, "", err
 		}
 		defer k.Close()
-		mgr, err := controllers.Start(ctx, controllers.Config{RESTConfig: cp.RESTConfig()})
+		// Node lifecycle's grace for that Lease, as the binary sets it.
+		mgr, err := controllers.Start(ctx, controllers.Config{RESTConfig: cp.RESTConfig(), NodeMonitorGracePeriod: lease * 5 / 4})
 		if err != nil {
 			return 0, 0, "", err
 		}
@@ -235,13 +238,25 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	if err := workload(ctx, c, nodes, pods, cpu); err != nil {
 		return 0, 0, "", err
 	}
+	idle := ""
 	if which == "minisched+cluster" {
 		// A real cluster's nodes are Ready, with their Leases, before
 		// anything is placed on them: the measured phase is scheduling,
 		// not the nodes' first reports.
-		if err := nodesReady(ctx, c, nodes); err != nil {
+		stop := phaseProfile(which + ".nodes")
+		err := nodesReady(ctx, c, nodes)
+		stop()
+		if err != nil {
 			return 0, 0, "", err
 		}
+		// What the cluster costs with nothing to schedule: the Leases, the
+		// controllers' loops. The scheduler gets what is left of the cores.
+		cpu0, calls0 := processCPU(), apiCalls()
+		stopIdle := phaseProfile(which + ".idle")
+		time.Sleep(idleWindow)
+		stopIdle()
+		idle = fmt.Sprintf("\n    idle before scheduling: %.2f cores, %s", float64(processCPU()-cpu0)/float64(idleWindow),
+			perSecond(calls0, apiCalls(), idleWindow))
 	}
 	counter := countBound(c, pods)
 	cfg, err := schedconfig.Default("")
@@ -303,17 +318,21 @@ func bindRate(which string, nodes, pods int, cpu string) (float64, float64, stri
 	used := processCPU() - cpuBefore
 	stopProfile()
 	return float64(pods) / elapsed.Seconds(), float64(used.Microseconds()) / 1000 / float64(pods),
-		detail() + "\n    " + perPod(callsBefore, apiCalls(), pods), nil
+		detail() + "\n    " + perPod(callsBefore, apiCalls(), pods) + idle, nil
 }
+
+// idleWindow is how long the cluster's idle cost is measured.
+const idleWindow = 20 * time.Second
 
 // nodesReady waits until every node reports Ready and holds a Lease.
 func nodesReady(ctx context.Context, c kubernetes.Interface, want int) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
+	lastSaid := time.Now()
 	for {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return err
+			return fmt.Errorf("waiting for the nodes to be Ready: %w", err)
 		}
 		ready := 0
 		for _, n := range nodes.Items {
@@ -325,7 +344,17 @@ func nodesReady(ctx context.Context, c kubernetes.Interface, want int) error {
 		}
 		leases, err := c.CoordinationV1().Leases(v1.NamespaceNodeLease).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
-			return err
+			return fmt.Errorf("waiting for the nodes' Leases: %w", err)
+		}
+		if time.Since(lastSaid) > 10*time.Second {
+			oldest := time.Duration(0)
+			for _, l := range leases.Items {
+				if l.Spec.RenewTime != nil {
+					oldest = max(oldest, time.Since(l.Spec.RenewTime.Time))
+				}
+			}
+			fmt.Fprintf(os.Stderr, "bench: %d of %d nodes Ready, %d Leases, the oldest renewed %v ago\n", ready, want, len(leases.Items), oldest.Round(time.Second))
+			lastSaid = time.Now()
 		}
 		if ready == want && len(leases.Items) == want {
 			return nil
@@ -333,7 +362,9 @@ func nodesReady(ctx context.Context, c kubernetes.Interface, want int) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d nodes Ready, %d Leases: %w", ready, want, len(leases.Items), ctx.Err())
-		case <-time.After(200 * time.Millisecond):
+		// Each look lists every node and Lease: often enough, and not so
+		// often that the bench itself starves the kubelets it waits for.
+		case <-time.After(2 * time.Second):
 		}
 	}
 }
