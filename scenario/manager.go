@@ -9,16 +9,12 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
-)
 
-// ErrBusy means a scenario runs already: one at a time.
-var ErrBusy = errors.New("a scenario is already running")
+	"minisched/exclusive"
+)
 
 // ErrNoRun means no run has that id (runs are kept for the last 20).
 var ErrNoRun = errors.New("no such scenario run")
-
-// ErrResetting means a reset is under way: no run starts until it is over.
-var ErrResetting = errors.New("a reset of the cluster is under way")
 
 // ErrClosed means the manager was closed: it starts no more runs.
 var ErrClosed = errors.New("scenarios are closed: minisched is shutting down")
@@ -38,23 +34,22 @@ type Run struct {
 	done    chan struct{}
 }
 
-// Manager runs scenarios in the background, one at a time, and keeps the
-// last few runs and their reports.
+// Manager runs scenarios in the background and keeps the last few runs
+// and their reports. A run, and a reset, is an operation of its owner: one
+// at a time, with the imports and what-ifs of the same cluster.
 type Manager struct {
 	runner *Runner
+	owner  *exclusive.Owner
 	// base is the runs' context; Close cancels it.
 	base      context.Context
 	cancelAll context.CancelFunc
 	// running counts the runs' goroutines, for Close to wait for.
 	running sync.WaitGroup
 
-	mu      sync.Mutex
-	runs    []*Run
-	current *Run
-	next    int
-	closed  bool
-	// resetting is set while Reset empties the cluster.
-	resetting bool
+	mu     sync.Mutex
+	runs   []*Run
+	next   int
+	closed bool
 }
 
 // StartOptions say how to start a run.
@@ -66,10 +61,11 @@ type StartOptions struct {
 
 const keptRuns = 20
 
-// NewManager runs scenarios with runner until ctx ends or Close.
-func NewManager(ctx context.Context, runner *Runner) *Manager {
+// NewManager runs scenarios with runner until ctx ends or Close, as
+// operations of owner.
+func NewManager(ctx context.Context, runner *Runner, owner *exclusive.Owner) *Manager {
 	base, cancel := context.WithCancel(ctx)
-	return &Manager{runner: runner, base: base, cancelAll: cancel}
+	return &Manager{runner: runner, owner: owner, base: base, cancelAll: cancel}
 }
 
 // Close cancels the run under way, if any, and waits until its goroutine
@@ -85,67 +81,35 @@ func (m *Manager) Close() {
 	m.running.Wait()
 }
 
-// Reset empties the cluster, unless a run is under way (ErrBusy) or another
-// reset is (ErrResetting); no run starts until it is over. It finishes
-// even if ctx ends: a cluster half emptied is worse than a late answer.
-func (m *Manager) Reset(ctx context.Context) error {
-	m.mu.Lock()
-	switch {
-	case m.closed:
-		m.mu.Unlock()
-		return ErrClosed
-	case m.resetting:
-		m.mu.Unlock()
-		return ErrResetting
-	case m.current != nil:
-		m.mu.Unlock()
-		return ErrBusy
-	}
-	m.resetting = true
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		m.resetting = false
-		m.mu.Unlock()
-	}()
-	return m.runner.env.Cluster.Reset(context.WithoutCancel(ctx))
-}
-
 // Start validates sc and runs it in the background. An invalid scenario
-// returns its *Error and runs nothing; ErrBusy if one runs already,
-// ErrResetting during a reset.
+// returns its *Error and runs nothing; an *exclusive.BusyError while
+// another operation is under way (begun within one's context, it is a part
+// of it, as a comparison's runs are).
 func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*Run, error) {
 	m.mu.Lock()
-	switch {
-	case m.closed:
+	if m.closed {
 		m.mu.Unlock()
 		return nil, ErrClosed
-	case m.resetting:
-		m.mu.Unlock()
-		return nil, ErrResetting
-	case m.current != nil:
-		m.mu.Unlock()
-		return nil, ErrBusy
 	}
 	m.next++
 	run := &Run{ID: fmt.Sprintf("run-%d", m.next), Name: sc.Metadata.Name, State: StateRunning, Steps: len(sc.Spec.Steps),
 		Started: time.Now(), done: make(chan struct{})}
-	m.current = run
 	m.mu.Unlock()
-
+	_, end, err := m.owner.Begin(ctx, exclusive.Scenario, run.ID+" of "+sc.Metadata.Name)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.validate(ctx, sc, opts.Reset); err != nil {
-		m.mu.Lock()
-		m.current = nil
-		m.mu.Unlock()
+		end()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(m.base)
 	run.cancel = cancel
 	m.mu.Lock()
 	if m.closed {
-		m.current = nil
 		m.mu.Unlock()
 		cancel()
+		end()
 		return nil, ErrClosed
 	}
 	m.runs = append(m.runs, run)
@@ -159,8 +123,8 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 		defer close(run.done)
 		defer cancel()
 		rep, step := m.execute(runCtx, run, sc, opts.Reset)
+		end()
 		m.mu.Lock()
-		m.current = nil
 		run.State, run.Report = rep.State, rep
 		m.mu.Unlock()
 		// Told only now: whoever sees the run end may reset or start

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"minisched/exclusive"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/recorder"
@@ -100,12 +101,18 @@ func (p *progress) sawNote(step int) bool {
 // not running: enough for steps that do not wait for scheduling.
 func testManager(t *testing.T, env Env) *Manager {
 	t.Helper()
+	return testManagerOf(t, env, exclusive.New())
+}
+
+// testManagerOf is testManager with its operations' owner.
+func testManagerOf(t *testing.T, env Env, owner *exclusive.Owner) *Manager {
+	t.Helper()
 	if env.Client == nil {
 		env.Client = fake.NewClientset()
 	}
 	env.Scheduler = minisched.NewService(minisched.ServiceOptions{Client: env.Client})
 	env.Recorder = recorder.New(recorder.Options{})
-	m := NewManager(context.Background(), NewRunner(env))
+	m := NewManager(context.Background(), NewRunner(env), owner)
 	t.Cleanup(m.Close)
 	return m
 }
@@ -311,46 +318,40 @@ func TestCloseWaitsForTheRun(t *testing.T) {
 }
 
 // blockingReset is a cluster whose Reset waits until the test lets it
-// finish, and remembers whether the context it got had ended.
+// finish.
 type blockingReset struct {
 	Cluster
 	started, release chan struct{}
-	ctxEnded         chan bool
 }
 
 func newBlockingReset() *blockingReset {
-	return &blockingReset{started: make(chan struct{}, 1), release: make(chan struct{}), ctxEnded: make(chan bool, 1)}
+	return &blockingReset{started: make(chan struct{}, 1), release: make(chan struct{})}
 }
 
 func (b *blockingReset) Reset(ctx context.Context) error {
 	b.started <- struct{}{}
 	<-b.release
-	b.ctxEnded <- ctx.Err() != nil
 	return nil
 }
 
+// busyWith says err refuses an operation for one of kind under way.
+func busyWith(err error, kind exclusive.Kind) bool {
+	var busy *exclusive.BusyError
+	return errors.As(err, &busy) && busy.Running.Kind == kind
+}
+
 func TestResetExcludesRuns(t *testing.T) {
-	t.Run("no run starts during a reset, and the reset outlives its caller", func(t *testing.T) {
-		cl := newBlockingReset()
-		m := testManager(t, Env{Cluster: cl})
-		caller, hangUp := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Reset(caller) }()
-		<-cl.started
-		if _, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); !errors.Is(err, ErrResetting) {
-			t.Errorf("Start during a reset: %v, want ErrResetting", err)
+	t.Run("no run starts during a reset", func(t *testing.T) {
+		owner := exclusive.New()
+		m := testManagerOf(t, Env{Cluster: newBlockingReset()}, owner)
+		_, end, err := owner.Begin(context.Background(), exclusive.Reset, "")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := m.Reset(context.Background()); !errors.Is(err, ErrResetting) {
-			t.Errorf("a second reset during the first: %v, want ErrResetting", err)
+		if _, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); !busyWith(err, exclusive.Reset) {
+			t.Errorf("Start during a reset: %v, want busy with the reset", err)
 		}
-		hangUp() // the client goes away
-		close(cl.release)
-		if err := <-done; err != nil {
-			t.Fatalf("Reset: %v", err)
-		}
-		if <-cl.ctxEnded {
-			t.Error("the reset's context ended with its caller's")
-		}
+		end()
 		run, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{})
 		if err != nil {
 			t.Fatalf("Start after the reset: %v", err)
@@ -359,15 +360,45 @@ func TestResetExcludesRuns(t *testing.T) {
 			t.Errorf("the run after the reset: %+v, %v", run, err)
 		}
 	})
-	t.Run("no reset during a run", func(t *testing.T) {
+	t.Run("no reset during a run, and one once it is over", func(t *testing.T) {
+		owner := exclusive.New()
 		steps := newProgress(false)
-		m := testManager(t, Env{Cluster: newBlockingReset(), Observer: steps})
-		if _, err := m.Start(context.Background(), parse(t, waitsLong), StartOptions{}); err != nil {
+		m := testManagerOf(t, Env{Cluster: newBlockingReset(), Observer: steps}, owner)
+		run, err := m.Start(context.Background(), parse(t, waitsLong), StartOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
 		steps.waitFor(t, "the long wait", func(s event.ScenarioStep) bool { return s.Step == 2 && s.Phase == "running" })
-		if err := m.Reset(context.Background()); !errors.Is(err, ErrBusy) {
-			t.Errorf("Reset during a run: %v, want ErrBusy", err)
+		if _, _, err := owner.Begin(context.Background(), exclusive.Reset, ""); !busyWith(err, exclusive.Scenario) {
+			t.Errorf("a reset during a run: %v, want busy with the run", err)
+		}
+		if _, err := m.Cancel(run.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, end, err := owner.Begin(context.Background(), exclusive.Reset, "")
+		if err != nil {
+			t.Errorf("a reset after the run: %v", err)
+		} else {
+			end()
+		}
+	})
+	t.Run("a run begun within another operation is a part of it", func(t *testing.T) {
+		owner := exclusive.New()
+		m := testManagerOf(t, Env{Cluster: newBlockingReset()}, owner)
+		ctx, end, err := owner.Begin(context.Background(), exclusive.Comparison, "A against B")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer end()
+		run, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{})
+		if err != nil {
+			t.Fatalf("a comparison's run: %v", err)
+		}
+		if run, err = m.Wait(context.Background(), run.ID); err != nil || run.State != StatePassed {
+			t.Errorf("the comparison's run: %+v, %v", run, err)
+		}
+		if op, ok := owner.Current(); !ok || op.Kind != exclusive.Comparison {
+			t.Errorf("after its run, the comparison is %+v, %v; want it still under way", op, ok)
 		}
 	})
 	t.Run("a run that asks for it resets first, then runs its steps", func(t *testing.T) {
@@ -392,13 +423,17 @@ func TestResetExcludesRuns(t *testing.T) {
 // resetOnEnd resets the cluster as soon as it is told a run ended, as a
 // person does who sees "passed" and clicks Reset.
 type resetOnEnd struct {
-	m   *Manager
-	err chan error
+	owner *exclusive.Owner
+	err   chan error
 }
 
 func (r *resetOnEnd) Observe(e event.Event) {
 	if e.Scenario != nil && e.Scenario.Phase != "running" {
-		r.err <- r.m.Reset(context.Background())
+		_, end, err := r.owner.Begin(context.Background(), exclusive.Reset, "")
+		if err == nil {
+			end()
+		}
+		r.err <- err
 	}
 }
 
@@ -408,9 +443,9 @@ func (r *resetOnEnd) Observe(e event.Event) {
 func TestEndIsToldOnceTheNextMayStart(t *testing.T) {
 	cl := newBlockingReset()
 	close(cl.release)
-	ends := &resetOnEnd{err: make(chan error, 1)}
-	ends.m = testManager(t, Env{Cluster: cl, Observer: ends})
-	if _, err := ends.m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); err != nil {
+	ends := &resetOnEnd{owner: exclusive.New(), err: make(chan error, 1)}
+	m := testManagerOf(t, Env{Cluster: cl, Observer: ends}, ends.owner)
+	if _, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-ends.err; err != nil {

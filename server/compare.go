@@ -21,6 +21,7 @@ import (
 
 	"minisched/cluster"
 	"minisched/compare"
+	"minisched/exclusive"
 	"minisched/manifest"
 	"minisched/minisched/schedconfig"
 	"minisched/scenario"
@@ -270,8 +271,13 @@ func (s *Server) whatifEnv() whatif.Env {
 // two would unbind each other's pods. It goes on if the client leaves, and
 // ends with the server.
 func (s *Server) startComparison(cmp *Comparison, run func(context.Context, whatif.Options) (*whatif.Result, error)) (*Comparison, error) {
-	if !s.whatif.TryLock() {
-		return nil, apiError(http.StatusConflict, "a comparison or what-if run is under way: wait for its report (GET /api/v1/compare)")
+	kind := exclusive.Comparison
+	if cmp.Kind == "reschedule" {
+		kind = exclusive.WhatIf
+	}
+	ctx, end, err := s.owner.Begin(s.ctx, kind, cmp.A+" against "+cmp.B)
+	if err != nil {
+		return nil, err
 	}
 	cs := &s.compared
 	cs.mu.Lock()
@@ -287,8 +293,8 @@ func (s *Server) startComparison(cmp *Comparison, run func(context.Context, what
 		cs.mu.Unlock()
 	}
 	go func() {
-		defer s.whatif.Unlock()
-		res, err := run(s.ctx, whatif.Options{Progress: progress})
+		defer end()
+		res, err := run(ctx, whatif.Options{Progress: progress})
 		cs.mu.Lock()
 		defer cs.mu.Unlock()
 		now := time.Now()

@@ -17,7 +17,6 @@ import (
 	"minisched/manifest"
 	"minisched/minisched"
 	"minisched/minisched/schedconfig"
-	"minisched/scenario"
 )
 
 func (s *Server) getScheduler(c echo.Context) error {
@@ -177,19 +176,7 @@ func (s *Server) reset(c echo.Context) error {
 	}
 	// The reset goes on if the client leaves (a reloaded tab): a cluster
 	// half emptied is worse than an answer nobody reads.
-	ctx := context.WithoutCancel(c.Request().Context())
-	var err error
-	if s.scenarios != nil {
-		err = s.scenarios.Reset(ctx)
-	} else {
-		err = s.cluster.Reset(ctx)
-	}
-	switch {
-	case errors.Is(err, scenario.ErrBusy):
-		return apiError(http.StatusConflict, "a scenario is running: cancel it first (DELETE /api/v1/scenarios/{id})")
-	case errors.Is(err, scenario.ErrResetting):
-		return apiError(http.StatusConflict, "%v", err)
-	case err != nil:
+	if err := s.resetCluster(context.WithoutCancel(c.Request().Context())); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"minisched/exclusive"
 )
 
 // errorBody is every error's JSON form.
@@ -21,6 +23,9 @@ type errorBody struct {
 	// Line is where in the body sent the problem is, when it can be told
 	// (1-based).
 	Line int `json:"line,omitempty"`
+	// Busy is the operation on the whole cluster that refused this one
+	// (409).
+	Busy *exclusive.Op `json:"busy,omitempty"`
 }
 
 // httpError is an error with the status code it deserves.
@@ -46,7 +51,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	var ee *echo.HTTPError
 	var mb *http.MaxBytesError
 	var status apierrors.APIStatus
+	var busy *exclusive.BusyError
 	switch {
+	case errors.As(err, &busy):
+		code, body.Error, body.Busy = http.StatusConflict, busy.Error()+": "+untilOver(busy.Running.Kind), &busy.Running
 	case errors.As(err, &mb):
 		code, body.Error = http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than the limit of %d bytes", mb.Limit)
 	case errors.As(err, &he):
@@ -70,6 +78,17 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	_ = c.JSON(code, body)
+}
+
+// untilOver says what to do about an operation under way.
+func untilOver(kind exclusive.Kind) string {
+	switch kind {
+	case exclusive.Scenario:
+		return "wait for it, or cancel it (DELETE /api/v1/scenarios/{id}; GET /api/v1/scenarios lists the runs)"
+	case exclusive.WhatIf, exclusive.Comparison:
+		return "wait for its report (GET /api/v1/compare)"
+	}
+	return "try again when it is over"
 }
 
 // limitBody refuses bodies over the request's limit with 413, before or

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"minisched/cluster"
+	"minisched/exclusive"
 	"minisched/manifest"
 	"minisched/minisched/schedconfig"
-	"minisched/scenario"
 	"minisched/snapshot"
 )
 
@@ -97,6 +97,15 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	if !manifest.IsSupportedType(c.Request().Header.Get(echo.HeaderContentType)) {
 		return apiError(http.StatusUnsupportedMediaType, "send the snapshot as application/yaml or application/json")
 	}
+	// Begun before the body is read: a second import, or one during a
+	// lesson, is refused before it costs a whole cluster's worth of memory.
+	// The load goes on if the client leaves: a cluster half loaded is
+	// worse than an answer nobody reads.
+	ctx, end, err := s.owner.Begin(context.WithoutCancel(c.Request().Context()), exclusive.Import, "")
+	if err != nil {
+		return err
+	}
+	defer end()
 	data, err := readBody(c)
 	if err != nil {
 		return err
@@ -105,13 +114,7 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	if err != nil {
 		return importError(err)
 	}
-	if !s.importing.TryLock() {
-		return apiError(http.StatusConflict, "another import is under way")
-	}
-	defer s.importing.Unlock()
-	// The load goes on if the client leaves: a cluster half loaded is
-	// worse than an answer nobody reads.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), loadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	maxNodes, maxPods := s.cluster.Limits()
 	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods,
@@ -127,12 +130,14 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	return c.JSON(http.StatusOK, counts)
 }
 
-// resetCluster empties the cluster as POST /reset does, refusing while a
-// scenario runs.
+// resetCluster empties the cluster as POST /reset does, refusing while
+// another operation is under way (unless ctx is that operation's).
 func (s *Server) resetCluster(ctx context.Context) error {
-	if s.scenarios != nil {
-		return s.scenarios.Reset(ctx)
+	ctx, end, err := s.owner.Begin(ctx, exclusive.Reset, "")
+	if err != nil {
+		return err
 	}
+	defer end()
 	return s.cluster.Reset(ctx)
 }
 
@@ -149,10 +154,6 @@ func importError(err error) error {
 	case errors.As(err, &invalid), errors.As(err, &config):
 		return apiError(http.StatusUnprocessableEntity, "%v", err)
 	case errors.Is(err, snapshot.ErrNotEmpty):
-		return apiError(http.StatusConflict, "%v", err)
-	case errors.Is(err, scenario.ErrBusy):
-		return apiError(http.StatusConflict, "a scenario is running: cancel it first (DELETE /api/v1/scenarios/{id})")
-	case errors.Is(err, scenario.ErrResetting):
 		return apiError(http.StatusConflict, "%v", err)
 	case errors.As(err, &status):
 		code := int(status.Status().Code)

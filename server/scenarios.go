@@ -99,10 +99,6 @@ func (s *Server) createScenario(c echo.Context) error {
 	run, err := s.scenarios.Start(c.Request().Context(), sc, opts)
 	var se *scenario.Error
 	switch {
-	case errors.Is(err, scenario.ErrBusy):
-		return apiError(http.StatusConflict, "%v: wait for it or cancel it (DELETE /api/v1/scenarios/{id})", err)
-	case errors.Is(err, scenario.ErrResetting):
-		return apiError(http.StatusConflict, "%v: start the scenario when it is over", err)
 	case errors.As(err, &se):
 		return apiError(http.StatusUnprocessableEntity, "invalid scenario: %v", se)
 	case err != nil:

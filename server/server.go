@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 
 	"minisched/cluster"
+	"minisched/exclusive"
 	"minisched/minisched"
 	"minisched/minisched/event"
 	"minisched/recorder"
@@ -93,6 +93,10 @@ type Options struct {
 	// CopyOf, when set, says the cluster started as a copy (--load,
 	// --import-from).
 	CopyOf *CopyOf
+	// Owner lets one operation on the whole cluster run at a time: a
+	// reset, an import, a scenario run, a what-if or a comparison. Nil: one
+	// of the server's own.
+	Owner *exclusive.Owner
 }
 
 // Server serves the API and the dashboard.
@@ -104,14 +108,10 @@ type Server struct {
 	limiter *rateLimiter
 	site    *sitePolicy
 	streams *streamSlots
-	// importing is held while POST /import loads: two loads at once would
-	// each find the cluster empty.
-	importing sync.Mutex
-	// scenarios runs POST /scenarios, one at a time.
+	// owner lets one operation on the whole cluster run at a time.
+	owner *exclusive.Owner
+	// scenarios runs POST /scenarios.
 	scenarios *scenario.Manager
-	// whatif lets one what-if run at a time: two would unbind each other's
-	// pods.
-	whatif sync.Mutex
 	// compared holds the last comparison (POST /compare, /whatif/reschedule).
 	compared comparisons
 	// copyOf says the cluster is a copy, until a reset.
@@ -155,17 +155,20 @@ func New(opts Options) *Server {
 	if opts.StreamMetrics == nil {
 		opts.StreamMetrics = noCount{}
 	}
+	if opts.Owner == nil {
+		opts.Owner = exclusive.New()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
 		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
 		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
-	s.cluster = opts.Cluster
+	s.cluster, s.owner = opts.Cluster, opts.Owner
 	s.copyOf.Store(opts.CopyOf)
 	// Emptied, by whichever reset (REST, a lesson's, an import's), the
 	// cluster is a copy of nothing.
 	s.cluster.OnReset(func() { s.copyOf.Store(nil) })
 	if opts.Scheduler != nil && opts.Recorder != nil {
-		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()))
+		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()), s.owner)
 	}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

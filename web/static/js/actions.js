@@ -383,15 +383,12 @@ export function createActions({ api, store, delay = sleep }) {
      */
     async runScenario(name, { reset = true } = {}) {
       return run('scenarioRun', `Could not start scenario ${name}`, async () => {
-        try {
-          const res = await api.runScenario(name, reset);
-          store.setScenarioRun({ name, state: 'running', ...res });
-          store.addNotice('ok', `Scenario ${name} started${reset ? ' on an empty cluster' : ''}.`);
-          return res;
-        } catch (err) {
-          if (err?.status === 409) throw new Error(`${err.message} (a reset or another scenario is under way; cancel it or wait)`);
-          throw err;
-        }
+        // A 409's message names what is under way (a lesson, an import, a
+        // comparison) and what to do about it.
+        const res = await api.runScenario(name, reset);
+        store.setScenarioRun({ name, state: 'running', ...res });
+        store.addNotice('ok', `Scenario ${name} started${reset ? ' on an empty cluster' : ''}.`);
+        return res;
       });
     },
 

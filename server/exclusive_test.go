@@ -1,0 +1,159 @@
+package server_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"minisched/exclusive"
+	"minisched/scenario"
+	"minisched/server"
+)
+
+// waitsLong is a scenario that runs until it is cancelled.
+const waitsLong = `apiVersion: minisched/v1
+kind: Scenario
+metadata: {name: waits-long}
+spec:
+  steps:
+  - wait: {duration: 20m}
+`
+
+// busyAnswer is a refusal's body.
+type busyAnswer struct {
+	Error string        `json:"error"`
+	Busy  *exclusive.Op `json:"busy"`
+}
+
+// TestOneOperationAtATime: while a reset, an import, a scenario run, a
+// what-if or a comparison is under way, every other one is refused with a
+// 409 that names it, and once it ends the next one runs.
+func TestOneOperationAtATime(t *testing.T) {
+	reset(t)
+	var snapshotJSON json.RawMessage
+	if code := api(t, "GET", "/api/v1/export?format=json", "", nil, &snapshotJSON); code != http.StatusOK {
+		t.Fatalf("GET /export: %d", code)
+	}
+	scenarioJSON, err := yaml.YAMLToJSON([]byte(waitsLong))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := []struct {
+		name                      string
+		method, path, contentType string
+		body                      []byte
+	}{
+		{"a reset", "POST", "/api/v1/reset", "", nil},
+		{"an import", "POST", "/api/v1/import?replace=true", "application/json", snapshotJSON},
+		{"a scenario run", "POST", "/api/v1/scenarios", "application/yaml", []byte(quickScenario)},
+		{"a what-if", "POST", "/api/v1/whatif/reschedule", "", nil},
+		{"a comparison", "POST", "/api/v1/compare", "application/json", []byte(`{"b":{"name":"same"}}`)},
+	}
+	holders := []struct {
+		name string
+		kind exclusive.Kind
+		// hold starts the operation and returns once it is under way, with
+		// what ends it.
+		hold func(t *testing.T) (release func())
+	}{
+		{"a scenario run", exclusive.Scenario, func(t *testing.T) func() {
+			var run scenario.Run
+			if code := api(t, "POST", "/api/v1/scenarios", "application/yaml", []byte(waitsLong), &run); code != http.StatusAccepted {
+				t.Fatalf("POST /scenarios: %d", code)
+			}
+			return func() { cancelRun(t, run.ID) }
+		}},
+		{"a comparison", exclusive.Comparison, func(t *testing.T) func() {
+			body := fmt.Sprintf(`{"scenario":%s,"a":{"name":"one"},"b":{"name":"other"}}`, scenarioJSON)
+			var c server.Comparison
+			if code := api(t, "POST", "/api/v1/compare", "application/json", []byte(body), &c); code != http.StatusAccepted {
+				t.Fatalf("POST /compare: %d %+v", code, c)
+			}
+			return func() {
+				// Its scenario's run cancelled, the comparison ends in error.
+				var list struct{ Runs []scenario.Run }
+				eventually(t, time.Minute, "the comparison's run", func() bool {
+					api(t, "GET", "/api/v1/scenarios", "", nil, &list)
+					return len(list.Runs) > 0 && list.Runs[0].State == scenario.StateRunning
+				})
+				cancelRun(t, list.Runs[0].ID)
+				eventually(t, time.Minute, "the comparison's end", func() bool {
+					var last server.Comparison
+					api(t, "GET", "/api/v1/compare", "", nil, &last)
+					return last.ID == c.ID && last.State != "running"
+				})
+			}
+		}},
+		{"an import", exclusive.Import, func(t *testing.T) func() {
+			// A client that sends its snapshot slowly holds the import.
+			body, sender := io.Pipe()
+			answered := make(chan string, 1)
+			go func() {
+				req, _ := http.NewRequest("POST", strings.TrimSuffix(inst.URL, "/")+"/api/v1/import", body)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					answered <- err.Error()
+					return
+				}
+				data, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				answered <- fmt.Sprintf("%d %s", resp.StatusCode, data)
+			}()
+			if _, err := sender.Write([]byte(`{"apiVersion":`)); err != nil {
+				t.Fatal(err)
+			}
+			return func() {
+				// The client gives up: its request fails, and the import
+				// ends with it.
+				sender.CloseWithError(errors.New("the client gave up"))
+				if answer := <-answered; !strings.Contains(answer, "the client gave up") {
+					t.Errorf("the held import: %s, want the client's own error", answer)
+				}
+			}
+		}},
+	}
+	for _, h := range holders {
+		t.Run("during "+h.name, func(t *testing.T) {
+			release := h.hold(t)
+			released := false
+			defer func() {
+				if !released {
+					release()
+				}
+			}()
+			// Under way once a reset is refused for it.
+			eventually(t, time.Minute, h.name+" under way", func() bool {
+				var answer busyAnswer
+				code := api(t, "POST", "/api/v1/reset", "", nil, &answer)
+				return code == http.StatusConflict && answer.Busy != nil && answer.Busy.Kind == h.kind
+			})
+			for _, r := range requests {
+				var answer busyAnswer
+				code := api(t, r.method, r.path, r.contentType, r.body, &answer)
+				if code != http.StatusConflict || answer.Busy == nil || answer.Busy.Kind != h.kind || !strings.Contains(answer.Error, h.name) {
+					t.Errorf("%s during %s: %d %+v, want 409 naming %s", r.name, h.name, code, answer, h.name)
+				}
+			}
+			release()
+			released = true
+			eventually(t, time.Minute, "a reset once "+h.name+" is over", func() bool {
+				return api(t, "POST", "/api/v1/reset", "", nil, nil) == http.StatusNoContent
+			})
+		})
+	}
+}
+
+func cancelRun(t *testing.T, id string) {
+	t.Helper()
+	if code := api(t, "DELETE", "/api/v1/scenarios/"+id, "", nil, nil); code != http.StatusOK {
+		t.Errorf("DELETE /scenarios/%s: %d", id, code)
+	}
+}
