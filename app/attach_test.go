@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"minisched/app"
+	"minisched/internal/resttest"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -154,19 +155,11 @@ func attachTo(home *app.Instance, set func(*app.Flags)) func(*app.Flags) {
 // call sends a JSON request and returns the status code.
 func call(t *testing.T, method, url, body string) int {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	contentType := ""
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		contentType = "application/json"
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return resttest.Call(t, method, url, contentType, []byte(body), nil).Code
 }
 
 // waitUntil polls cond until it holds, and fails the test after timeout.

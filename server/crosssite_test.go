@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"github.com/gorilla/websocket"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/internal/resttest"
 )
 
 // Another site's page must not change the cluster, read it through DNS
@@ -17,28 +18,9 @@ import (
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	reset(t)
 	base := strings.TrimSuffix(inst.URL, "/")
-	send := func(method, path, contentType string, body []byte, header map[string]string) *http.Response {
+	send := func(method, path, contentType string, body []byte, header map[string]string) resttest.Response {
 		t.Helper()
-		req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v
-				continue
-			}
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
+		return resttest.Call(t, method, base+path, contentType, body, header)
 	}
 	nodeExists := func(name string) bool {
 		_, err := inst.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
@@ -65,8 +47,8 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := send("POST", "/api/v1/nodes", tt.contentType, nodeJSON("intruder", "1"), tt.header)
-			if resp.StatusCode != tt.want {
-				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			if resp.Code != tt.want {
+				t.Errorf("status %d, want %d", resp.Code, tt.want)
 			}
 			if nodeExists("intruder") {
 				t.Fatal("the node was created")
@@ -76,13 +58,13 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	t.Run("a cross-site reset", func(t *testing.T) {
 		mustCreate(t, "/api/v1/nodes", nodeJSON("keep-me", "1"))
 		resp := send("POST", "/api/v1/reset", "", nil, map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"})
-		if resp.StatusCode != 403 || !nodeExists("keep-me") {
-			t.Errorf("status %d, node kept: %v", resp.StatusCode, nodeExists("keep-me"))
+		if resp.Code != 403 || !nodeExists("keep-me") {
+			t.Errorf("status %d, node kept: %v", resp.Code, nodeExists("keep-me"))
 		}
 	})
 	t.Run("a rebound host may not read either", func(t *testing.T) {
-		if resp := send("GET", "/api/v1/nodes", "", nil, map[string]string{"Host": "evil.example:8080"}); resp.StatusCode != 403 {
-			t.Errorf("status %d, want 403", resp.StatusCode)
+		if resp := send("GET", "/api/v1/nodes", "", nil, map[string]string{"Host": "evil.example:8080"}); resp.Code != 403 {
+			t.Errorf("status %d, want 403", resp.Code)
 		}
 	})
 
@@ -97,8 +79,8 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	}
 	for _, tt := range allowed {
 		t.Run(tt.name, func(t *testing.T) {
-			if resp := send("POST", "/api/v1/nodes", "application/json", nodeJSON(tt.node, "1"), tt.header); resp.StatusCode != 201 {
-				t.Fatalf("status %d, want 201", resp.StatusCode)
+			if resp := send("POST", "/api/v1/nodes", "application/json", nodeJSON(tt.node, "1"), tt.header); resp.Code != 201 {
+				t.Fatalf("status %d, want 201", resp.Code)
 			}
 		})
 	}
@@ -130,8 +112,8 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 
 	t.Run("no directory listings", func(t *testing.T) {
 		for _, path := range []string{"/js/", "/js", "/css/"} {
-			if resp := send("GET", path, "", nil, nil); resp.StatusCode != 404 {
-				t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+			if resp := send("GET", path, "", nil, nil); resp.Code != 404 {
+				t.Errorf("GET %s: %d, want 404", path, resp.Code)
 			}
 		}
 	})

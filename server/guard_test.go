@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"minisched/internal/resttest"
 	"minisched/recorder"
 	"minisched/server"
 )
@@ -25,19 +26,14 @@ func guarded(t *testing.T, opts server.Options) *httptest.Server {
 	return ts
 }
 
-func do(t *testing.T, req *http.Request) *http.Response {
+func do(t *testing.T, req *http.Request) resttest.Response {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp
+	return resttest.Send(t, req)
 }
 
 func TestToken(t *testing.T) {
 	ts := guarded(t, server.Options{Token: "s3cret"})
-	get := func(path string, header, cookie string) *http.Response {
+	get := func(path string, header, cookie string) resttest.Response {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
 		if header != "" {
 			req.Header.Set("Authorization", header)
@@ -62,7 +58,7 @@ func TestToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := get(tt.path, tt.header, tt.cookie).StatusCode; got != tt.want {
+			if got := get(tt.path, tt.header, tt.cookie).Code; got != tt.want {
 				t.Errorf("%s: %d, want %d", tt.path, got, tt.want)
 			}
 		})
@@ -82,8 +78,8 @@ func TestToken(t *testing.T) {
 		t.Errorf("page load with the token: %d to %q, want 303 to the same address without it", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	// An API call with the token in the URL is answered, not redirected.
-	if resp := get("/api/v1/queue?token=s3cret", "", ""); resp.StatusCode != http.StatusOK {
-		t.Errorf("API call with ?token=: %d", resp.StatusCode)
+	if resp := get("/api/v1/queue?token=s3cret", "", ""); resp.Code != http.StatusOK {
+		t.Errorf("API call with ?token=: %d", resp.Code)
 	}
 	// The websocket too.
 	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/api/v1/stream"
@@ -97,7 +93,7 @@ func TestRateLimit(t *testing.T) {
 	codes := []int{}
 	for i := 0; i < 5; i++ {
 		req, _ := http.NewRequest("POST", ts.URL+"/api/v1/scheduler/pause", nil)
-		codes = append(codes, do(t, req).StatusCode)
+		codes = append(codes, do(t, req).Code)
 	}
 	// The scheduler is missing (503) for the first three; then the limit.
 	if codes[2] != http.StatusServiceUnavailable || codes[3] != http.StatusTooManyRequests || codes[4] != http.StatusTooManyRequests {
@@ -106,7 +102,7 @@ func TestRateLimit(t *testing.T) {
 	// Reads are not limited.
 	for i := 0; i < 10; i++ {
 		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/queue", nil)
-		if code := do(t, req).StatusCode; code != http.StatusOK {
+		if code := do(t, req).Code; code != http.StatusOK {
 			t.Fatalf("read %d: %d", i, code)
 		}
 	}
@@ -118,7 +114,7 @@ func TestNoRateLimitByDefault(t *testing.T) {
 	ts := guarded(t, server.Options{})
 	for i := 0; i < 1000; i++ {
 		req, _ := http.NewRequest("POST", ts.URL+"/api/v1/scheduler/pause", nil)
-		if code := do(t, req).StatusCode; code == http.StatusTooManyRequests {
+		if code := do(t, req).Code; code == http.StatusTooManyRequests {
 			t.Fatalf("request %d was limited", i)
 		}
 	}
@@ -143,7 +139,7 @@ func TestRateLimitBehindProxy(t *testing.T) {
 			post := func(client string) int {
 				req, _ := http.NewRequest("POST", ts.URL+"/api/v1/scheduler/pause", nil)
 				req.Header.Set("X-Forwarded-For", client)
-				return do(t, req).StatusCode
+				return do(t, req).Code
 			}
 			if code := post("198.51.100.1"); code != http.StatusServiceUnavailable {
 				t.Fatalf("first request: %d", code)
@@ -170,7 +166,7 @@ func TestHealthzReportsADeadControlPlane(t *testing.T) {
 	}})
 	get := func() int {
 		req, _ := http.NewRequest("GET", ts.URL+"/healthz", nil)
-		return do(t, req).StatusCode
+		return do(t, req).Code
 	}
 	if code := get(); code != http.StatusOK {
 		t.Fatalf("healthy: %d", code)
@@ -203,7 +199,7 @@ func TestTokenReplacesTheHostCheck(t *testing.T) {
 			if tt.auth != "" {
 				req.Header.Set("Authorization", tt.auth)
 			}
-			if code := do(t, req).StatusCode; code != tt.want {
+			if code := do(t, req).Code; code != tt.want {
 				t.Errorf("status %d, want %d", code, tt.want)
 			}
 		})

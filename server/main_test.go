@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"minisched/app"
+	"minisched/internal/resttest"
 )
 
 // One minisched for the package: a control plane costs seconds to start.
@@ -49,25 +49,13 @@ func TestMain(m *testing.M) {
 // api calls the REST API and decodes a JSON answer into out (if not nil).
 func api(t *testing.T, method, path, contentType string, body []byte, out any) int {
 	t.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(inst.URL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: decoding %q: %v", method, path, data, err)
+	resp := resttest.Call(t, method, strings.TrimSuffix(inst.URL, "/")+path, contentType, body, nil)
+	if out != nil && len(resp.Body) > 0 {
+		if err := json.Unmarshal(resp.Body, out); err != nil {
+			t.Fatalf("%s %s: decoding %q: %v", method, path, resp.Body, err)
 		}
 	}
-	return resp.StatusCode
+	return resp.Code
 }
 
 func reset(t *testing.T) {

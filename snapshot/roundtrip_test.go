@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"minisched/app"
+	"minisched/internal/resttest"
 	"minisched/snapshot"
 )
 
@@ -44,23 +45,8 @@ func start(t *testing.T, f app.Flags) *app.Instance {
 // call sends a request to an instance's API and returns the status and body.
 func call(t *testing.T, inst *app.Instance, method, path, contentType string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(inst.URL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
-	}
-	return resp.StatusCode, data
+	resp := resttest.Call(t, method, strings.TrimSuffix(inst.URL, "/")+path, contentType, body, nil)
+	return resp.Code, resp.Body
 }
 
 // waitFor polls cond; on a timeout it shows the scheduler's queue, which
