@@ -1,6 +1,7 @@
 // End to end: a real minisched binary, the dashboard in headless Chromium,
 // driven as a person would with the forms and buttons. Saves screenshots
-// of the main views under docs/screenshots/ (SCREENSHOTS=dir elsewhere).
+// of the main views in a temporary folder, or where SCREENSHOTS=dir says
+// (hack/screenshots.sh: docs/screenshots).
 //
 //   MINISCHED_BIN=path/to/minisched node --test test/web/e2e.test.mjs
 //
@@ -8,13 +9,14 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT, api, launchBrowser, podBody, startServer, waitReady } from './harness.mjs';
+import { api, launchBrowser, podBody, startServer, waitReady } from './harness.mjs';
 
-const SHOTS = process.env.SCREENSHOTS ? resolve(process.env.SCREENSHOTS) : join(ROOT, 'docs', 'screenshots');
-// VIEWPORT=1280x720 runs the whole walk-through at another size (give
-// SCREENSHOTS too, to keep docs/screenshots at the desktop size).
+// A test run leaves the tracked pictures alone: they change only when asked.
+const SHOTS = process.env.SCREENSHOTS ? resolve(process.env.SCREENSHOTS) : mkdtempSync(join(tmpdir(), 'minisched-shots-'));
+// VIEWPORT=1280x720 runs the whole walk-through at another size.
 const [WIDTH, HEIGHT] = (process.env.VIEWPORT || '1600x1000').split('x').map(Number);
 const TIMEOUT = 20_000;
 
@@ -80,7 +82,10 @@ async function shot(file) {
     for (const n of store.page.notices.value) store.dismissNotice(n.id);
     document.getElementById('view').scrollTop = 0;
   });
-  await page.waitForTimeout(300);
+  // The picture once the messages are gone and the page has painted what
+  // it shows now (two frames: one to lay out, one to paint).
+  await page.waitForFunction(() => !document.querySelector('.notice'));
+  await page.evaluate(() => document.fonts.ready.then(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))));
   await page.screenshot({ path: join(SHOTS, file) });
 }
 
@@ -257,7 +262,6 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.locator('.lane-active [data-pod="default/stepped"]').waitFor();
     await page.locator('.lane-active [data-pod="default/urgent"]').waitFor();
     await page.locator('[data-pod="default/giant"]').first().waitFor();
-    await page.waitForTimeout(500);
     await shot('queue-board.png');
     const lane = await page.$$eval('.lane-active [data-pod]', (cards) => cards.map((c) => c.dataset.pod));
     assert.deepEqual(lane.filter((k) => k === 'default/urgent' || k === 'default/stepped'), ['default/urgent', 'default/stepped']);
