@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -78,7 +79,7 @@ func Main(opts ...Option) {
 	switch {
 	case errors.As(err, &exit):
 		os.Exit(exit.Code)
-	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, pflag.ErrHelp):
 		os.Exit(0)
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "minisched:", err)
@@ -109,6 +110,48 @@ func interruptible(signals <-chan os.Signal, quit func()) (context.Context, cont
 	return ctx, func() { once.Do(func() { close(done); cancel() }) }
 }
 
+// newFlagSet is a command's flags, parsed as kubectl's are: anywhere among
+// the arguments, written --name, help on --help or -h, and an error with
+// the usage printed to stderr.
+func newFlagSet(name string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	return fs
+}
+
+// usageError is a command line the command cannot take: exit status 2, as
+// a Kubernetes tool's. command names it for the hint.
+type usageError struct {
+	error
+	command string
+}
+
+func (e usageError) Unwrap() error { return e.error }
+
+// usage turns a command line's error into the command's end: help exits 0,
+// a usage error prints itself and a hint, and exits 2; anything else is
+// returned as it is.
+func usage(err error, stderr io.Writer) error {
+	var ue usageError
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		return err
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "minisched: %v\nSee '%s --help' for usage.\n", ue.error, ue.command)
+		return &ExitError{Code: 2}
+	}
+	return err
+}
+
+// parse parses a subcommand's flags; an error ends it as usage says.
+func parse(fs *pflag.FlagSet, args []string, stderr io.Writer) error {
+	if err := fs.Parse(args); err != nil {
+		return usage(usageError{err, fs.Name()}, stderr)
+	}
+	return nil
+}
+
 // ExitError ends the command with a code of its own (a failed scenario
 // expectation exits 1 without being an error of minisched's).
 type ExitError struct{ Code int }
@@ -120,8 +163,7 @@ func (e *ExitError) Error() string { return "exit status " + strconv.Itoa(e.Code
 func ParseFlags(args []string) (Flags, error) { return parseFlags(args, io.Discard) }
 
 func parseFlags(args []string, stderr io.Writer) (Flags, error) {
-	fs := flag.NewFlagSet("minisched", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("minisched", stderr)
 	var f Flags
 	f.register(fs)
 	fs.Usage = func() {
@@ -134,10 +176,10 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return f, err
+		return f, usageError{err, fs.Name()}
 	}
 	if fs.NArg() > 0 {
-		return f, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+		return f, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0)), fs.Name()}
 	}
 	// Secrets come from the environment, so that they are in no process
 	// listing and --help never shows them.
@@ -162,7 +204,7 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 // DefaultFlags returns the settings the command starts from.
 func DefaultFlags() Flags {
 	var f Flags
-	f.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	f.register(newFlagSet("defaults", io.Discard))
 	return f
 }
 
@@ -240,7 +282,7 @@ type Flags struct {
 	NodeLeaseDuration time.Duration
 }
 
-func (f *Flags) register(fs *flag.FlagSet) {
+func (f *Flags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8080", "address the dashboard and API listen on; keep it on loopback unless the room needs it")
 	fs.StringVar(&f.DataDir, "data-dir", "", "keep etcd's data here across restarts (default: a temporary directory removed on exit)")
 	fs.StringVar(&f.KubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for kubectl here (default: <data dir>/kubeconfig)")
@@ -278,12 +320,12 @@ func (f *Flags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.PodStartDelay, "pod-start-delay", kubelet.DefaultStartDelay, "with --kubelets: how long a bound pod takes to become Running")
 	fs.DurationVar(&f.MaxGracePeriod, "max-grace-period", kubelet.DefaultMaxGracePeriod, "with --kubelets: the longest a graceful deletion waits, whatever the pod's grace period (negative: no cap)")
 	fs.DurationVar(&f.NodeLeaseDuration, "node-lease-duration", kubelet.DefaultLeaseDuration, "with --kubelets: the kubelets' nodeLeaseDurationSeconds, whole seconds; each node's Lease is renewed every quarter of it, and node lifecycle's grace period is 5/4 of it (upstream's 40s and 50s). Thousands of nodes on a small machine want a longer one: at 40s, 5,000 nodes write 500 Leases a second")
-	fs.IntVar(&f.Verbosity, "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
+	fs.IntVarP(&f.Verbosity, "v", "v", 0, "log verbosity; 2 or more also shows the embedded apiserver's and etcd's own logs")
 }
 
 // registerCopy adds the flags that start from a copy of a cluster: the
 // server's and `minisched whatif`'s.
-func (f *Flags) registerCopy(fs *flag.FlagSet) {
+func (f *Flags) registerCopy(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Load, "load", "", "load this snapshot (the document GET /api/v1/export answers, YAML or JSON) into the embedded cluster at start, with its scheduler configuration unless --scheduler-config")
 	fs.StringVar(&f.ImportFrom, "import-from", "", "copy the cluster of this kubeconfig into the embedded one at start: nodes, pods, namespaces, PriorityClasses, storage and devices; minisched only gets and lists there")
 	fs.StringVar(&f.ImportNamespaces, "import-namespaces", "", "with --import-from or --mirror: copy only these comma-separated namespaces (default: all)")
@@ -304,7 +346,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	}
 	f, err := parseFlags(args, stderr)
 	if err != nil {
-		return err
+		return usage(err, stderr)
 	}
 	QuietKlog(f.Verbosity)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.Level(-4 * f.Verbosity)}))

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"minisched/app"
@@ -256,7 +256,7 @@ func TestExposureNeedsAToken(t *testing.T) {
 		t.Setenv("MINISCHED_TOKEN", "do-not-print-me")
 		var stderr bytes.Buffer
 		err := app.Run(context.Background(), []string{"--help"}, &bytes.Buffer{}, &stderr)
-		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "-token") || strings.Contains(stderr.String(), "do-not-print-me") {
+		if !errors.Is(err, pflag.ErrHelp) || !strings.Contains(stderr.String(), "--token") || strings.Contains(stderr.String(), "do-not-print-me") {
 			t.Errorf("--help: %v\n%s", err, stderr.String())
 		}
 	})

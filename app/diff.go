@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,17 +23,13 @@ import (
 // configurations place every pod alike, 1 when they differ, 2 when the
 // command, a configuration or the scenario is refused, or a run fails.
 func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
-	fset := flag.NewFlagSet("minisched scenario diff", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlagSet("minisched scenario diff", stderr)
 	var configs []string
-	fset.Func("config", "a KubeSchedulerConfiguration file; give two, A then B", func(s string) error {
-		configs = append(configs, s)
-		return nil
-	})
+	fset.StringArrayVar(&configs, "config", nil, "a KubeSchedulerConfiguration file; give two, A then B")
 	bundled := fset.String("bundled", "", "the bundled scenario to run (e.g. 03-score) instead of a file")
 	output := fset.String("output", "text", "report format: text or json")
 	seed := fset.Int64("seed", 1, "the seed both runs use (non-zero: Filter checks nodes in order, ties break alike)")
-	verbosity := fset.Int("v", 0, "log verbosity")
+	verbosity := fset.IntP("v", "v", 0, "log verbosity")
 	fset.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minisched scenario diff --config A.yaml --config B.yaml [flags] SCENARIO\n\n"+
 			"Runs one scenario under two scheduler configurations, from the same start,\n"+
@@ -48,11 +43,8 @@ func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stderr, format+"\n", a...)
 		return &ExitError{Code: 2}
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &ExitError{Code: 2}
+	if err := parse(fset, args, stderr); err != nil {
+		return err
 	}
 	if len(configs) != 2 {
 		return refuse("scenario diff: give exactly two --config files, A then B (got %d)", len(configs))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -25,8 +24,7 @@ const maxReplay = 1 << 30
 // replay is `minisched replay FILE`: the dashboard and one recording, with
 // no control plane, so it is up at once.
 func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fset := flag.NewFlagSet("minisched replay", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlagSet("minisched replay", stderr)
 	// A replay changes nothing and holds no token: it listens where told,
 	// loopback by default, as the recording holds a cluster's names.
 	addr := fset.String("addr", "127.0.0.1:8080", "where the dashboard listens (loopback unless told otherwise)")
@@ -36,7 +34,7 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "Usage: minisched replay [flags] FILE\n\nServes the dashboard replaying FILE, a recording (GET /api/v1/recording,\nor scenario run --record), with no cluster behind it.\n\nFlags:\n")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
+	if err := parse(fset, args, stderr); err != nil {
 		return err
 	}
 	if fset.NArg() != 1 {

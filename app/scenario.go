@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -28,8 +27,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintln(stderr, "usage: minisched scenario run [flags] FILE... (or --bundled)\n       minisched scenario diff --config A.yaml --config B.yaml SCENARIO")
 		return &ExitError{Code: 2}
 	}
-	fset := flag.NewFlagSet("minisched scenario run", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlagSet("minisched scenario run", stderr)
 	reset := fset.Bool("reset", true, "empty the cluster before each scenario")
 	bundled := fset.Bool("bundled", false, "run every bundled scenario (the learning path)")
 	output := fset.String("output", "text", "report format: text or json")
@@ -38,12 +36,12 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	f := DefaultFlags()
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration to start from")
 	fset.Int64Var(&f.Seed, "seed", 1, "non-zero: repeatable runs; Filter checks nodes one at a time, in order, as kube-scheduler with parallelism 1 (docs/FIDELITY.md)")
-	fset.IntVar(&f.Verbosity, "v", 0, "log verbosity")
+	fset.IntVarP(&f.Verbosity, "v", "v", 0, "log verbosity")
 	fset.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minisched scenario run [flags] FILE...\n\nRuns scenarios headless on an embedded control plane and prints their reports.\n\nFlags:\n")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args[1:]); err != nil {
+	if err := parse(fset, args[1:], stderr); err != nil {
 		return err
 	}
 	if *output != "text" && *output != "json" {

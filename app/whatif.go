@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,8 +19,7 @@ import (
 // It exits 0 when nothing would move, 1 when something would, 2 when
 // refused or failed.
 func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...Option) error {
-	fset := flag.NewFlagSet("minisched whatif", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlagSet("minisched whatif", stderr)
 	f := DefaultFlags()
 	f.registerCopy(fset)
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "the KubeSchedulerConfiguration to try (default: kube-scheduler's defaults)")
@@ -30,7 +27,7 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 	against := fset.String("against", "", "a second KubeSchedulerConfiguration: schedule the copy's workload under --scheduler-config (A), then under this one (B), and compare the two")
 	output := fset.String("output", "text", "report format: text or json")
 	timeout := fset.Duration("timeout", 10*time.Minute, "how long the workload may take to settle")
-	fset.IntVar(&f.Verbosity, "v", 0, "log verbosity")
+	fset.IntVarP(&f.Verbosity, "v", "v", 0, "log verbosity")
 	fset.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: minisched whatif (--import-from KUBECONFIG | --load FILE) [--scheduler-config new.yaml] [--against b.yaml] [flags]\n\n"+
 			"Copies a cluster into an embedded control plane, schedules its whole workload\n"+
@@ -45,11 +42,8 @@ func whatIf(ctx context.Context, args []string, stdout, stderr io.Writer, opts .
 		fmt.Fprintf(stderr, "minisched whatif: "+format+"\n", a...)
 		return &ExitError{Code: 2}
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &ExitError{Code: 2}
+	if err := parse(fset, args, stderr); err != nil {
+		return err
 	}
 	switch {
 	case fset.NArg() > 0:
