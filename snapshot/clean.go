@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,65 +15,52 @@ import (
 // the cluster it came from, so that the document loads anywhere and two
 // documents of equal clusters are equal.
 func (d *Document) clean() {
-	for i := range d.Namespaces {
-		cleanMeta(&d.Namespaces[i].ObjectMeta)
-		// The phase is the apiserver's (Active, Terminating).
-		d.Namespaces[i].Status = v1.NamespaceStatus{}
-	}
-	for i := range d.PriorityClasses {
-		cleanMeta(&d.PriorityClasses[i].ObjectMeta)
-	}
+	// The phase is the apiserver's (Active, Terminating).
+	cleanAll(d.Namespaces, func(ns *v1.Namespace) { ns.Status = v1.NamespaceStatus{} })
+	cleanAll(d.PriorityClasses, nil)
 	d.PriorityClasses = dropSystemClasses(d.PriorityClasses)
-	for i := range d.RuntimeClasses {
-		cleanMeta(&d.RuntimeClasses[i].ObjectMeta)
-	}
-	for i := range d.StorageClasses {
-		cleanMeta(&d.StorageClasses[i].ObjectMeta)
-	}
-	for i := range d.PersistentVolumeClaims {
-		cleanMeta(&d.PersistentVolumeClaims[i].ObjectMeta)
-		// Conditions (Unused, Resizing) are the controllers'; where the
-		// copy runs them, they write their own.
-		d.PersistentVolumeClaims[i].Status.Conditions = nil
-	}
-	for i := range d.PersistentVolumes {
-		pv := &d.PersistentVolumes[i]
-		cleanMeta(&pv.ObjectMeta)
+	cleanAll(d.RuntimeClasses, nil)
+	cleanAll(d.StorageClasses, nil)
+	// Conditions (Unused, Resizing) are the controllers'; where the copy
+	// runs them, they write their own.
+	cleanAll(d.PersistentVolumeClaims, func(pvc *v1.PersistentVolumeClaim) { pvc.Status.Conditions = nil })
+	cleanAll(d.PersistentVolumes, func(pv *v1.PersistentVolume) {
 		// The claim gets a new uid where it is loaded; Load fills it in.
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			ref.UID, ref.ResourceVersion = "", ""
 		}
 		// The apiserver stamps the time of every phase change.
 		pv.Status.LastPhaseTransitionTime = nil
-	}
-	for i := range d.CSINodes {
-		cleanMeta(&d.CSINodes[i].ObjectMeta)
-	}
-	for i := range d.DeviceClasses {
-		cleanMeta(&d.DeviceClasses[i].ObjectMeta)
-	}
-	for i := range d.Nodes {
-		cleanMeta(&d.Nodes[i].ObjectMeta)
-	}
-	for i := range d.ResourceSlices {
-		cleanMeta(&d.ResourceSlices[i].ObjectMeta)
-	}
-	for i := range d.ResourceClaims {
-		c := &d.ResourceClaims[i]
-		cleanMeta(&c.ObjectMeta)
-		// reservedFor names pods by uid, which change in the copy; the
-		// allocation stays, so that the devices count as taken.
-		c.Status.ReservedFor = nil
-	}
+	})
+	cleanAll(d.CSINodes, nil)
+	cleanAll(d.DeviceClasses, nil)
+	cleanAll(d.Nodes, nil)
+	cleanAll(d.ResourceSlices, nil)
+	// reservedFor names pods by uid, which change in the copy; the
+	// allocation stays, so that the devices count as taken.
+	cleanAll(d.ResourceClaims, func(c *resourcev1.ResourceClaim) { c.Status.ReservedFor = nil })
 	d.cleanWorkloads()
-	for i := range d.Pods {
-		p := &d.Pods[i]
-		cleanMeta(&p.ObjectMeta)
+	cleanAll(d.Pods, func(p *v1.Pod) {
 		// The status is the kubelet's and the scheduler's; in the copy
-		// minisched writes its own. Ephemeral containers cannot be set
-		// on create and take no part in scheduling.
+		// minisched writes its own. Ephemeral containers cannot be set on
+		// create and take no part in scheduling.
 		p.Status = v1.PodStatus{}
 		p.Spec.EphemeralContainers = nil
+	})
+}
+
+// cleanAll cleans every object's metadata, then does what else its kind
+// needs (also, when not nil).
+func cleanAll[T any, P interface {
+	*T
+	metav1.ObjectMetaAccessor
+}](objects []T, also func(P)) {
+	for i := range objects {
+		obj := P(&objects[i])
+		cleanMeta(obj.GetObjectMeta().(*metav1.ObjectMeta))
+		if also != nil {
+			also(obj)
+		}
 	}
 }
 

@@ -73,24 +73,9 @@ func (d *Document) wholeOwners() {
 // cleanWorkloads drops what the controllers write, as clean does for the
 // other kinds: the copy's controllers compute their own.
 func (d *Document) cleanWorkloads() {
-	for i := range d.Deployments {
-		cleanMeta(&d.Deployments[i].ObjectMeta)
-		d.Deployments[i].Status = appsv1.DeploymentStatus{}
-	}
-	for i := range d.ReplicaSets {
-		cleanMeta(&d.ReplicaSets[i].ObjectMeta)
-		d.ReplicaSets[i].Status = appsv1.ReplicaSetStatus{}
-	}
-	for i := range d.StatefulSets {
-		cleanMeta(&d.StatefulSets[i].ObjectMeta)
-		d.StatefulSets[i].Status = appsv1.StatefulSetStatus{}
-	}
-	for i := range d.DaemonSets {
-		cleanMeta(&d.DaemonSets[i].ObjectMeta)
-		d.DaemonSets[i].Status = appsv1.DaemonSetStatus{}
-	}
-	for i := range d.PodDisruptionBudgets {
-		cleanMeta(&d.PodDisruptionBudgets[i].ObjectMeta)
-		d.PodDisruptionBudgets[i].Status = policyv1.PodDisruptionBudgetStatus{}
-	}
+	cleanAll(d.Deployments, func(o *appsv1.Deployment) { o.Status = appsv1.DeploymentStatus{} })
+	cleanAll(d.ReplicaSets, func(o *appsv1.ReplicaSet) { o.Status = appsv1.ReplicaSetStatus{} })
+	cleanAll(d.StatefulSets, func(o *appsv1.StatefulSet) { o.Status = appsv1.StatefulSetStatus{} })
+	cleanAll(d.DaemonSets, func(o *appsv1.DaemonSet) { o.Status = appsv1.DaemonSetStatus{} })
+	cleanAll(d.PodDisruptionBudgets, func(o *policyv1.PodDisruptionBudget) { o.Status = policyv1.PodDisruptionBudgetStatus{} })
 }
