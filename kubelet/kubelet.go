@@ -94,9 +94,10 @@ type Kubelets struct {
 	podsByNode cache.Indexer
 	nodeQueue  workqueue.TypedDelayingInterface[string]
 	// leaseQueue renews the Leases apart from the nodes' status, as the
-	// kubelet's lease controller runs apart from its status loop: a slow
-	// status write (a node's first, with its whole machine) never makes a
-	// Lease late, which node lifecycle would take for a node gone.
+	// kubelet's lease controller runs apart from its status loop: a renewal
+	// never waits in line behind status writes (a node's first carries its
+	// whole machine), and a late Lease is what node lifecycle takes for a
+	// node gone.
 	leaseQueue workqueue.TypedDelayingInterface[string]
 	podQueue   workqueue.TypedDelayingInterface[string]
 	addresses  *addresses
