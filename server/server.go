@@ -93,10 +93,6 @@ type Options struct {
 	// CopyOf, when set, says the cluster started as a copy (--load,
 	// --import-from).
 	CopyOf *CopyOf
-	// Owner lets one operation on the whole cluster run at a time: a
-	// reset, an import, a scenario run, a what-if or a comparison. Nil: one
-	// of the server's own.
-	Owner *exclusive.Owner
 }
 
 // Server serves the API and the dashboard.
@@ -108,7 +104,8 @@ type Server struct {
 	limiter *rateLimiter
 	site    *sitePolicy
 	streams *streamSlots
-	// owner lets one operation on the whole cluster run at a time.
+	// owner lets one operation on the whole cluster run at a time: a
+	// reset, an import, a scenario run, a what-if or a comparison.
 	owner *exclusive.Owner
 	// scenarios runs POST /scenarios.
 	scenarios *scenario.Manager
@@ -155,14 +152,11 @@ func New(opts Options) *Server {
 	if opts.StreamMetrics == nil {
 		opts.StreamMetrics = noCount{}
 	}
-	if opts.Owner == nil {
-		opts.Owner = exclusive.New()
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
 		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
 		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
-	s.cluster, s.owner = opts.Cluster, opts.Owner
+	s.cluster, s.owner = opts.Cluster, exclusive.New()
 	s.copyOf.Store(opts.CopyOf)
 	// Emptied, by whichever reset (REST, a lesson's, an import's), the
 	// cluster is a copy of nothing.
