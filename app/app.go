@@ -33,15 +33,15 @@ import (
 
 	"minisched/cluster"
 	"minisched/controllers"
+	"minisched/event"
 	"minisched/examples"
+	"minisched/history"
 	"minisched/k8sapiserver"
 	"minisched/kubelet"
 	"minisched/metrics"
 	"minisched/minisched"
-	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
 	"minisched/mirror"
-	"minisched/recorder"
 	"minisched/server"
 	"minisched/web"
 )
@@ -377,7 +377,7 @@ type Instance struct {
 	Server       *server.Server
 	Cluster      *cluster.Cluster
 	Scheduler    *minisched.Service
-	Recorder     *recorder.Recorder
+	Recorder     *history.Recorder
 	ControlPlane *k8sapiserver.ControlPlane
 	Client       kubernetes.Interface
 	RESTConfig   *rest.Config
@@ -472,7 +472,7 @@ func Start(ctx context.Context, f Flags, log *slog.Logger, opts ...Option) (_ *I
 		}
 	}
 
-	inst.Recorder = recorder.New(recorder.Options{MaxWeight: f.History, MaxBytes: f.HistoryBytes})
+	inst.Recorder = history.New(history.Options{MaxWeight: f.History, MaxBytes: f.HistoryBytes})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	var pending func() map[event.QueueName]int

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minisched/app"
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/server"
 )
 

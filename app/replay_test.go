@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"minisched/app"
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/recording"
 )
 

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // Writes says what minisched may change in the cluster. On a real cluster

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 type events struct {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // SystemPriorityClass says whether a PriorityClass is the system's own,

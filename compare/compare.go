@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // Side is what one run left behind.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 func i64(v int64) *int64 { return &v }

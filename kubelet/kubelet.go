@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // Annotations a person sets to steer a simulated kubelet, with kubectl

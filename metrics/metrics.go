@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // Metrics turns events into Prometheus metrics named after kube-scheduler's,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 func TestObserve(t *testing.T) {

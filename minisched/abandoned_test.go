@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // lateKey is what a lingering plugin writes after its timeout.

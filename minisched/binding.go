@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // reserve runs Reserve in order until one fails.

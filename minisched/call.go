@@ -11,7 +11,7 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // call runs one plugin call, times it, and turns a panic into an Error

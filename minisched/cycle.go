@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/minisched/queue"
 )
 

@@ -32,9 +32,9 @@ import (
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 
+	"minisched/event"
 	"minisched/k8sapiserver"
 	"minisched/minisched"
-	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
 )
 

@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/util"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/minisched/queue"
 )
 

@@ -15,7 +15,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // preFilter runs PreFilter. A rejection fills d, as kube-scheduler does, so

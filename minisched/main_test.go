@@ -17,9 +17,9 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"minisched/app"
+	"minisched/event"
 	"minisched/k8sapiserver"
 	"minisched/minisched"
-	"minisched/minisched/event"
 	"minisched/minisched/internal/eventlog"
 	"minisched/minisched/schedconfig"
 )

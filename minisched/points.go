@@ -13,7 +13,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // runPoint runs a pod-level extension point: it calls the plugins one after

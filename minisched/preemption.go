@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // victimReporter passes every Event on to the apiserver and reports each

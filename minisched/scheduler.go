@@ -37,7 +37,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/minisched/queue"
 )
 

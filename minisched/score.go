@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // preScore runs PreScore; plugins that Skip are not called at Score.

@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // failingScorer fails Score on one node, or NormalizeScore, as its pod's

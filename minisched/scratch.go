@@ -5,7 +5,7 @@ import (
 
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // scratch holds the working tables of Filter and Score. They grow with the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // TestFilterScratchRowsOutliveTheTable: the columns a Filter event keeps

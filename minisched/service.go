@@ -13,7 +13,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/minisched/schedconfig"
 )
 

@@ -33,7 +33,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"minisched/cluster"
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // RealNodeAnnotation, on a pod of the copy, names the node the real

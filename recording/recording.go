@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // Format names this layout. A reader takes any recording of the same major

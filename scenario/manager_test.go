@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"minisched/event"
 	"minisched/exclusive"
+	"minisched/history"
 	"minisched/minisched"
-	"minisched/minisched/event"
-	"minisched/recorder"
 )
 
 // progress collects the scenario events a run reports. With hold set, a
@@ -111,7 +111,7 @@ func testManagerOf(t *testing.T, env Env, owner *exclusive.Owner) *Manager {
 		env.Client = fake.NewClientset()
 	}
 	env.Scheduler = minisched.NewService(minisched.ServiceOptions{Client: env.Client})
-	env.Recorder = recorder.New(recorder.Options{})
+	env.Recorder = history.New(history.Options{})
 	m := NewManager(context.Background(), NewRunner(env), owner)
 	t.Cleanup(m.Close)
 	return m
@@ -264,7 +264,7 @@ func TestRunsReadBackAreCopies(t *testing.T) {
 // A pod's story that a step read does not change under it while the
 // tracker follows the history.
 func TestTrackerHandsOutCopies(t *testing.T) {
-	rec := recorder.New(recorder.Options{})
+	rec := history.New(history.Options{})
 	tr := newTracker(rec)
 	pod := &event.PodRef{Namespace: "default", Name: "p"}
 	at := time.Now()

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"minisched/minisched/event"
-	"minisched/recorder"
+	"minisched/event"
+	"minisched/history"
 )
 
 // State is where a scenario run stands.
@@ -179,7 +179,7 @@ func queueTimes(m map[string]float64) string {
 
 // tracker follows the history during a run and keeps each pod's story.
 type tracker struct {
-	rec       *recorder.Recorder
+	rec       *history.Recorder
 	mu        sync.Mutex
 	cursor    uint64
 	pods      map[string]*podStory
@@ -202,7 +202,7 @@ type podStory struct {
 	preempted *event.Preemption
 }
 
-func newTracker(rec *recorder.Recorder) *tracker {
+func newTracker(rec *history.Recorder) *tracker {
 	return &tracker{rec: rec, cursor: rec.LastSeq(), pods: map[string]*podStory{}}
 }
 
@@ -225,7 +225,7 @@ func (t *tracker) catchUp() <-chan struct{} {
 	defer t.mu.Unlock()
 	for {
 		entries, wake, err := t.rec.Since(t.cursor, 1024)
-		if errors.Is(err, recorder.ErrTruncated) {
+		if errors.Is(err, history.ErrTruncated) {
 			t.truncated = true
 			t.cursor = t.rec.Stats().FirstSeq - 1
 			continue

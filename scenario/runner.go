@@ -17,10 +17,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"minisched/cluster"
+	"minisched/event"
+	"minisched/history"
 	"minisched/minisched"
-	"minisched/minisched/event"
 	"minisched/minisched/schedconfig"
-	"minisched/recorder"
 )
 
 // Env is what a scenario runs against.
@@ -29,7 +29,7 @@ type Env struct {
 	// Cluster creates objects the way the REST API does, and resets.
 	Cluster   Cluster
 	Scheduler *minisched.Service
-	Recorder  *recorder.Recorder
+	Recorder  *history.Recorder
 	// Observer receives the scenario's progress events.
 	Observer event.Observer
 	// SchedulerName is the profile name a configuration without one gets.

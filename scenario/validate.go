@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"minisched/cluster"
+	"minisched/event"
 	"minisched/manifest"
-	"minisched/minisched/event"
 	"minisched/minisched/queue"
 	"minisched/minisched/schedconfig"
 )

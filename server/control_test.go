@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"minisched/event"
 	"minisched/minisched"
-	"minisched/minisched/event"
 	"minisched/server"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"minisched/history"
 	"minisched/internal/resttest"
-	"minisched/recorder"
 	"minisched/server"
 )
 
@@ -20,7 +20,7 @@ import (
 // needs one.
 func guarded(t *testing.T, opts server.Options) *httptest.Server {
 	t.Helper()
-	opts.Recorder = recorder.New(recorder.Options{})
+	opts.Recorder = history.New(history.Options{})
 	ts := httptest.NewServer(server.New(opts).Handler())
 	t.Cleanup(ts.Close)
 	return ts

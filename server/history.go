@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"minisched/recorder"
+	"minisched/history"
 )
 
 func queryInt(c echo.Context, name string, def, min, max int) (int, error) {
@@ -73,7 +73,7 @@ func (s *Server) getCycle(c echo.Context) error {
 		return apiError(http.StatusBadRequest, "cycle id %q: want a positive integer", c.Param("id"))
 	}
 	rec, err := s.opts.Recorder.Cycle(id)
-	if errors.Is(err, recorder.ErrNoCycle) {
+	if errors.Is(err, history.ErrNoCycle) {
 		return apiError(http.StatusNotFound, "cycle %d is not in the history (it may have been dropped to stay within the history cap)", id)
 	}
 	if err != nil {
@@ -97,7 +97,7 @@ func (s *Server) listEvents(c echo.Context) error {
 		return err
 	}
 	entries, _, err := s.opts.Recorder.Since(since, limit)
-	if errors.Is(err, recorder.ErrTruncated) {
+	if errors.Is(err, history.ErrTruncated) {
 		st := s.opts.Recorder.Stats()
 		return apiError(http.StatusGone, "the history no longer holds the events after %d (it keeps %d to %d): load a fresh snapshot from /api/v1/snapshot", since, st.FirstSeq, st.LastSeq)
 	}

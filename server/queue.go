@@ -8,8 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"minisched/event"
 	"minisched/minisched"
-	"minisched/minisched/event"
 )
 
 // QueuedPod is one pod of the scheduling queue as the API shows it.

@@ -2,7 +2,7 @@ package server
 
 // GET /recording: the history as one file, a scheduling story to replay with
 // no cluster (package recording). It starts from a checkpoint, a snapshot
-// this server gives the recorder whenever it asks for one.
+// this server gives the history whenever it asks for one.
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"minisched/recorder"
+	"minisched/history"
 	"minisched/recording"
 )
 
@@ -26,7 +26,7 @@ import (
 // the scheduler slowing down.
 const checkpointPace = 50
 
-// keepCheckpoints gives the recorder a snapshot whenever it wants one, until
+// keepCheckpoints gives the history a snapshot whenever it wants one, until
 // ctx ends.
 func (s *Server) keepCheckpoints(ctx context.Context) {
 	rec := s.opts.Recorder
@@ -51,7 +51,7 @@ func (s *Server) keepCheckpoints(ctx context.Context) {
 	}
 }
 
-// Checkpoint gives the recorder the state now, to start recordings from,
+// Checkpoint gives the history the state now, to start recordings from,
 // and returns its sequence number.
 func (s *Server) Checkpoint() uint64 {
 	snap := s.snapshot("")
@@ -80,7 +80,7 @@ func (s *Server) getRecording(c echo.Context) error {
 		return err
 	}
 	rec, err := s.recordingOf(c.QueryParam("pod"), since)
-	if errors.Is(err, recorder.ErrNoCheckpoint) {
+	if errors.Is(err, history.ErrNoCheckpoint) {
 		return apiError(http.StatusConflict, "recording: %v", err)
 	}
 	if err != nil {
@@ -98,8 +98,8 @@ func (s *Server) getRecording(c echo.Context) error {
 // is written, so that a refusal can still be an error response.
 type pendingRecording struct {
 	header  recording.Header
-	start   recorder.Checkpoint
-	entries []*recorder.Entry
+	start   history.Checkpoint
+	entries []*history.Entry
 	filter  streamFilter
 }
 

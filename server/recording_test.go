@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"minisched/minisched/event"
-	"minisched/recorder"
+	"minisched/event"
+	"minisched/history"
 	"minisched/recording"
 	"minisched/server"
 )
@@ -40,7 +40,7 @@ func download(t *testing.T, path string) (int, *recording.Recording) {
 // one pod's events and those about no pod.
 func TestRecording(t *testing.T) {
 	reset(t)
-	// The reset dropped the checkpoints; the server gives the recorder a
+	// The reset dropped the checkpoints; the server gives the history a
 	// new one when it asks.
 	eventually(t, 30*time.Second, "a checkpoint after the reset", func() bool {
 		code, _ := download(t, "/api/v1/recording")
@@ -120,7 +120,7 @@ func TestRecording(t *testing.T) {
 // TestRecordingWithoutCheckpoint: before any checkpoint, a recording is
 // refused with 409 and a reason, not an empty file.
 func TestRecordingWithoutCheckpoint(t *testing.T) {
-	rec := recorder.New(recorder.Options{})
+	rec := history.New(history.Options{})
 	srv := httptest.NewServer(server.New(server.Options{Recorder: rec, Addr: "127.0.0.1:0"}).Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/api/v1/recording")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/scenario"
 )
 

@@ -19,10 +19,10 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 
 	"minisched/cluster"
+	"minisched/event"
 	"minisched/exclusive"
+	"minisched/history"
 	"minisched/minisched"
-	"minisched/minisched/event"
-	"minisched/recorder"
 	"minisched/scenario"
 )
 
@@ -33,9 +33,9 @@ type Options struct {
 	// scenarios' changes. Nil: an empty one (for tests of the HTTP side).
 	Cluster   *cluster.Cluster
 	Scheduler *minisched.Service
-	Recorder  *recorder.Recorder
+	Recorder  *history.Recorder
 	// Observer receives the scenarios' progress; it is normally the
-	// fan-out that feeds the recorder.
+	// fan-out that feeds the history.
 	Observer event.Observer
 	// Web holds the dashboard's files (index.html at the root).
 	Web fs.FS

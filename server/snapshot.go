@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"minisched/minisched/event"
-	"minisched/recorder"
+	"minisched/event"
+	"minisched/history"
 )
 
 // Snapshot is the state a stream client starts from: everything up to Seq.
@@ -24,7 +24,7 @@ type Snapshot struct {
 	Pods      []event.PodSummary   `json:"pods"`
 	Queue     QueueView            `json:"queue"`
 	Scheduler event.SchedulerState `json:"scheduler"`
-	History   recorder.Stats       `json:"history"`
+	History   history.Stats        `json:"history"`
 	// Vocabulary names the codes, kinds, queues and extension points the
 	// events use.
 	Vocabulary event.Vocabulary `json:"vocabulary"`

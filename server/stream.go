@@ -16,8 +16,8 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
-	"minisched/minisched/event"
-	"minisched/recorder"
+	"minisched/event"
+	"minisched/history"
 )
 
 const (
@@ -47,7 +47,7 @@ type streamFilter struct {
 }
 
 // encode is the event's encoding for this client.
-func (f *streamFilter) encode(e *recorder.Entry) []byte {
+func (f *streamFilter) encode(e *history.Entry) []byte {
 	if f.Matrices == matricesCompact {
 		return e.CompactJSON()
 	}
@@ -183,7 +183,7 @@ func (sc *streamClient) run(resume bool) {
 	defer timer.Stop()
 	for {
 		entries, wake, err := sc.s.opts.Recorder.Since(sc.cursor, batchSize)
-		if errors.Is(err, recorder.ErrTruncated) {
+		if errors.Is(err, history.ErrTruncated) {
 			if sc.resync("the history no longer holds the events after your last one") != nil {
 				return
 			}
@@ -290,7 +290,7 @@ func (sc *streamClient) resync(reason string) error {
 // sendEvents writes one batch, {"type":"events","lastSeq":N,"events":[...]},
 // straight into the connection's writer: each event's encoding is shared by
 // every client and is not copied again on the way.
-func (sc *streamClient) sendEvents(entries []*recorder.Entry) error {
+func (sc *streamClient) sendEvents(entries []*history.Entry) error {
 	filter := sc.filter.Load()
 	last := entries[len(entries)-1].Event.Seq
 	passing := 0

@@ -18,7 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/server"
 )
 

@@ -23,9 +23,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"minisched/compare"
+	"minisched/event"
+	"minisched/history"
 	"minisched/minisched"
-	"minisched/minisched/event"
-	"minisched/recorder"
 	"minisched/scenario"
 )
 
@@ -33,7 +33,7 @@ import (
 type Env struct {
 	Client    kubernetes.Interface
 	Scheduler *minisched.Service
-	Recorder  *recorder.Recorder
+	Recorder  *history.Recorder
 	// Summaries lists the cluster's nodes and pods as the dashboard sees
 	// them (cluster.Cluster.Summaries).
 	Summaries func() ([]event.NodeSummary, []event.PodSummary)

@@ -5,21 +5,21 @@ import (
 	"runtime"
 	"time"
 
-	"minisched/minisched/event"
-	"minisched/recorder"
+	"minisched/event"
+	"minisched/history"
 )
 
-// history feeds the recorder the events of many scheduling cycles, shaped
+// historyBench feeds the history the events of many scheduling cycles, shaped
 // like the scheduler's on a cluster of -nodes nodes, and reports the heap
 // after every thousand pods: it must stop growing once the history is full.
-// The recorder alone is measured, apart from the apiserver's own caches.
-func history(args []string) error {
+// The history alone is measured, apart from the apiserver's own caches.
+func historyBench(args []string) error {
 	fs := flagSet("history")
 	nodes := fs.Int("nodes", 100, "nodes per Filter and Score event")
 	pods := fs.Int("pods", 10000, "scheduling cycles, one per pod")
 	maxWeight := fs.Int("history", 500_000, "the history cap (--history)")
 	_ = fs.Parse(args)
-	rec := recorder.New(recorder.Options{MaxWeight: *maxWeight})
+	rec := history.New(history.Options{MaxWeight: *maxWeight})
 	filterPlugins := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}
 	scorePlugins := []event.ScorePlugin{{Name: "TaintToleration", Weight: 3}, {Name: "NodeAffinity", Weight: 2}, {Name: "NodeResourcesFit", Weight: 1},
 		{Name: "PodTopologySpread", Weight: 2}, {Name: "InterPodAffinity", Weight: 2}, {Name: "NodeResourcesBalancedAllocation", Weight: 1}, {Name: "ImageLocality", Weight: 1}}

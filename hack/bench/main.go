@@ -44,7 +44,7 @@ func main() {
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": history, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag,
+		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": historyBench, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {

@@ -22,11 +22,11 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"minisched/controllers"
+	"minisched/history"
 	"minisched/k8sapiserver"
 	"minisched/kubelet"
 	"minisched/minisched"
 	"minisched/minisched/schedconfig"
-	"minisched/recorder"
 )
 
 // throughput binds the same pre-created pods with minisched (every event
@@ -273,7 +273,7 @@ func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (f
 	begun := time.Now()
 	switch which {
 	case "minisched", "minisched+cluster":
-		rec := recorder.New(recorder.Options{})
+		rec := history.New(history.Options{})
 		svc := minisched.NewService(minisched.ServiceOptions{Client: c, RESTConfig: cp.RESTConfig(), Observer: rec})
 		if err := svc.Start(ctx, cfg); err != nil {
 			return 0, 0, "", err

@@ -1,7 +1,7 @@
 package queue
 
 import (
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // activeQ is a heap of the pods ready to be tried, ordered by the QueueSort

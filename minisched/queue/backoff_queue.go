@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // orderingWindow is the width of backoff's ordering windows (KEP-5142).

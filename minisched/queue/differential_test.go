@@ -47,7 +47,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 var (

@@ -11,7 +11,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // queueingStrategy is what a cluster event means for a pod that waits.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // order is the key that sorts pi among the pods of one part of the queue

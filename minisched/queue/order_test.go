@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // TestPrioritySortKeyAgreesWithUpstream sorts random pods, priorities at the

@@ -9,7 +9,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	fwk "k8s.io/kube-scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // PodInfo is a pod in the queue and what the queue knows of it: upstream's

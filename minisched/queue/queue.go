@@ -51,7 +51,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/utils/clock"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // ErrClosed is returned by Pop once the queue is closed.

@@ -19,7 +19,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"minisched/minisched/event"
+	"minisched/event"
 	"minisched/minisched/internal/eventlog"
 )
 

@@ -9,7 +9,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // unschedulablePods holds the pods that wait for a cluster event: those some

@@ -1,11 +1,11 @@
 // Builders of stream messages in the server's shapes (see
-// minisched/event/event.go, summary.go, recorder/cycles.go and
+// event/event.go, summary.go, history/cycles.go and
 // server/observe.go), for the tests. Cycle events carry the cycle's summary
-// as the server's recorder keeps it.
+// as the server's history keeps it.
 
 let seq = 0;
 const T0 = Date.parse('2026-01-01T10:00:00Z');
-// Cycle id -> its summary so far, as the recorder builds it.
+// Cycle id -> its summary so far, as the history builds it.
 let summaries = new Map();
 
 export function resetSeq(n = 0) {

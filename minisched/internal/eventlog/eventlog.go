@@ -7,7 +7,7 @@ import (
 	"context"
 	"sync"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // Log is an event.Observer that keeps every event it observes, in order.

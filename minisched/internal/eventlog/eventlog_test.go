@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 func kind(k event.Kind) func(event.Event) bool {

@@ -1,9 +1,9 @@
-package recorder
+package history
 
 import "errors"
 
 // A recording starts from the state at some point of the history, and the
-// recorder cannot work that state out from events: it keeps no cluster. So
+// history cannot work that state out from events: it keeps no cluster. So
 // whoever can (the server) gives it snapshots, checkpoints, when it says one
 // is due: at the start, after a reset, and whenever half the history's cap
 // has been recorded since the newest one. Of those, it keeps the two newest

@@ -1,6 +1,6 @@
 // Package event defines what minisched reports: every queue transition, every
 // scheduling and binding cycle, every plugin call. It is the vocabulary shared
-// by the scheduler, the recorder and the stream, and the JSON form of these
+// by the scheduler, the history and the stream, and the JSON form of these
 // types is the public stream schema (docs/API.md).
 package event
 
@@ -80,7 +80,7 @@ type Event struct {
 	ScoreSummary  *ScoreSummary  `json:"scoreSummary,omitempty"`
 
 	// Summary is the cycle's summary after this event, on the events that
-	// change it; the recorder sets it.
+	// change it; the history sets it.
 	Summary *CycleSummary `json:"summary,omitempty"`
 }
 

@@ -1,4 +1,4 @@
-package recorder
+package history
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 func cycleEvents(id int64, pod string, nodes int) []event.Event {

@@ -1,11 +1,11 @@
-package recorder
+package history
 
 import (
 	"errors"
 	"slices"
 	"time"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // ErrNoCycle means the cycle was never recorded or has left the history.

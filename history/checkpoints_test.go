@@ -1,10 +1,10 @@
-package recorder
+package history
 
 import (
 	"errors"
 	"testing"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 func due(r *Recorder) bool {

@@ -1,8 +1,8 @@
-// Package recorder keeps a bounded history of minisched's events: it numbers
+// Package history keeps a bounded history of minisched's events: it numbers
 // them, keeps the newest within a cap, indexes scheduling cycles, and lets
 // readers (the websocket stream, the REST API) follow along without ever
 // making the scheduler wait for them.
-package recorder
+package history
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"minisched/minisched/event"
+	"minisched/event"
 )
 
 // ErrTruncated means the history no longer reaches back to the asked-for

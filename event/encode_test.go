@@ -142,7 +142,7 @@ func randomMatrix(rng *rand.Rand, kind Kind, nodes int) Event {
 
 // BenchmarkMarshalJSON compares the hand-written encoder with
 // encoding/json on a Score event of 500 nodes, the size Score reaches on a
-// 5,000-node cluster, as rows: go test ./minisched/event -bench MarshalJSON -benchmem
+// 5,000-node cluster, as rows: go test ./event -bench MarshalJSON -benchmem
 func BenchmarkMarshalJSON(b *testing.B) {
 	e := randomMatrix(rand.New(rand.NewSource(2)), KindScore, 500)
 	rows := asRows(&e)
