@@ -3,9 +3,10 @@
 // that follows a comparison until it is over.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { comparisonRequest, nodeRows, podRows, scoreTables, summary } from '../../web/static/js/compare.js';
-import { createApi } from '../../web/static/js/api.js';
-import { createActions } from '../../web/static/js/actions.js';
+import { nodeRows, podRows, scoreTables, summary } from '../../web/static/js/views/compare/comparison.js';
+import { comparisonRequest } from '../../web/static/js/schedconfig.js';
+import { createApi } from '../../web/static/js/net/api.js';
+import { createActions } from '../../web/static/js/actions/index.js';
 import { createStore } from '../../web/static/js/store/index.js';
 import { fakeFetch } from './fixtures.mjs';
 

@@ -1,7 +1,8 @@
 // End to end: a real minisched binary, the dashboard in headless Chromium,
 // driven as a person would with the forms and buttons. Saves screenshots
 // of the main views in a temporary folder, or where SCREENSHOTS=dir says
-// (hack/screenshots.sh: docs/screenshots).
+// (hack/screenshots.sh: docs/screenshots). Over 400 lines: one walk-through
+// on one binary and one browser, step by step, as a person would go.
 //
 //   MINISCHED_BIN=path/to/minisched node --test test/web/e2e.test.mjs
 //

@@ -1,24 +1,26 @@
 // Formatting, the inspector's tables, the forms' manifests, the plugin
-// configuration, the API client's errors and the stream's reconnects.
+// configuration, the API client's errors and the stream's reconnects. Over
+// 400 lines: one file for the pure logic of every view.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, percent, plural, tidyReason,
+  codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, outcomeText, percent, plural, tidyReason,
 } from '../../web/static/js/format.js';
-import { filterMatrix, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/inspect.js';
+import { filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
 import {
-  configWithPlugins, FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, lineDiff, nodeEditForm, nodePatch, pluginArgs, pluginChecks, pluginRows, priorityClassManifest, splitDocuments, withPluginArgs,
-  podManifest, podManifests, workloadManifest,
+  FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, nodeEditForm, nodePatch, priorityClassManifest, splitDocuments, podManifest, podManifests, workloadManifest,
 } from '../../web/static/js/manifests.js';
-import { livesText, workloadOf, workloadTree } from '../../web/static/js/workloads.js';
-import { ApiError, createApi, describeError } from '../../web/static/js/api.js';
-import { backoffDelay, connectStream, streamURL } from '../../web/static/js/stream.js';
+import { configWithPlugins, lineDiff, pluginArgs, pluginChecks, pluginRows, withPluginArgs } from '../../web/static/js/schedconfig.js';
+import { livesText, workloadOf, workloadTree } from '../../web/static/js/views/cluster/workloads.js';
+import { ApiError, createApi, describeError } from '../../web/static/js/net/api.js';
+import { backoffDelay, connectStream, streamURL } from '../../web/static/js/net/stream.js';
 import { createStore } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
-import { createActions } from '../../web/static/js/actions.js';
-import { segments, timeRange, zoomed } from '../../web/static/js/timeline-logic.js';
+import { createActions } from '../../web/static/js/actions/index.js';
+import { segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
-import { kubeletNotice, nodeHealth, nodeRows } from '../../web/static/js/nodes.js';
+import { nodeHealth, nodeRows } from '../../web/static/js/views/cluster/nodes.js';
+import { kubeletNotice } from '../../web/static/js/actions/cluster.js';
 import { columnsFor, gridRange, visibleRange } from '../../web/static/js/windowing.js';
 import { E, events, fakeFetch, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
@@ -580,7 +582,7 @@ test('node editing and the node overview: a patch from the editor, rows sorted b
 });
 
 test('what would move a waiting pod: the event a later queue move names is marked as the one that moved it', async () => {
-  const { wakeEvents, movedByEvent } = await import('../../web/static/js/story.js');
+  const { wakeEvents, movedByEvent } = await import('../../web/static/js/store/story.js');
   const plugins = [
     { name: 'NodeResourcesFit', events: ['NodeAdd', 'NodeUpdateNodeAllocatable', 'AssignedPodDelete'] },
     { name: 'NodeUnschedulable', events: ['NodeAdd', 'NodeUpdateNodeTaint'] },

@@ -8,10 +8,10 @@ import { gzipSync } from 'node:zlib';
 import {
   advance, cycleRecord, describeEvent, eventsToApply, gapBefore, MAX_GAP_MS, nextCycleEnd, parseRecording, podCycleSummaries,
   readRecording, RecordingError, sameMajor, seekStart, seqAt, startPosition, timeAt,
-} from '../../web/static/js/replay.js';
-import { createPlayer } from '../../web/static/js/player.js';
+} from '../../web/static/js/replay/recording.js';
+import { createPlayer } from '../../web/static/js/replay/player.js';
 import { createStore } from '../../web/static/js/store/index.js';
-import { ApiError } from '../../web/static/js/api.js';
+import { ApiError } from '../../web/static/js/net/api.js';
 import { shortcut } from '../../web/static/js/route.js';
 import { E, nodeSummary, podSummary, resetSeq, snapshot, successfulCycle } from './fixtures.mjs';
 

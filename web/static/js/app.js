@@ -1,7 +1,7 @@
 // app.js: wires the store, the stream, the API and the views. Each view
 // reads the store's signals and renders again when what it read changes.
 // With ?recording=URL, or a recording opened or dropped on the page, it
-// replays that file instead (player.js): no stream, and nothing sent that
+// replays that file instead (replay/player.js): no stream, and nothing sent that
 // changes anything.
 
 import { render } from 'preact';
@@ -11,175 +11,18 @@ import '@preact/signals';
 import { html } from './ui.js';
 import { batch, computed, effect, signal, untracked } from './signals.js';
 import { hashFor, parseHash, shortcut, THEMES } from './route.js';
-import { createStore, toMillis, VIEWS } from './store/index.js';
-import { createApi } from './api.js';
-import { connectStream } from './stream.js';
-import { createActions } from './actions.js';
-import { clock, replayNow } from './clock.js';
-import { formatClock, formatCountdown, mirrorWords, queueTitle } from './format.js';
-import { readRecording } from './replay.js';
-import { createPlayer, refusingApi } from './player.js';
-import QueueBoard from './views/queue.js';
-import Inspector from './views/inspector.js';
-import Cluster from './views/cluster.js';
-import Timeline from './views/timeline.js';
-import Controls from './views/controls.js';
-import Compare from './views/compare.js';
+import { createStore, VIEWS } from './store/index.js';
+import { createApi } from './net/api.js';
+import { connectStream } from './net/stream.js';
+import { createActions } from './actions/index.js';
+import { replayNow } from './clock.js';
+import { readRecording } from './replay/recording.js';
+import { createPlayer, refusingApi } from './replay/player.js';
 import LessonBanner from './views/lesson.js';
+import { PlayerBar, ReplayBanner, ReplayOpening } from './views/player.js';
 import {
-  OpenRecording, PlayerBar, READ_ONLY, RecordingView, ReplayBanner, ReplayOpening,
-} from './views/player.js';
-
-const TABS = [
-  { id: 'queue', label: 'Queue', View: QueueBoard },
-  { id: 'cycle', label: 'Cycle inspector', View: Inspector },
-  { id: 'cluster', label: 'Cluster', View: Cluster },
-  { id: 'timeline', label: 'Timeline', View: Timeline },
-  { id: 'controls', label: 'Controls', View: Controls },
-  { id: 'compare', label: 'Compare', View: Compare },
-];
-
-function Connection({ store, stream }) {
-  const conn = store.server.conn.value;
-  if (store.page.replay.value) {
-    return html`<div class="conn conn-replay" role="status" id="connection" data-status="replay"><span class="dot" aria-hidden="true"></span><span class="conn-text">recording</span></div>`;
-  }
-  const counting = conn.status === 'reconnecting' && conn.retryAt;
-  const words = {
-    idle: 'not connected',
-    connecting: 'connecting…',
-    open: 'live',
-    reconnecting: counting ? `reconnecting in ${formatCountdown(conn.retryAt - clock(250))}` : 'reconnecting…',
-    closed: 'disconnected',
-  };
-  const text = words[conn.status] || conn.status;
-  return html`<div class=${`conn conn-${conn.status}`} role="status" aria-live="polite" id="connection" data-status=${conn.status}>
-    <span class="dot" aria-hidden="true"></span>
-    <span class="conn-text">${text}</span>
-    ${conn.status === 'reconnecting' && conn.error ? html`<span class="conn-error">${conn.error}${conn.attempt > 1 ? ` (try ${conn.attempt})` : ''}</span>` : null}
-    ${counting && stream ? html`<button type="button" class="small" onClick=${stream.retryNow}>Retry now</button>` : null}
-  </div>`;
-}
-
-function SchedulerBar({ store, actions }) {
-  const scheduler = store.schedulerShown.value;
-  const busy = store.page.isBusy('scheduler') || !scheduler.live;
-  const paused = scheduler.state === 'paused';
-  if (store.page.replay.value) {
-    // The state as recorded; the player bar plays it.
-    return html`<div class="sched" role="group" aria-label="scheduler">
-      <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${`${READ_ONLY} ${scheduler.message || ''}`}>scheduler ${scheduler.state} (recorded)</span>
-    </div>`;
-  }
-  return html`<div class="sched" role="group" aria-label="scheduler">
-    <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${scheduler.message || ''}>
-      scheduler ${scheduler.state}${paused && scheduler.steps ? ` (${scheduler.steps} step${scheduler.steps > 1 ? 's' : ''} pending)` : ''}
-    </span>
-    ${paused
-      ? html`<button type="button" id="resume" onClick=${actions.resume} disabled=${busy}>Resume</button>`
-      : html`<button type="button" id="pause" onClick=${actions.pause} disabled=${busy || scheduler.state !== 'running'}>Pause</button>`}
-    <button type="button" id="step" onClick=${actions.step} disabled=${busy || !paused} title="S: schedule one pod, then stay paused">Step</button>
-  </div>`;
-}
-
-function Counts({ store }) {
-  const c = store.counts.value;
-  // In flight shows on the queue board; the header counts the waiting.
-  const queues = store.server.vocabulary.value.queues.filter((q) => q !== 'inFlight');
-  return html`<div class="counts" aria-label="cluster counts">
-    <span><strong>${c.nodes}</strong> nodes</span>
-    <span><strong>${c.pods}</strong> pods</span>
-    ${queues.map((q) => html`<span key=${q}><strong>${c.queues[q]}</strong> ${queueTitle(q)}</span>`)}
-  </div>`;
-}
-
-function Notices({ store, actions }) {
-  return html`<div class="notices" role="log" aria-live="polite" aria-label="messages">
-    ${store.page.notices.value.map((n) => html`<div class=${`notice n-${n.level}`} key=${n.id} role=${n.level === 'error' ? 'alert' : null}>
-      <span>${n.text}</span>
-      <button type="button" class="small" aria-label="dismiss" onClick=${() => actions.dismiss(n.id)}>✕</button>
-    </div>`)}
-  </div>`;
-}
-
-/** The tab n steps from the current one for a key (arrows, Home, End), or null. */
-function tabFor(key, current) {
-  const i = TABS.findIndex((t) => t.id === current);
-  const n = TABS.length;
-  const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[key];
-  return to === undefined ? null : TABS[to].id;
-}
-
-/**
- * The tabs of a replay: Recording in place of Controls, whose forms change a
- * cluster, and no Compare, which runs on one.
- */
-function tabsOf(replaying) {
-  return replaying ? TABS.filter((t) => t.id !== 'compare').map((t) => (t.id === 'controls' ? { ...t, label: 'Recording', View: RecordingView } : t)) : TABS;
-}
-
-function Tabs({ store, actions }) {
-  const view = store.page.view.value;
-  const onKey = (ev) => {
-    const next = tabFor(ev.key, view);
-    if (!next) return;
-    ev.preventDefault();
-    actions.setView(next);
-    requestAnimationFrame(() => document.getElementById(`tab-${next}`)?.focus());
-  };
-  return html`<nav class="tabs" role="tablist" aria-label="views" onKeyDown=${onKey}>
-    ${tabsOf(!!store.page.replay.value).map((t) => html`<button type="button" role="tab" id=${`tab-${t.id}`} aria-selected=${t.id === view ? 'true' : 'false'}
-      aria-controls="view" tabindex=${t.id === view ? 0 : -1} onClick=${() => actions.setView(t.id)}>${t.label}</button>`)}
-  </nav>`;
-}
-
-/** R asks before a reset: the dialog's Reset button has the focus, so Enter confirms. */
-function ResetDialog({ store, actions }) {
-  if (!store.page.confirmReset.value) return null;
-  return html`<div class="dialog-back">
-    <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="reset-dialog-h" id="reset-dialog">
-      <h2 id="reset-dialog-h">Reset the cluster?</h2>
-      <p>Every pod, node and PriorityClass (but the system- ones) goes, and the history with them. The scheduler's configuration stays.</p>
-      <div class="form-actions">
-        <button type="button" class="danger armed" id="reset-confirm" ref=${(el) => el?.focus()} onClick=${actions.confirmReset}>Reset</button>
-        <button type="button" onClick=${actions.cancelShortcut}>Cancel (Esc)</button>
-      </div>
-    </div>
-  </div>`;
-}
-
-/** The theme and the projector layout, for an instructor. */
-function Display({ store, actions }) {
-  const theme = store.page.theme.value;
-  const projector = store.page.projector.value;
-  return html`<div class="display" role="group" aria-label="display">
-    <button type="button" class="small" id="theme" onClick=${actions.nextTheme} title="T: light, dark, or as the system says">theme: ${theme}</button>
-    <button type="button" class="small" id="projector" aria-pressed=${projector ? 'true' : 'false'} onClick=${actions.toggleProjector} title="P: larger type, fewer panels">projector</button>
-    <${OpenRecording} onOpen=${openFile} />
-  </div>`;
-}
-
-/** Says the cluster is a copy, of what, and that nothing here reaches the original. */
-function CopyBanner({ copy, store, actions }) {
-  const how = { 'import-from': 'copied at start from', load: 'loaded at start from', import: 'loaded from', mirror: 'mirrored from' }[copy.kind] || 'a copy of';
-  const mirrored = copy.kind === 'mirror';
-  // A mirror's lag changes by the second: the banner asks for it.
-  useEffect(() => {
-    if (!mirrored) return undefined;
-    actions.loadMirror();
-    const id = setInterval(actions.loadMirror, MIRROR_POLL);
-    return () => clearInterval(id);
-  }, [mirrored]);
-  const m = mirrored ? store.server.mirror.value : null;
-  return html`<section class="copy-banner" id="copy-banner" aria-label="a copy">
-    <strong>${mirrored ? 'A mirror' : 'A copy'}</strong> <span>${how} <span id="copy-source">${copy.source}</span>${copy.at ? html` <span class="muted small">at ${formatClock(toMillis(copy.at))}</span>` : null}:
-    what minisched does here happens to this copy alone. Reset ends it.</span>
-    ${m ? html` <span id="mirror-state">${mirrorWords(m)}</span>` : null}
-  </section>`;
-}
-
-// How often the banner asks a mirror how far behind it is.
-const MIRROR_POLL = 2000;
+  Connection, CopyBanner, Counts, Display, Notices, ResetDialog, SchedulerBar, Tabs, tabsOf,
+} from './views/shell.js';
 
 /** The page of the session in use (live, or a recording's). */
 function Root() {
@@ -212,7 +55,7 @@ function App({ store, actions, stream }) {
     </header>
     <div class="tabs-row">
       <${Tabs} store=${store} actions=${actions} />
-      <${Display} store=${store} actions=${actions} />
+      <${Display} store=${store} actions=${actions} onOpen=${openFile} />
     </div>
     ${replay ? html`<${ReplayBanner} replay=${replay} />` : null}
     ${!replay && store.server.copy.value ? html`<${CopyBanner} copy=${store.server.copy.value} store=${store} actions=${actions} />` : null}
@@ -243,7 +86,7 @@ const replayURL = new URLSearchParams(location.search).get('recording');
 function newSession(api, replay = null) {
   const store = createStore();
   if (replay) {
-    store.page.replay.value = replay;
+    store.setReplay(replay);
     store.setConnection({ status: 'replay' });
   }
   return { store, actions: createActions({ api, store }) };

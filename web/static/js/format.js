@@ -219,3 +219,25 @@ export function podLife(pod) {
   if (pod.phase === 'Running') return pod.ready ? 'Running, Ready' : 'Running';
   return 'bound, starting';
 }
+
+/** Words for a cycle's outcome: "scheduled on n1", "unschedulable"... */
+export function outcomeText(summary) {
+  if (!summary) return '';
+  const end = summary.end;
+  if (!end) return summary.waiting ? 'waiting at Permit' : 'running';
+  if (end.result === 'scheduled') {
+    if (summary.binding && !summary.binding.bound) return `binding to ${summary.binding.node} failed`;
+    if (summary.binding?.bound) return `bound to ${end.node}`;
+    if (summary.waiting) return `scheduled on ${end.node}, waiting at Permit`;
+    return `scheduled on ${end.node}`;
+  }
+  return end.result;
+}
+
+/** A class name for a cycle's outcome. */
+export function outcomeClass(summary) {
+  const end = summary?.end;
+  if (!end) return 'running';
+  if (end.result === 'scheduled') return summary.binding && !summary.binding.bound ? 'error' : 'scheduled';
+  return end.result;
+}

@@ -23,6 +23,7 @@ import { createSelectors } from './selectors.js';
 export { natural, podKey, toMillis } from './common.js';
 export { VIEWS } from './page.js';
 export { TIES_NAMED } from './cycles.js';
+export { lastActivity } from './selectors.js';
 
 /**
  * Memory bounds. A test may pass smaller ones to createStore.
@@ -284,6 +285,8 @@ export function createStore(options = {}) {
     markInvalid: writer(page.markInvalid),
     /** Follows the next cycle that ends: the one a step runs. */
     watchStep: writer(() => { page.stepWatch.value = server.seq.peek(); }),
+    /** Marks the page as a recording's ({name, header}): nothing on it may change a cluster. */
+    setReplay: writer((r) => { page.replay.value = r; }),
     setTheme: writer((t) => { page.theme.value = t; }),
     setProjector: writer((on) => { page.projector.value = !!on; }),
     setConfirmReset: writer((on) => { page.confirmReset.value = !!on; }),

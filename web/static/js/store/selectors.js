@@ -5,8 +5,7 @@
 
 import { computed } from '../signals.js';
 import { natural } from './common.js';
-import { podStory, wakeEvents } from '../story.js';
-import { lastActivity } from '../timeline-logic.js';
+import { podStory, wakeEvents } from './story.js';
 
 /** The kinds of event that carry a Filter or Score matrix, one row per node. */
 const MATRIX_KINDS = Object.freeze(['filter', 'score']);
@@ -179,4 +178,17 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
   }
 
   return { streamMatrices, streamKinds, schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+}
+
+/**
+ * lastActivity is the time a row last changed (Infinity while the pod is still queued);
+ * row.last when the row carries it (the store works it out once a row).
+ */
+export function lastActivity(row) {
+  if (row.last !== undefined) return row.last;
+  const a = row.trail.length ? row.trail[row.trail.length - 1].t : 0;
+  const last = row.cycles.length ? row.cycles[row.cycles.length - 1] : null;
+  const c = last ? Math.max(last.start || 0, last.endTime || 0, last.bindTime || 0) : 0;
+  const queued = row.trail.length && row.trail[row.trail.length - 1].to ? Infinity : 0;
+  return Math.max(a, c, row.deletedAt || 0, queued);
 }

@@ -5,7 +5,7 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../ui.js';
-import { lineDiff, pluginArgs } from '../manifests.js';
+import { lineDiff, pluginArgs } from '../schedconfig.js';
 
 // How long typing pauses before the server checks the text.
 const CHECK_AFTER_MS = 400;

@@ -6,7 +6,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ConfirmButton, Field, html, useForm } from '../ui.js';
 import { plural } from '../format.js';
-import { DEVICE_CLASS, MAX_DEVICES, nextName, pluginChecks, pluginRows } from '../manifests.js';
+import { DEVICE_CLASS, MAX_DEVICES, nextName } from '../manifests.js';
+import { pluginChecks, pluginRows } from '../schedconfig.js';
 import { ConfigEditor, ScoringStrategy } from './config.js';
 
 const NODE_DEFAULTS = { name: '', cpu: '4', memory: '16Gi', pods: '110', devices: '0', labels: '', taints: '', unschedulable: false };

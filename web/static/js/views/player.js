@@ -6,7 +6,7 @@
 
 import { html } from '../ui.js';
 import { formatClockMs, formatDuration, plural } from '../format.js';
-import { describeEvent, seqAt, SPEEDS, speedLabel } from '../replay.js';
+import { describeEvent, seqAt, SPEEDS, speedLabel } from '../replay/recording.js';
 
 /** Why the page changes nothing, for the titles of what it hides or disables. */
 export const READ_ONLY = 'This page replays a recording: nothing here changes a cluster.';

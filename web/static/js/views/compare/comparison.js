@@ -1,8 +1,8 @@
-// compare.js: two scheduler configurations side by side, as data for the
+// comparison.js: two scheduler configurations side by side, as data for the
 // Compare view (POST /compare's report and one pod's two Score tables).
 // Pure functions, no DOM: tested with node --test.
 
-import { plural } from './format.js';
+import { plural } from '../../format.js';
 
 /** The comparison's totals in words. */
 export function summary(report) {
@@ -96,16 +96,3 @@ export function scoreTables(detail) {
   };
 }
 
-/** The body of POST /compare for the form's fields. */
-export function comparisonRequest(form) {
-  if (form.mode === 'reschedule') return { reschedule: true };
-  const side = (name, config) => {
-    const out = {};
-    if (name.trim()) out.name = name.trim();
-    if (config.trim()) out.config = config;
-    return out;
-  };
-  const body = { a: side(form.nameA, form.configA), b: side(form.nameB, form.configB) };
-  if (form.mode === 'scenario') body.bundled = form.bundled;
-  return body;
-}

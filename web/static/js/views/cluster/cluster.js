@@ -6,12 +6,12 @@
 // allocatable) from here, but in a replay, which changes nothing.
 
 import { useState } from 'preact/hooks';
-import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } from '../ui.js';
-import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, podLife } from '../format.js';
-import { natural } from '../store/index.js';
-import { DEVICE_CLASS, MAX_DEVICES, nodeEditForm, WORKLOADS } from '../manifests.js';
-import { livesText, WORKLOAD_KINDS, workloadTree } from '../workloads.js';
-import { nodeHealth, nodeRows, SORTS } from '../nodes.js';
+import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } from '../../ui.js';
+import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, podLife } from '../../format.js';
+import { natural } from '../../store/index.js';
+import { DEVICE_CLASS, MAX_DEVICES, nodeEditForm, WORKLOADS } from '../../manifests.js';
+import { livesText, WORKLOAD_KINDS, workloadTree } from './workloads.js';
+import { nodeHealth, nodeRows, SORTS } from './nodes.js';
 
 const PODS_PER_CARD = 12;
 // What the node card's kubelet menu offers, by the state it sets.

@@ -1,4 +1,4 @@
-// player.js: plays a recording (replay.js) into the page's store: play,
+// player.js: plays a recording (recording.js) into the page's store: play,
 // pause, step one event or one cycle, seek, speed. The views read the store
 // as they do live; the player bar reads player.state. A seek loads the
 // nearest keyframe (a saved state of the store, one every KEYFRAME_EVERY
@@ -6,12 +6,12 @@
 // there, so that it costs the same anywhere in a long recording. No DOM:
 // the frame timer and the clock are injectable, for tests.
 
-import { signal } from './signals.js';
-import { ApiError } from './api.js';
-import { createStore } from './store/index.js';
+import { signal } from '../signals.js';
+import { ApiError } from '../net/api.js';
+import { createStore } from '../store/index.js';
 import {
   advance, clampPosition, cycleRecord, detailsBefore, eventsToApply, nextCycleEnd, podCycleSummaries, seekStart, startPosition, timeAt,
-} from './replay.js';
+} from './recording.js';
 
 /** Events between two keyframes: a seek applies fewer than this many. */
 export const KEYFRAME_EVERY = 1000;

@@ -1,5 +1,7 @@
-// timeline-logic.js: the timeline's bands, from a pod's queue trail. Pure
+// bands.js: the timeline's bands, from a pod's queue trail. Pure
 // functions, no DOM: tested with node --test.
+
+import { lastActivity } from '../../store/index.js';
 
 /**
  * segments turns a pod's queue trail ([{t, to}], oldest first; to is null
@@ -16,19 +18,6 @@ export function segments(trail, t0, t1) {
     out.push({ from: Math.max(s.t, t0), to: Math.min(end, t1), queue: s.to, event: s.event });
   }
   return out;
-}
-
-/**
- * The time a row last changed (Infinity while the pod is still queued);
- * row.last when the row carries it (the store works it out once a row).
- */
-export function lastActivity(row) {
-  if (row.last !== undefined) return row.last;
-  const a = row.trail.length ? row.trail[row.trail.length - 1].t : 0;
-  const last = row.cycles.length ? row.cycles[row.cycles.length - 1] : null;
-  const c = last ? Math.max(last.start || 0, last.endTime || 0, last.bindTime || 0) : 0;
-  const queued = row.trail.length && row.trail[row.trail.length - 1].to ? Infinity : 0;
-  return Math.max(a, c, row.deletedAt || 0, queued);
 }
 
 /**

@@ -4,8 +4,7 @@
 // and its deletion; and, for a pod that waits, the cluster events that
 // would move it, the one that did marked. Pure functions, no DOM: tested with node --test.
 
-import { describeMove, queueTitle } from './format.js';
-import { outcomeClass, outcomeText } from './inspect.js';
+import { describeMove, outcomeClass, outcomeText, queueTitle } from '../format.js';
 
 // Entries of the same place in the stream in the order they happen.
 const RANK = Object.freeze({ queue: 0, attempt: 1, preempted: 2, preempting: 2, deleted: 3 });

@@ -3,11 +3,10 @@
 // and how each ended. Rows are virtualised.
 
 import { useState } from 'preact/hooks';
-import { html, VirtualList } from '../ui.js';
-import { clock } from '../clock.js';
-import { formatClock, formatDuration, keyLabel, podLabel, queueTitle } from '../format.js';
-import { outcomeClass, outcomeText } from '../inspect.js';
-import { failedRow, segments, timeRange, zoomed } from '../timeline-logic.js';
+import { html, VirtualList } from '../../ui.js';
+import { clock } from '../../clock.js';
+import { formatClock, formatDuration, keyLabel, outcomeClass, outcomeText, podLabel, queueTitle } from '../../format.js';
+import { failedRow, segments, timeRange, zoomed } from './bands.js';
 
 const WINDOWS = Object.freeze([
   { id: 'fit', label: 'fit', ms: -1 },

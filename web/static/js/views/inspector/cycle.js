@@ -1,8 +1,8 @@
-// inspect.js: what the cycle inspector shows, derived from one cycle's
+// cycle.js: what the cycle inspector shows, derived from one cycle's
 // events. Pure functions, no DOM: tested with node --test. Status codes are
 // numbers in the events; codes (the vocabulary's, index = code) names them.
 
-import { codeClass, codeName, tidyReason } from './format.js';
+import { codeClass, codeName, tidyReason } from '../../format.js';
 
 /** A status code's name, and its class: pass, fail, wait, skip or error. */
 function status(code, codes) {
@@ -152,24 +152,3 @@ export function pluginTimes(detail) {
   return out;
 }
 
-/** Words for a cycle's outcome: "scheduled on n1", "unschedulable"... */
-export function outcomeText(summary) {
-  if (!summary) return '';
-  const end = summary.end;
-  if (!end) return summary.waiting ? 'waiting at Permit' : 'running';
-  if (end.result === 'scheduled') {
-    if (summary.binding && !summary.binding.bound) return `binding to ${summary.binding.node} failed`;
-    if (summary.binding?.bound) return `bound to ${end.node}`;
-    if (summary.waiting) return `scheduled on ${end.node}, waiting at Permit`;
-    return `scheduled on ${end.node}`;
-  }
-  return end.result;
-}
-
-/** A class name for a cycle's outcome. */
-export function outcomeClass(summary) {
-  const end = summary?.end;
-  if (!end) return 'running';
-  if (end.result === 'scheduled') return summary.binding && !summary.binding.bound ? 'error' : 'scheduled';
-  return end.result;
-}

@@ -1,8 +1,8 @@
 // nodes.js: the node overview's rows: use in percent, sorted and filtered
 // by label. Pure functions, no DOM: tested with node --test.
 
-import { natural } from './store/index.js';
-import { percent } from './format.js';
+import { natural } from '../../store/index.js';
+import { percent } from '../../format.js';
 
 const NO_USE = Object.freeze({ cpu: 0, memory: 0, pods: 0 });
 
@@ -52,11 +52,3 @@ export function nodeHealth(node) {
   return { state, badge, next };
 }
 
-/** kubeletNotice is what the page says once a node's kubelet was told state. */
-export function kubeletNotice(name, state) {
-  switch (state) {
-    case 'NotReady': return `Node ${name}'s kubelet reports NotReady: node lifecycle taints it, and evicts its pods after their tolerationSeconds.`;
-    case 'Stopped': return `Node ${name}'s kubelet stopped: its Lease goes stale, and node lifecycle marks it unreachable after 50 s.`;
-    default: return `Node ${name}'s kubelet reports Ready again.`;
-  }
-}

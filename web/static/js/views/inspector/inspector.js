@@ -4,10 +4,10 @@
 // rows in view: a cycle over thousands of nodes opens as fast as a small one.
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ConfirmButton, html, ScrollTable } from '../ui.js';
-import { formatBytes, formatClock, formatCores, formatNanos, podLife } from '../format.js';
-import { filterMatrix, outcomeClass, outcomeText, pluginTimes, pointRows, reasonSummary, scoreTable } from '../inspect.js';
-import { TIES_NAMED } from '../store/index.js';
+import { ConfirmButton, html, ScrollTable } from '../../ui.js';
+import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife } from '../../format.js';
+import { filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
+import { TIES_NAMED } from '../../store/index.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
 // the reasons show the best few.

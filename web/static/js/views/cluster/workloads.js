@@ -3,8 +3,8 @@
 // and a ReplicaSet a Deployment made is named <deployment>-<hash>, the hash
 // its pods carry in the pod-template-hash label.
 
-import { podLife } from './format.js';
-import { natural } from './store/index.js';
+import { podLife } from '../../format.js';
+import { natural } from '../../store/index.js';
 
 /** The kinds of the filter, in the order the view offers them. */
 export const WORKLOAD_KINDS = Object.freeze(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'ReplicaSet', 'Pod']);

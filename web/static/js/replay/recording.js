@@ -1,4 +1,4 @@
-// replay.js: a recording (GET /api/v1/recording, `scenario run --record`)
+// recording.js: a recording (GET /api/v1/recording, `scenario run --record`)
 // read back, and the player's arithmetic: where playback is, where a step
 // goes, how long to wait before the next event, which events a seek applies.
 // No DOM, no timers: tested with node --test.

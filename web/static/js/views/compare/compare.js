@@ -5,8 +5,8 @@
 // pod its two Score tables next to each other, the differing cells marked.
 
 import { useEffect, useState } from 'preact/hooks';
-import { Field, html, useForm } from '../ui.js';
-import { podRows, nodeRows, scoreTables, summary } from '../compare.js';
+import { Field, html, useForm } from '../../ui.js';
+import { podRows, nodeRows, scoreTables, summary } from './comparison.js';
 
 const DEFAULTS = { mode: 'scenario', bundled: '17-spread-or-pack', nameA: '', configA: '', nameB: '', configB: '' };
 

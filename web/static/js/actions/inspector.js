@@ -1,0 +1,64 @@
+// actions/inspector.js: what the cycle inspector opens: a pod, a cycle,
+// what an address's #fragment names, and the details and attempts it loads
+// over REST when the stream no longer holds them.
+
+import { describeError } from '../net/api.js';
+import { podKey } from '../store/index.js';
+
+/** inspectorActions are the inspector actions; see actions/index.js for ctx. */
+export function inspectorActions({ api, store, actions }) {
+  return {
+    /** Opens what an address's #fragment names (route.js's parseHash). */
+    openRoute(route) {
+      if (!route) return;
+      if (route.pod) actions.inspectPod(route.pod);
+      else if (route.cycle != null) actions.openCycle(route.cycle);
+      else store.setView(route.view);
+    },
+
+    /** Opens a cycle by id in the inspector, with its pod. */
+    async openCycle(id) {
+      await actions.ensureCycle(id);
+      const summary = store.cycles.summaries.peek(id) || store.cycles.fetched.peek(id)?.summary;
+      if (summary?.pod) actions.inspectPod(podKey(summary.pod), id);
+    },
+
+    /** Selects a pod and shows its newest cycle in the inspector. */
+    inspectPod(key, cycleId = null) {
+      store.selectPod(key, cycleId, 'cycle');
+      actions.loadPodCycles(key);
+    },
+
+    /** Fetches a pod's cycle summaries (older attempts too). */
+    async loadPodCycles(key) {
+      if (!key) return;
+      try {
+        const res = await api.cycles(key, 40);
+        store.addRemoteCycles(key, res?.items || []);
+      } catch (err) {
+        store.addNotice('error', describeError(err, `Could not list the cycles of ${key}`));
+      }
+    },
+
+    /** Makes sure a cycle's detail is at hand; fetches it when it is not. */
+    async ensureCycle(id) {
+      const { cycles, page } = store;
+      const live = id == null ? null : cycles.details.peek(id);
+      // A detail that lacks its matrices (left out of the stream) is loaded too.
+      if (id == null || (live && !live.partial) || cycles.fetched.peek(id) || page.cycleLoading.peek() === id) return;
+      store.setCycleLoading(id);
+      try {
+        const rec = await api.cycle(id);
+        store.addFetchedCycle(rec);
+      } catch (err) {
+        store.addNotice('error', describeError(err, `Could not load cycle ${id}`));
+        // An empty record, marked truncated, so that the inspector says so and does not ask again.
+        store.addFetchedCycle({ id, pod: cycles.summaries.peek(id)?.pod || { namespace: '', name: '' }, events: [], truncated: true });
+      } finally {
+        store.setCycleLoading(null);
+      }
+    },
+
+    selectCycle(id) { store.selectCycle(id); },
+  };
+}

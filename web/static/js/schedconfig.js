@@ -1,0 +1,175 @@
+// schedconfig.js: the scheduler's configuration as the page edits it: the
+// plugin editor's rows and checks, a KubeSchedulerConfiguration with those
+// edits and a plugin's args, a line diff of two configurations, and the
+// body of a comparison of two of them. Pure JavaScript, no DOM.
+
+import { FormError } from './manifests.js';
+
+/**
+ * pluginRows merges GET /api/v1/scheduler/plugins into one row per plugin:
+ * [{name, enabled, points: [...], canRun: [...], score, weight}], enabled
+ * ones first; points where it runs now, canRun where it may run (the
+ * server's `plugins` list; for an older server, where it runs), each in
+ * the order a pod meets them (extensionPoints, the vocabulary's).
+ */
+export function pluginRows(view, extensionPoints) {
+  const rows = new Map();
+  const row = (name) => {
+    if (!rows.has(name)) rows.set(name, { name, enabled: false, points: [], canRun: [], score: false, weight: 0 });
+    return rows.get(name);
+  };
+  for (const name of view?.available || []) row(name);
+  for (const p of view?.plugins || []) row(p.name).canRun = [...(p.extensionPoints || [])];
+  for (const [point, list] of Object.entries(view?.enabled || {})) {
+    for (const p of list || []) {
+      const r = row(p.name);
+      r.enabled = true;
+      r.points.push(point);
+      if (!r.canRun.includes(point)) r.canRun.push(point);
+      if (point === 'Score') r.weight = p.weight || 1;
+    }
+  }
+  const rank = (point) => {
+    const i = extensionPoints.indexOf(point);
+    return i < 0 ? extensionPoints.length : i;
+  };
+  for (const r of rows.values()) {
+    r.points.sort((a, b) => rank(a) - rank(b));
+    r.canRun.sort((a, b) => rank(a) - rank(b));
+    r.score = r.canRun.includes('Score');
+  }
+  return [...rows.values()].sort((a, b) => Number(b.enabled) - Number(a.enabled) || (a.name < b.name ? -1 : 1));
+}
+
+// Extension points a profile holds exactly as many plugins of as the server
+// requires (kube-scheduler takes one QueueSort plugin); for the others it
+// is a least.
+const EXACTLY = new Set(['QueueSort']);
+
+/**
+ * pluginChecks says what the plugin edits would break, from the server's
+ * `required` ({QueueSort: 1, Bind: 1}): {locked: {Name: why}, problems:
+ * [words]}. A plugin is locked on when unticking it would leave a required
+ * extension point short; problems name the points the edits leave wrong.
+ */
+export function pluginChecks(rows, edits, required) {
+  const on = (r) => edits[r.name]?.enabled ?? r.enabled;
+  const locked = {};
+  const problems = [];
+  for (const [point, n] of Object.entries(required || {})) {
+    const at = rows.filter((r) => on(r) && r.canRun.includes(point));
+    if (at.length < n) problems.push(`a profile needs ${n === 1 ? 'a' : n} ${point} plugin${n === 1 ? '' : 's'}`);
+    else if (EXACTLY.has(point) && at.length > n) problems.push(`a profile takes ${n === 1 ? 'one' : n} ${point} plugin${n === 1 ? '' : 's'}: untick ${at.length - n} of ${at.map((r) => r.name).join(', ')}`);
+    if (at.length <= n) for (const r of at) locked[r.name] = `the profile needs ${n === 1 ? 'a' : n} ${point} plugin${n === 1 ? '' : 's'}`;
+  }
+  return { locked, problems };
+}
+
+/**
+ * configWithPlugins returns a copy of the scheduler's configuration (GET
+ * /api/v1/scheduler/config, JSON) whose first profile enables, disables and
+ * weighs plugins as edits says: {Name: {enabled: bool, weight: n}}.
+ *
+ * kube-scheduler merges multiPoint with its defaults: a plugin is turned
+ * off by listing it under multiPoint.disabled, and a default plugin gets a
+ * new weight by being listed under multiPoint.enabled with it.
+ */
+export function configWithPlugins(config, edits) {
+  if (!config || !Array.isArray(config.profiles) || config.profiles.length === 0) {
+    throw new FormError('config', 'the scheduler configuration has no profile to edit');
+  }
+  const cfg = JSON.parse(JSON.stringify(config));
+  const profile = cfg.profiles[0];
+  profile.plugins = profile.plugins || {};
+  const mp = profile.plugins.multiPoint = profile.plugins.multiPoint || {};
+  let enabled = [...(mp.enabled || [])];
+  let disabled = [...(mp.disabled || [])];
+  for (const [name, edit] of Object.entries(edits || {})) {
+    if (edit.weight != null && edit.enabled !== false) {
+      const w = Number(edit.weight);
+      if (!Number.isInteger(w) || w < 0 || w > 100) throw new FormError('weight', `weight of ${name}: write a whole number from 0 to 100`);
+    }
+    if (edit.enabled === false) {
+      enabled = enabled.filter((p) => p.name !== name);
+      if (!disabled.some((p) => p.name === name)) disabled.push({ name });
+      continue;
+    }
+    disabled = disabled.filter((p) => p.name !== name);
+    const at = enabled.findIndex((p) => p.name === name);
+    const entry = { name };
+    if (edit.weight != null) entry.weight = Number(edit.weight);
+    else if (at >= 0 && enabled[at].weight != null) entry.weight = enabled[at].weight;
+    if (at >= 0) enabled[at] = entry;
+    else enabled.push(entry);
+  }
+  mp.enabled = enabled;
+  if (disabled.length) mp.disabled = disabled;
+  else delete mp.disabled;
+  return cfg;
+}
+
+/**
+ * withPluginArgs returns a copy of the configuration (JSON) whose first
+ * profile's pluginConfig gives plugin name these args, merged over the
+ * args it has (NodeResourcesFit's {scoringStrategy: {type:
+ * "MostAllocated"}}, say).
+ */
+export function withPluginArgs(config, name, args) {
+  if (!config || !Array.isArray(config.profiles) || config.profiles.length === 0) {
+    throw new FormError('config', 'the scheduler configuration has no profile to edit');
+  }
+  const cfg = JSON.parse(JSON.stringify(config));
+  const profile = cfg.profiles[0];
+  const list = profile.pluginConfig = profile.pluginConfig || [];
+  const at = list.findIndex((p) => p.name === name);
+  const old = at >= 0 ? list[at].args || {} : {};
+  const entry = { name, args: { ...old, ...args } };
+  if (at >= 0) list[at] = entry;
+  else list.push(entry);
+  return cfg;
+}
+
+/** The args the first profile gives plugin name, or {}. */
+export function pluginArgs(config, name) {
+  return config?.profiles?.[0]?.pluginConfig?.find((p) => p.name === name)?.args || {};
+}
+
+/**
+ * lineDiff compares two texts line by line (longest common subsequence):
+ * [{op: " " | "-" | "+", text, a, b}], "-" a line only in from (its line
+ * number a), "+" only in to (b), " " in both.
+ */
+export function lineDiff(from, to) {
+  const a = String(from || '').split('\n');
+  const b = String(to || '').split('\n');
+  const n = a.length;
+  const m = b.length;
+  // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  }
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) out.push({ op: ' ', text: a[i++], a: i, b: ++j });
+    else if (j < m && (i >= n || lcs[i][j + 1] >= lcs[i + 1][j])) out.push({ op: '+', text: b[j++], a: null, b: j });
+    else out.push({ op: '-', text: a[i++], a: i, b: null });
+  }
+  return out;
+}
+
+/** The body of POST /compare for the form's fields. */
+export function comparisonRequest(form) {
+  if (form.mode === 'reschedule') return { reschedule: true };
+  const side = (name, config) => {
+    const out = {};
+    if (name.trim()) out.name = name.trim();
+    if (config.trim()) out.config = config;
+    return out;
+  };
+  const body = { a: side(form.nameA, form.configA), b: side(form.nameB, form.configB) };
+  if (form.mode === 'scenario') body.bundled = form.bundled;
+  return body;
+}
