@@ -1,5 +1,10 @@
 package app_test
 
+// The embedded cluster as a real one (controllers, kubelets, kubectl): one
+// control plane for the stories below, each a subtest. Over 400 lines
+// because the stories share that control plane, and a package pays a link of
+// Kubernetes of its own.
+
 import (
 	"context"
 	"fmt"

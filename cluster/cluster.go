@@ -69,13 +69,9 @@ type Options struct {
 	Metadata metadata.Interface
 	// Pause, when set, stops what acts on the cluster beside the scheduler
 	// (the controllers, the kubelets) during a reset, and returns what
-	// starts it again.
+	// starts it again: the operations' owner's (exclusive.Owner.Pause).
 	Pause func() (resume func() error)
 }
-
-// Pauser is what stops the controllers and kubelets, as a reset does, and
-// returns what starts them again (Options.Pause); nil when none run.
-func (c *Cluster) Pauser() func() (resume func() error) { return c.opts.Pause }
 
 // DefaultNodeAllocatable is a modest machine: 4 CPUs, 16Gi, 110 pods.
 func DefaultNodeAllocatable() v1.ResourceList {

@@ -10,6 +10,11 @@
 // An operation may run others as its parts: an import with replace resets
 // the cluster first, a comparison of a scenario runs it twice. Begin takes a
 // context, and a part begun within its operation's context runs.
+//
+// The controllers and kubelets act on the whole cluster too. An operation
+// that empties or fills the cluster stops them while it does (Pause), so
+// that they neither recreate what a reset deletes nor act on a copy before
+// all of it is there; the owner is the one place that stops them.
 package exclusive
 
 import (
@@ -66,10 +71,27 @@ func (e *BusyError) Error() string {
 type Owner struct {
 	mu      sync.Mutex
 	current *Op
+	pause   PauseFunc
 }
 
-// New returns an owner with nothing under way.
-func New() *Owner { return &Owner{} }
+// PauseFunc stops what acts on the cluster beside the scheduler (the
+// controllers, the kubelets) and returns what starts it again.
+type PauseFunc func() (resume func() error)
+
+// New returns an owner with nothing under way; pause stops the controllers
+// and kubelets (nil: none run).
+func New(pause PauseFunc) *Owner { return &Owner{pause: pause} }
+
+// Pause stops the controllers and kubelets for an operation under way that
+// rewrites the cluster whole, and returns what starts them again; with none,
+// resume does nothing. Pauses do not nest: an operation pauses for each of
+// its steps in turn (a reset, then a load), never for two at once.
+func (o *Owner) Pause() (resume func() error) {
+	if o.pause == nil {
+		return func() error { return nil }
+	}
+	return o.pause()
+}
 
 type holding struct{}
 

@@ -15,7 +15,7 @@ func TestOneAtATime(t *testing.T) {
 	for _, running := range kinds {
 		for _, wanted := range kinds {
 			t.Run(string(wanted)+" during "+string(running), func(t *testing.T) {
-				o := New()
+				o := New(nil)
 				_, end, err := o.Begin(context.Background(), running, "first")
 				if err != nil {
 					t.Fatal(err)
@@ -48,7 +48,7 @@ func TestOneAtATime(t *testing.T) {
 
 func TestParts(t *testing.T) {
 	t.Run("a part begun within its operation runs, and its end leaves the operation on", func(t *testing.T) {
-		o := New()
+		o := New(nil)
 		ctx, end, err := o.Begin(context.Background(), Import, "")
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +64,7 @@ func TestParts(t *testing.T) {
 		end()
 	})
 	t.Run("an ended operation's context carries no right", func(t *testing.T) {
-		o := New()
+		o := New(nil)
 		ctx, end, err := o.Begin(context.Background(), Comparison, "")
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +80,7 @@ func TestParts(t *testing.T) {
 		}
 	})
 	t.Run("another owner's operation is no right here", func(t *testing.T) {
-		a, b := New(), New()
+		a, b := New(nil), New(nil)
 		ctx, end, err := a.Begin(context.Background(), Comparison, "")
 		if err != nil {
 			t.Fatal(err)
@@ -93,6 +93,33 @@ func TestParts(t *testing.T) {
 		defer endB()
 		if _, _, err := b.Begin(ctx, Scenario, ""); err == nil {
 			t.Error("a's comparison let a run begin during b's reset")
+		}
+	})
+}
+
+// TestPause: the owner is the one that stops the controllers and kubelets;
+// with none to stop, Pause and its resume do nothing.
+func TestPause(t *testing.T) {
+	t.Run("pauses and resumes what it was given", func(t *testing.T) {
+		var paused, resumed int
+		o := New(func() func() error {
+			paused++
+			return func() error { resumed++; return nil }
+		})
+		resume := o.Pause()
+		if paused != 1 || resumed != 0 {
+			t.Fatalf("after Pause: paused %d, resumed %d; want 1, 0", paused, resumed)
+		}
+		if err := resume(); err != nil {
+			t.Fatal(err)
+		}
+		if paused != 1 || resumed != 1 {
+			t.Errorf("after resume: paused %d, resumed %d; want 1, 1", paused, resumed)
+		}
+	})
+	t.Run("nothing to pause", func(t *testing.T) {
+		if err := New(nil).Pause()(); err != nil {
+			t.Errorf("resume = %v, want nil", err)
 		}
 	})
 }

@@ -1,5 +1,8 @@
 package scenario
 
+// The scenario manager: runs, their reports, cancels and the one-at-a-time
+// rule, on a real control plane. Over 400 lines: the cases share it.
+
 import (
 	"context"
 	"errors"
@@ -101,7 +104,7 @@ func (p *progress) sawNote(step int) bool {
 // not running: enough for steps that do not wait for scheduling.
 func testManager(t *testing.T, env Env) *Manager {
 	t.Helper()
-	return testManagerOf(t, env, exclusive.New())
+	return testManagerOf(t, env, exclusive.New(nil))
 }
 
 // testManagerOf is testManager with its operations' owner.
@@ -342,7 +345,7 @@ func busyWith(err error, kind exclusive.Kind) bool {
 
 func TestResetExcludesRuns(t *testing.T) {
 	t.Run("no run starts during a reset", func(t *testing.T) {
-		owner := exclusive.New()
+		owner := exclusive.New(nil)
 		m := testManagerOf(t, Env{Cluster: newBlockingReset()}, owner)
 		_, end, err := owner.Begin(context.Background(), exclusive.Reset, "")
 		if err != nil {
@@ -361,7 +364,7 @@ func TestResetExcludesRuns(t *testing.T) {
 		}
 	})
 	t.Run("no reset during a run, and one once it is over", func(t *testing.T) {
-		owner := exclusive.New()
+		owner := exclusive.New(nil)
 		steps := newProgress(false)
 		m := testManagerOf(t, Env{Cluster: newBlockingReset(), Observer: steps}, owner)
 		run, err := m.Start(context.Background(), parse(t, waitsLong), StartOptions{})
@@ -383,7 +386,7 @@ func TestResetExcludesRuns(t *testing.T) {
 		}
 	})
 	t.Run("a run begun within another operation is a part of it", func(t *testing.T) {
-		owner := exclusive.New()
+		owner := exclusive.New(nil)
 		m := testManagerOf(t, Env{Cluster: newBlockingReset()}, owner)
 		ctx, end, err := owner.Begin(context.Background(), exclusive.Comparison, "A against B")
 		if err != nil {
@@ -443,7 +446,7 @@ func (r *resetOnEnd) Observe(e event.Event) {
 func TestEndIsToldOnceTheNextMayStart(t *testing.T) {
 	cl := newBlockingReset()
 	close(cl.release)
-	ends := &resetOnEnd{owner: exclusive.New(), err: make(chan error, 1)}
+	ends := &resetOnEnd{owner: exclusive.New(nil), err: make(chan error, 1)}
 	m := testManagerOf(t, Env{Cluster: cl, Observer: ends}, ends.owner)
 	if _, err := m.Start(context.Background(), parse(t, pausesAndResumes), StartOptions{}); err != nil {
 		t.Fatal(err)

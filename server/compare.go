@@ -12,8 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -27,48 +25,6 @@ import (
 	"minisched/scenario"
 	"minisched/whatif"
 )
-
-// Comparison is a comparison, under way or over.
-type Comparison struct {
-	ID int `json:"id"`
-	// Kind is scenario (a scenario run under A, then under B), configs
-	// (this cluster's workload scheduled again under A, then under B) or
-	// reschedule (under the running configuration: before against after).
-	Kind     string `json:"kind"`
-	Scenario string `json:"scenario,omitempty"`
-	A        string `json:"a"`
-	B        string `json:"b"`
-	// State is running, done or error.
-	State    string          `json:"state"`
-	Progress string          `json:"progress,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Started  time.Time       `json:"started"`
-	Finished *time.Time      `json:"finished,omitempty"`
-	Report   *compare.Report `json:"report,omitempty"`
-	Notes    []string        `json:"notes,omitempty"`
-
-	sides [2]compare.Side
-	done  chan struct{}
-}
-
-// comparisons holds the last comparison; one runs at a time, under the
-// server's whatif lock.
-type comparisons struct {
-	mu   sync.Mutex
-	last *Comparison
-	next int
-}
-
-// get returns a copy of the last comparison, nil when none has run.
-func (cs *comparisons) get() *Comparison {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.last == nil {
-		return nil
-	}
-	c := *cs.last
-	return &c
-}
 
 // comparisonRequest is POST /compare's body. With neither bundled nor
 // scenario, the comparison runs on this cluster's own workload; with
@@ -153,7 +109,7 @@ func (s *Server) postCompare(c echo.Context) error {
 		names[0], names[1] = names[0]+" (A)", names[1]+" (B)"
 	}
 
-	var cmp *Comparison
+	var cmp *compare.Comparison
 	switch {
 	case req.Bundled != "" && len(req.Scenario) > 0:
 		return apiError(http.StatusBadRequest, "give bundled or scenario, not both")
@@ -181,8 +137,8 @@ func (s *Server) postCompare(c echo.Context) error {
 		if err != nil {
 			return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
 		}
-		cmp, err = s.startComparison(&Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1]},
-			func(ctx context.Context, opts whatif.Options) (*whatif.Result, error) {
+		cmp, err = s.startComparison(&compare.Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1]},
+			func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
 				return whatif.Scenario(ctx, s.whatifEnv(), s.scenarios, scData, [2]json.RawMessage{configs[0], configs[1]}, names, opts)
 			})
 		if err != nil {
@@ -197,8 +153,8 @@ func (s *Server) postCompare(c echo.Context) error {
 				parsed[i] = s.opts.Scheduler.Config()
 			}
 		}
-		cmp, err = s.startComparison(&Comparison{Kind: "configs", A: names[0], B: names[1]},
-			func(ctx context.Context, opts whatif.Options) (*whatif.Result, error) {
+		cmp, err = s.startComparison(&compare.Comparison{Kind: "configs", A: names[0], B: names[1]},
+			func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
 				return whatif.Configs(ctx, s.whatifEnv(), parsed[0], parsed[1], names, opts)
 			})
 		if err != nil {
@@ -207,11 +163,11 @@ func (s *Server) postCompare(c echo.Context) error {
 	}
 	if c.QueryParam("wait") == "true" {
 		select {
-		case <-cmp.done:
+		case <-cmp.Done():
 		case <-c.Request().Context().Done():
 			return c.Request().Context().Err()
 		}
-		return c.JSON(http.StatusOK, s.compared.get())
+		return c.JSON(http.StatusOK, s.compared.Last())
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/compare")
 	return c.JSON(http.StatusAccepted, cmp)
@@ -226,11 +182,11 @@ func (s *Server) rescheduleAll(c echo.Context) error {
 		return err
 	}
 	select {
-	case <-cmp.done:
+	case <-cmp.Done():
 	case <-c.Request().Context().Done():
 		return c.Request().Context().Err()
 	}
-	last := s.compared.get()
+	last := s.compared.Last()
 	if last.State != "done" {
 		return apiError(http.StatusInternalServerError, "what-if: %s", last.Error)
 	}
@@ -239,11 +195,11 @@ func (s *Server) rescheduleAll(c echo.Context) error {
 
 // reschedule starts the whole workload scheduled again under the running
 // configuration.
-func (s *Server) reschedule() (*Comparison, error) {
+func (s *Server) reschedule() (*compare.Comparison, error) {
 	if err := s.checkWhatIf(); err != nil {
 		return nil, err
 	}
-	return s.startComparison(&Comparison{Kind: "reschedule", A: "before", B: "after"}, func(ctx context.Context, opts whatif.Options) (*whatif.Result, error) {
+	return s.startComparison(&compare.Comparison{Kind: "reschedule", A: "before", B: "after"}, func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
 		return whatif.RescheduleAll(ctx, s.whatifEnv(), opts)
 	})
 }
@@ -270,7 +226,7 @@ func (s *Server) whatifEnv() whatif.Env {
 // startComparison runs one comparison in the background, one at a time:
 // two would unbind each other's pods. It goes on if the client leaves, and
 // ends with the server.
-func (s *Server) startComparison(cmp *Comparison, run func(context.Context, whatif.Options) (*whatif.Result, error)) (*Comparison, error) {
+func (s *Server) startComparison(cmp *compare.Comparison, run func(context.Context, whatif.Options) (*compare.Outcome, error)) (*compare.Comparison, error) {
 	kind := exclusive.Comparison
 	if cmp.Kind == "reschedule" {
 		kind = exclusive.WhatIf
@@ -279,39 +235,13 @@ func (s *Server) startComparison(cmp *Comparison, run func(context.Context, what
 	if err != nil {
 		return nil, err
 	}
-	cs := &s.compared
-	cs.mu.Lock()
-	cs.next++
-	cmp.ID, cmp.State, cmp.Started, cmp.done = cs.next, "running", time.Now(), make(chan struct{})
-	cs.last = cmp
-	// The caller's copy is taken now: the run changes cmp from here on.
-	copied := *cmp
-	cs.mu.Unlock()
-	progress := func(msg string) {
-		cs.mu.Lock()
-		cmp.Progress = msg
-		cs.mu.Unlock()
-	}
-	go func() {
-		defer end()
-		res, err := run(ctx, whatif.Options{Progress: progress})
-		cs.mu.Lock()
-		defer cs.mu.Unlock()
-		now := time.Now()
-		cmp.Finished = &now
-		if err != nil {
-			cmp.State, cmp.Error = "error", err.Error()
-		} else {
-			res.Report.A, res.Report.B = cmp.A, cmp.B
-			cmp.State, cmp.Report, cmp.Notes, cmp.sides = "done", &res.Report, res.Notes, res.Sides
-		}
-		close(cmp.done)
-	}()
-	return &copied, nil
+	return s.compared.Start(ctx, cmp, func(ctx context.Context, progress func(string)) (*compare.Outcome, error) {
+		return run(ctx, whatif.Options{Progress: progress})
+	}, end), nil
 }
 
 func (s *Server) getCompare(c echo.Context) error {
-	last := s.compared.get()
+	last := s.compared.Last()
 	if last == nil {
 		return apiError(http.StatusNotFound, "no comparison has run yet: POST /api/v1/compare starts one")
 	}
@@ -326,7 +256,7 @@ type PodComparison struct {
 }
 
 func (s *Server) getComparePod(c echo.Context) error {
-	last := s.compared.get()
+	last := s.compared.Last()
 	switch {
 	case last == nil:
 		return apiError(http.StatusNotFound, "no comparison has run yet: POST /api/v1/compare starts one")
@@ -337,7 +267,7 @@ func (s *Server) getComparePod(c echo.Context) error {
 	}
 	key := c.Param("namespace") + "/" + c.Param("name")
 	out := PodComparison{Pod: key}
-	for i, side := range last.sides {
+	for i, side := range last.Sides() {
 		if p, ok := side.Pods[key]; ok {
 			if i == 0 {
 				out.A = &p

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"minisched/server"
+	"minisched/compare"
 )
 
 // compareNow runs POST /compare?wait=true and returns the comparison.
-func compareNow(t *testing.T, body string) server.Comparison {
+func compareNow(t *testing.T, body string) compare.Comparison {
 	t.Helper()
-	var c server.Comparison
+	var c compare.Comparison
 	if code := api(t, "POST", "/api/v1/compare?wait=true", "application/json", []byte(body), &c); code != http.StatusOK {
 		t.Fatalf("POST /compare: %d %+v", code, c)
 	}
@@ -118,7 +118,7 @@ func TestCompareConfigs(t *testing.T) {
 	if b, _ := json.Marshal(before); string(b) != mustJSON(t, after) {
 		t.Errorf("the configuration after the comparison differs from before:\n%s\n%s", b, mustJSON(t, after))
 	}
-	var last server.Comparison
+	var last compare.Comparison
 	if code := api(t, "GET", "/api/v1/compare", "", nil, &last); code != http.StatusOK || last.ID != c.ID || last.State != "done" {
 		t.Errorf("GET /compare: %d %+v, want comparison %d", code, last, c.ID)
 	}
@@ -136,7 +136,7 @@ func mustJSON(t *testing.T, v any) string {
 // TestCompareRefusesBadInput: each refusal is a 4xx in JSON, and nothing
 // starts: the last comparison stays the one it was.
 func TestCompareRefusesBadInput(t *testing.T) {
-	var before server.Comparison
+	var before compare.Comparison
 	api(t, "GET", "/api/v1/compare", "", nil, &before)
 	for _, tc := range []struct {
 		name, contentType, body string
@@ -160,7 +160,7 @@ func TestCompareRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
-	var after server.Comparison
+	var after compare.Comparison
 	api(t, "GET", "/api/v1/compare", "", nil, &after)
 	if after.ID != before.ID {
 		t.Errorf("a refused request started comparison %d", after.ID)

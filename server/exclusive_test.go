@@ -12,9 +12,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"minisched/compare"
 	"minisched/exclusive"
 	"minisched/scenario"
-	"minisched/server"
 )
 
 // waitsLong is a scenario that runs until it is cancelled.
@@ -72,7 +72,7 @@ func TestOneOperationAtATime(t *testing.T) {
 		}},
 		{"a comparison", exclusive.Comparison, func(t *testing.T) func() {
 			body := fmt.Sprintf(`{"scenario":%s,"a":{"name":"one"},"b":{"name":"other"}}`, scenarioJSON)
-			var c server.Comparison
+			var c compare.Comparison
 			if code := api(t, "POST", "/api/v1/compare", "application/json", []byte(body), &c); code != http.StatusAccepted {
 				t.Fatalf("POST /compare: %d %+v", code, c)
 			}
@@ -85,7 +85,7 @@ func TestOneOperationAtATime(t *testing.T) {
 				})
 				cancelRun(t, list.Runs[0].ID)
 				eventually(t, time.Minute, "the comparison's end", func() bool {
-					var last server.Comparison
+					var last compare.Comparison
 					api(t, "GET", "/api/v1/compare", "", nil, &last)
 					return last.ID == c.ID && last.State != "running"
 				})

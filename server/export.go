@@ -118,7 +118,7 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	defer cancel()
 	maxNodes, maxPods := s.cluster.Limits()
 	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods,
-		Pause: s.cluster.Pauser()}
+		Pause: s.owner.Pause}
 	if s.opts.Scheduler != nil {
 		opts.Scheduler = s.opts.Scheduler
 	}

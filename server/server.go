@@ -19,6 +19,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 
 	"minisched/cluster"
+	"minisched/compare"
 	"minisched/event"
 	"minisched/exclusive"
 	"minisched/history"
@@ -31,7 +32,11 @@ type Options struct {
 	Client clientset.Interface
 	// Cluster watches the cluster for the dashboard and makes the API's and
 	// scenarios' changes. Nil: an empty one (for tests of the HTTP side).
-	Cluster   *cluster.Cluster
+	Cluster *cluster.Cluster
+	// Owner lets one operation on the whole cluster run at a time, and
+	// pauses the controllers and kubelets for it. Nil: an owner of the
+	// server's own, with nothing to pause.
+	Owner     *exclusive.Owner
 	Scheduler *minisched.Service
 	Recorder  *history.Recorder
 	// Observer receives the scenarios' progress; it is normally the
@@ -110,7 +115,7 @@ type Server struct {
 	// scenarios runs POST /scenarios.
 	scenarios *scenario.Manager
 	// compared holds the last comparison (POST /compare, /whatif/reschedule).
-	compared comparisons
+	compared compare.Runs
 	// copyOf says the cluster is a copy, until a reset.
 	copyOf atomic.Pointer[CopyOf]
 	// mirror, when set, keeps the copy in step with its source.
@@ -156,7 +161,10 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
 		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
 		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
-	s.cluster, s.owner = opts.Cluster, exclusive.New()
+	s.cluster, s.owner = opts.Cluster, opts.Owner
+	if s.owner == nil {
+		s.owner = exclusive.New(nil)
+	}
 	s.copyOf.Store(opts.CopyOf)
 	// Emptied, by whichever reset (REST, a lesson's, an import's), the
 	// cluster is a copy of nothing.

@@ -1,5 +1,9 @@
 package server_test
 
+// The websocket stream with a real client: snapshot then events, resume,
+// filters, bounds, slow clients. Over 400 lines: one package's control
+// plane serves all of them.
+
 import (
 	"cmp"
 	"context"

@@ -50,18 +50,11 @@ type Options struct {
 // parallelism is how many pods are deleted at once.
 const parallelism = 16
 
-// Result is a comparison and the two placements it compares, which keep
-// each pod's last Filter and Score numbers for a closer look.
-type Result struct {
-	Report compare.Report
-	Sides  [2]compare.Side
-	// Notes say what the report cannot: a scenario's expectations that did
-	// not hold under one configuration.
-	Notes []string
-}
-
-func result(a, b compare.Side, notes []string) *Result {
-	return &Result{Report: compare.Compare(a, b), Sides: [2]compare.Side{a, b}, Notes: notes}
+// A run's result is a compare.Outcome: the report and the two placements
+// it compares, which keep each pod's last Filter and Score numbers for a
+// closer look.
+func result(a, b compare.Side, notes []string) *compare.Outcome {
+	return &compare.Outcome{Report: compare.Compare(a, b), Sides: [2]compare.Side{a, b}, Notes: notes}
 }
 
 // RescheduleAll unbinds every pod of the scheduler's profiles, schedules
@@ -69,7 +62,7 @@ func result(a, b compare.Side, notes []string) *Result {
 // A is the placement before, B the one after. The scheduler is held while
 // the pods are replaced, so that it sees the whole workload at once, as
 // after a cluster-wide restart; it runs afterwards, paused before or not.
-func RescheduleAll(ctx context.Context, env Env, opts Options) (*Result, error) {
+func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Outcome, error) {
 	if st := env.Scheduler.State(); st.State == "stopped" {
 		return nil, errors.New("the scheduler is stopped")
 	}
@@ -90,7 +83,7 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*Result, error) 
 // under B, from the same start (every pod unbound, created again in one
 // order, one seed), and compares the two; the configuration and tuning
 // the scheduler had are put back afterwards. names label A and B.
-func Configs(ctx context.Context, env Env, a, b *config.KubeSchedulerConfiguration, names [2]string, opts Options) (res *Result, err error) {
+func Configs(ctx context.Context, env Env, a, b *config.KubeSchedulerConfiguration, names [2]string, opts Options) (res *compare.Outcome, err error) {
 	if st := env.Scheduler.State(); st.State == "stopped" {
 		return nil, errors.New("the scheduler is stopped")
 	}
@@ -134,7 +127,7 @@ type Scenarios interface {
 // the pods went. A nil configuration leaves the scenario's own, or the
 // running one when it has none. Expectations written for one
 // configuration may fail under the other: that is a note, not an error.
-func Scenario(ctx context.Context, env Env, runs Scenarios, data []byte, configs [2]json.RawMessage, names [2]string, opts Options) (*Result, error) {
+func Scenario(ctx context.Context, env Env, runs Scenarios, data []byte, configs [2]json.RawMessage, names [2]string, opts Options) (*compare.Outcome, error) {
 	var sides [2]compare.Side
 	var notes []string
 	for i := range configs {
