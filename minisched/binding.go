@@ -10,9 +10,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"minisched/event"
+	"minisched/minisched/queue"
 )
 
 // reserve runs Reserve in order until one fails.
@@ -135,4 +138,35 @@ func (c *cycle) postBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 			pl.PostBind(ctx, state, pod, node)
 			return nil
 		})
+}
+
+// unreserveAndForget undoes Reserve and Assume.
+func (s *Scheduler) unreserveAndForget(ctx context.Context, c *cycle, state fwk.CycleState, assumed *v1.Pod, host string) error {
+	c.unreserve(ctx, state, assumed, host)
+	if err := s.cache.ForgetPod(c.logger, assumed); err != nil {
+		c.logger.Error(err, "Forgetting the assumed pod", "pod", klog.KObj(assumed))
+		return err
+	}
+	return nil
+}
+
+// bindingFailed undoes the cycle's reservation and sends the pod back to the
+// queue. The room it held is free again, so pods waiting for room may retry;
+// after a rejection the pod itself is left out of that, and the move waits
+// until the pod is back in the queue with its own reasons.
+func (s *Scheduler) bindingFailed(ctx context.Context, c *cycle, pi *queue.PodInfo, state fwk.CycleState, assumed *v1.Pod, host string, status *fwk.Status, start time.Time, permitNanos int64) {
+	if err := s.unreserveAndForget(ctx, c, state, assumed, host); err == nil {
+		if status.IsRejected() {
+			defer s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil, func(p *v1.Pod) bool { return p.UID != assumed.UID })
+		} else {
+			s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil, nil)
+		}
+	}
+	c.bindingEnd(event.BindingEnd{Node: host, Message: status.Message(), Plugin: status.Plugin(),
+		PermitNanos: permitNanos, Nanos: time.Since(start).Nanoseconds()})
+	f := &failure{nominating: clearNomination}
+	if fitErr, ok := status.AsError().(*framework.FitError); ok {
+		f.diagnosis = &fitErr.Diagnosis
+	}
+	s.requeue(ctx, pi, status, f)
 }

@@ -1,14 +1,12 @@
 package minisched
 
 import (
-	"context"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
 
 	"minisched/event"
-	"minisched/minisched/queue"
 )
 
 // cycle runs the plugins of one pod's attempt and reports every call. Its
@@ -29,20 +27,6 @@ type cycle struct {
 	plugin atomic.Value
 	// scratch is the scheduler's, lent to one cycle at a time.
 	scratch *scratch
-}
-
-func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
-	return &cycle{
-		id:       s.cycles.Add(1),
-		pod:      event.RefOf(pi.Pod),
-		attempt:  pi.Attempts,
-		begun:    time.Now(),
-		logger:   klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pi.Pod)),
-		observer: s.observer,
-		p:        s.profile,
-		timeout:  s.opts.CycleTimeout,
-		scratch:  &s.scratch,
-	}
 }
 
 func (c *cycle) emit(e event.Event) {

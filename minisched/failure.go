@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
@@ -130,4 +131,28 @@ func podInfo(pod *v1.Pod) fwk.PodInfo {
 		return &framework.PodInfo{Pod: pod}
 	}
 	return pi
+}
+
+// rejectedAt describes a rejection by a plugin on the chosen node (Reserve,
+// Permit): the pod waits in the unschedulable set for that plugin's events.
+func rejectedAt(host string, status *fwk.Status) *failure {
+	f := &failure{nominating: clearNomination}
+	if status.IsRejected() {
+		d := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
+		d.NodeToStatus.Set(host, status)
+		d.AddPluginStatus(status)
+		f.diagnosis = &d
+	}
+	return f
+}
+
+// rejectedByPlugin turns a rejection at WaitOnPermit into a fit error that
+// blames the plugin, as upstream's binding cycle does.
+func rejectedByPlugin(host string, status *fwk.Status) *fwk.Status {
+	fitErr := &framework.FitError{NumAllNodes: 1, Diagnosis: framework.Diagnosis{
+		NodeToStatus:         framework.NewDefaultNodeToStatus(),
+		UnschedulablePlugins: sets.New(status.Plugin()),
+	}}
+	fitErr.Diagnosis.NodeToStatus.Set(host, status)
+	return fwk.NewStatus(status.Code()).WithError(fitErr).WithPlugin(status.Plugin())
 }

@@ -288,3 +288,61 @@ func (c *cycle) postFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	}
 	return res, status
 }
+
+// filterNominatedNode runs Filter on the pod's nominated node alone. The
+// diagnosis is passed by value, as upstream does: the statuses it records
+// are shared, plugins it blames as Pending are not.
+func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk.CycleState, pod *v1.Pod, d framework.Diagnosis) []fwk.NodeInfo {
+	name := pod.Status.NominatedNodeName
+	if name == "" {
+		return nil
+	}
+	ni, err := s.snapshot.Get(name)
+	if err != nil {
+		c.logger.V(2).Info("The nominated node is not in the snapshot", "node", name, "err", err)
+		return nil
+	}
+	feasible, _, status := c.filter(ctx, filterRun{
+		state: state, pod: pod, nodes: []fwk.NodeInfo{ni}, diagnosis: &d, numToFind: 1, nominatedNode: true,
+	})
+	if !status.IsSuccess() {
+		c.logger.Error(status.AsError(), "Evaluating the nominated node", "node", name)
+		return nil
+	}
+	return feasible
+}
+
+// narrow keeps the nodes PreFilter named, when it named any; the others
+// are unschedulable because of the plugins that narrowed them.
+func (s *Scheduler) narrow(nodes []fwk.NodeInfo, res *fwk.PreFilterResult, d *framework.Diagnosis) []fwk.NodeInfo {
+	if res.AllNodes() {
+		return nodes
+	}
+	kept := make([]fwk.NodeInfo, 0, len(res.NodeNames))
+	for _, n := range nodes {
+		if res.NodeNames.Has(n.Node().Name) {
+			kept = append(kept, n)
+		}
+	}
+	d.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+		fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins))))
+	return kept
+}
+
+// numToFind is how many feasible nodes are enough, as in kube-scheduler:
+// all of them below 100 nodes, then a share that shrinks as the cluster
+// grows; one, when there is no Score plugin to choose between them.
+func (s *Scheduler) numToFind(all int) int {
+	const minFeasible, minPercentage = 100, 5
+	if len(s.profile.score) == 0 {
+		return min(all, 1)
+	}
+	if all < minFeasible {
+		return all
+	}
+	percentage := int(s.profile.percentageOfNodesToScore)
+	if percentage == 0 {
+		percentage = max(50-all/125, minPercentage)
+	}
+	return max(all*percentage/100, minFeasible)
+}

@@ -4,21 +4,25 @@
 // is its own (package queue), the node cache is upstream's.
 //
 // Follow one pod in scheduleOne: it names every extension point in the order
-// kube-scheduler runs them, from Pop to PostBind.
+// kube-scheduler runs them, from Pop to PostBind. The points themselves run
+// in files named for them: filter.go (PreFilter, Filter, PostFilter),
+// score.go (PreScore, Score, NormalizeScore), binding.go (Reserve to
+// PostBind), with call.go timing every call.
+//
+// This file is over 400 lines because scheduleOne and bindingCycle are kept
+// whole, side by side, as the one walk a reader follows; the helpers they
+// call live with their points.
 package minisched
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
@@ -421,6 +425,22 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	return nil
 }
 
+// newCycle begins the reporting of one attempt at pi: its cycle id, the
+// profile whose plugins it calls, and the scratch it may use.
+func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
+	return &cycle{
+		id:       s.cycles.Add(1),
+		pod:      event.RefOf(pi.Pod),
+		attempt:  pi.Attempts,
+		begun:    time.Now(),
+		logger:   klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pi.Pod)),
+		observer: s.observer,
+		p:        s.profile,
+		timeout:  s.opts.CycleTimeout,
+		scratch:  &s.scratch,
+	}
+}
+
 // bindingCycle waits for Permit, then binds the pod: PreBindPreFlight,
 // WaitOnPermit, PreBind, Bind, PostBind. Any failure undoes the reservation
 // and sends the pod back to the queue.
@@ -516,145 +536,4 @@ func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
 	}
 	assumed, _ := s.cache.IsAssumedPod(pod)
 	return assumed
-}
-
-// filterNominatedNode runs Filter on the pod's nominated node alone. The
-// diagnosis is passed by value, as upstream does: the statuses it records
-// are shared, plugins it blames as Pending are not.
-func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk.CycleState, pod *v1.Pod, d framework.Diagnosis) []fwk.NodeInfo {
-	name := pod.Status.NominatedNodeName
-	if name == "" {
-		return nil
-	}
-	ni, err := s.snapshot.Get(name)
-	if err != nil {
-		c.logger.V(2).Info("The nominated node is not in the snapshot", "node", name, "err", err)
-		return nil
-	}
-	feasible, _, status := c.filter(ctx, filterRun{
-		state: state, pod: pod, nodes: []fwk.NodeInfo{ni}, diagnosis: &d, numToFind: 1, nominatedNode: true,
-	})
-	if !status.IsSuccess() {
-		c.logger.Error(status.AsError(), "Evaluating the nominated node", "node", name)
-		return nil
-	}
-	return feasible
-}
-
-// narrow keeps the nodes PreFilter named, when it named any; the others
-// are unschedulable because of the plugins that narrowed them.
-func (s *Scheduler) narrow(nodes []fwk.NodeInfo, res *fwk.PreFilterResult, d *framework.Diagnosis) []fwk.NodeInfo {
-	if res.AllNodes() {
-		return nodes
-	}
-	kept := make([]fwk.NodeInfo, 0, len(res.NodeNames))
-	for _, n := range nodes {
-		if res.NodeNames.Has(n.Node().Name) {
-			kept = append(kept, n)
-		}
-	}
-	d.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
-		fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(d.UnschedulablePlugins))))
-	return kept
-}
-
-// numToFind is how many feasible nodes are enough, as in kube-scheduler:
-// all of them below 100 nodes, then a share that shrinks as the cluster
-// grows; one, when there is no Score plugin to choose between them.
-func (s *Scheduler) numToFind(all int) int {
-	const minFeasible, minPercentage = 100, 5
-	if len(s.profile.score) == 0 {
-		return min(all, 1)
-	}
-	if all < minFeasible {
-		return all
-	}
-	percentage := int(s.profile.percentageOfNodesToScore)
-	if percentage == 0 {
-		percentage = max(50-all/125, minPercentage)
-	}
-	return max(all*percentage/100, minFeasible)
-}
-
-// selectHost picks the node with the highest total the way kube-scheduler
-// does: the head of a max-heap built over the feasible nodes in the order
-// Filter found them. Equal totals carry no random tie-breaker (upstream
-// only adds one for extenders), so the heap's layout decides, and the same
-// inputs always give the same node. The other nodes with the best total are
-// reported as ties, in Filter's order. The heap is built in totals itself,
-// which selectHost leaves reordered.
-func selectHost(totals []fwk.NodePluginScores) (string, []string) {
-	best := slices.MaxFunc(totals, func(a, b fwk.NodePluginScores) int { return cmp.Compare(a.TotalScore, b.TotalScore) }).TotalScore
-	// Counted first: the history and the cycle index keep the list, which
-	// on a cluster of alike nodes holds hundreds of names.
-	n := 0
-	for _, t := range totals {
-		if t.TotalScore == best {
-			n++
-		}
-	}
-	ties := make([]string, 0, n)
-	for _, t := range totals {
-		if t.TotalScore == best {
-			ties = append(ties, t.Name)
-		}
-	}
-	// The heap reorders totals in place, which is why the ties come first.
-	winner := framework.NewSortedScoredNodes(totals).Pop().Name
-	return winner, slices.DeleteFunc(ties, func(name string) bool { return name == winner })
-}
-
-// rejectedAt describes a rejection by a plugin on the chosen node (Reserve,
-// Permit): the pod waits in the unschedulable set for that plugin's events.
-func rejectedAt(host string, status *fwk.Status) *failure {
-	f := &failure{nominating: clearNomination}
-	if status.IsRejected() {
-		d := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
-		d.NodeToStatus.Set(host, status)
-		d.AddPluginStatus(status)
-		f.diagnosis = &d
-	}
-	return f
-}
-
-// rejectedByPlugin turns a rejection at WaitOnPermit into a fit error that
-// blames the plugin, as upstream's binding cycle does.
-func rejectedByPlugin(host string, status *fwk.Status) *fwk.Status {
-	fitErr := &framework.FitError{NumAllNodes: 1, Diagnosis: framework.Diagnosis{
-		NodeToStatus:         framework.NewDefaultNodeToStatus(),
-		UnschedulablePlugins: sets.New(status.Plugin()),
-	}}
-	fitErr.Diagnosis.NodeToStatus.Set(host, status)
-	return fwk.NewStatus(status.Code()).WithError(fitErr).WithPlugin(status.Plugin())
-}
-
-// unreserveAndForget undoes Reserve and Assume.
-func (s *Scheduler) unreserveAndForget(ctx context.Context, c *cycle, state fwk.CycleState, assumed *v1.Pod, host string) error {
-	c.unreserve(ctx, state, assumed, host)
-	if err := s.cache.ForgetPod(c.logger, assumed); err != nil {
-		c.logger.Error(err, "Forgetting the assumed pod", "pod", klog.KObj(assumed))
-		return err
-	}
-	return nil
-}
-
-// bindingFailed undoes the cycle's reservation and sends the pod back to the
-// queue. The room it held is free again, so pods waiting for room may retry;
-// after a rejection the pod itself is left out of that, and the move waits
-// until the pod is back in the queue with its own reasons.
-func (s *Scheduler) bindingFailed(ctx context.Context, c *cycle, pi *queue.PodInfo, state fwk.CycleState, assumed *v1.Pod, host string, status *fwk.Status, start time.Time, permitNanos int64) {
-	if err := s.unreserveAndForget(ctx, c, state, assumed, host); err == nil {
-		if status.IsRejected() {
-			defer s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil, func(p *v1.Pod) bool { return p.UID != assumed.UID })
-		} else {
-			s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, assumed, nil, nil)
-		}
-	}
-	c.bindingEnd(event.BindingEnd{Node: host, Message: status.Message(), Plugin: status.Plugin(),
-		PermitNanos: permitNanos, Nanos: time.Since(start).Nanoseconds()})
-	f := &failure{nominating: clearNomination}
-	if fitErr, ok := status.AsError().(*framework.FitError); ok {
-		f.diagnosis = &fitErr.Diagnosis
-	}
-	s.requeue(ctx, pi, status, f)
 }

@@ -3,6 +3,7 @@ package minisched
 // PreScore, Score, NormalizeScore and the weights.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"minisched/event"
 )
@@ -158,4 +160,32 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 		res.Normalized[i*k+j] = score
 	}
 	return nil
+}
+
+// selectHost picks the node with the highest total the way kube-scheduler
+// does: the head of a max-heap built over the feasible nodes in the order
+// Filter found them. Equal totals carry no random tie-breaker (upstream
+// only adds one for extenders), so the heap's layout decides, and the same
+// inputs always give the same node. The other nodes with the best total are
+// reported as ties, in Filter's order. The heap is built in totals itself,
+// which selectHost leaves reordered.
+func selectHost(totals []fwk.NodePluginScores) (string, []string) {
+	best := slices.MaxFunc(totals, func(a, b fwk.NodePluginScores) int { return cmp.Compare(a.TotalScore, b.TotalScore) }).TotalScore
+	// Counted first: the history and the cycle index keep the list, which
+	// on a cluster of alike nodes holds hundreds of names.
+	n := 0
+	for _, t := range totals {
+		if t.TotalScore == best {
+			n++
+		}
+	}
+	ties := make([]string, 0, n)
+	for _, t := range totals {
+		if t.TotalScore == best {
+			ties = append(ties, t.Name)
+		}
+	}
+	// The heap reorders totals in place, which is why the ties come first.
+	winner := framework.NewSortedScoredNodes(totals).Pop().Name
+	return winner, slices.DeleteFunc(ties, func(name string) bool { return name == winner })
 }

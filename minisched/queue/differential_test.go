@@ -1,6 +1,7 @@
 package queue
 
-// The differential test drives upstream's own PriorityQueue
+// The differential test (over 400 lines: the operations, the generator
+// and the comparison of both queues read together) drives upstream's own PriorityQueue
 // (k8s.io/kubernetes/pkg/scheduler/backend/queue) and this queue through the
 // same random sequences of operations, as the scheduler and the informers
 // would, and checks after every one that both hold every pod in the same

@@ -34,6 +34,10 @@
 // crash; when several PreEnqueue plugins would gate a pod, the one that
 // gated it before runs first, as upstream, then the others in the profile's
 // order, where upstream's order is a map's.
+//
+// This file, the Queue's operations (Add, Pop, Update, Delete, Done, the
+// moves on cluster events and the flushes), runs over 400 lines so that
+// every way a pod enters or leaves a part reads in one place.
 package queue
 
 import (

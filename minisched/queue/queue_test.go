@@ -1,5 +1,9 @@
 package queue
 
+// The queue's table tests, one per part and transition (Add, Pop, backoff,
+// the unschedulable set, hints, gating, flushes, nominations): over 400
+// lines because they read in the order queue.go does.
+
 import (
 	"context"
 	"fmt"

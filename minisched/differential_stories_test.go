@@ -1,0 +1,202 @@
+package minisched_test
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+)
+
+// preemptionStory: two pods fill a 2-CPU node; a high-priority pod that
+// may only go there preempts the one of lowest priority.
+func (d *diff) preemptionStory() {
+	d.place(storyPod("sa-low", "story-low", "1", "story-z"))
+	d.place(storyPod("sa-mid", "story-mid", "1", "story-z"))
+	mv, uv, mini, up := d.preempt(storyPod("sa-high", "story-high", "1", "story-z"))
+	d.t.Logf("seed %d, preemption: victims minisched %v, kube-scheduler %v; preemptor on %s / %s; minisched's queue: %s",
+		d.seed, mv, uv, mini["sa-high"].Node, up["sa-high"].Node, d.queuePath("sa-high"))
+}
+
+// budgetAndAgeStory: story-w holds three pods of one priority: sd-old and
+// sd-young, started three and two hours ago, and sd-guarded, the youngest,
+// under a PodDisruptionBudget that allows no disruption (its status written
+// as the disruption controller would; none runs here). The preemptor needs
+// one victim: the budget's pod is reprieved first, then the older of the
+// others (upstream's selectVictimsOnNode), so sd-young goes. Without the
+// budget it would be sd-guarded; without start times, the order of the
+// node's pods would decide.
+func (d *diff) budgetAndAgeStory() {
+	ctx := context.Background()
+	clients := []kubernetes.Interface{client, d.up.client}
+	budget := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "sd-guarded", Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrTo(intstr.FromInt32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sd-guarded"}}}}
+	for _, c := range clients {
+		pdb, err := c.PolicyV1().PodDisruptionBudgets("default").Create(ctx, budget.DeepCopy(), metav1.CreateOptions{})
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
+		if _, err := c.PolicyV1().PodDisruptionBudgets("default").UpdateStatus(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+		defer func() {
+			if err := c.PolicyV1().PodDisruptionBudgets("default").Delete(ctx, budget.Name, metav1.DeleteOptions{}); err != nil {
+				d.t.Error(err)
+			}
+		}()
+	}
+	// One instant for both clusters, whole seconds as the API keeps them.
+	now := time.Now().Truncate(time.Second)
+	for _, victim := range []struct {
+		name string
+		age  time.Duration
+	}{{"sd-old", 3 * time.Hour}, {"sd-young", 2 * time.Hour}, {"sd-guarded", time.Hour}} {
+		d.place(storyPod(victim.name, "story-low", "1", "story-w", withLabels("app", victim.name)))
+		started := metav1.NewTime(now.Add(-victim.age))
+		for _, c := range clients {
+			d.updatePod(c, victim.name, func(p *v1.Pod) { p.Status.StartTime = &started }, true)
+		}
+	}
+	// The preemptor's add comes after the start times on the same watch.
+	mv, uv, mini, up := d.preempt(storyPod("sd-high", "story-high", "1", "story-w"))
+	if !slices.Equal(uv, []string{"sd-young"}) {
+		d.t.Errorf("seed %d: kube-scheduler evicted %v for sd-high, not sd-young: the story no longer tests the budget and the ages", d.seed, uv)
+	}
+	d.t.Logf("seed %d, budget and ages: victims minisched %v, kube-scheduler %v; preemptor on %s / %s",
+		d.seed, mv, uv, mini["sd-high"].Node, up["sd-high"].Node)
+}
+
+// nominatedNodeGetsRoomStory: a blocker on story-x keeps the preemptor, by
+// required anti-affinity over the rack, off story-x and story-y. Preemption
+// evicts the blocker and nominates story-x; its deletion frees both nodes
+// at once. story-y, empty and twice as big, scores higher, but the
+// nominated node is tried first.
+func (d *diff) nominatedNodeGetsRoomStory() {
+	d.place(storyPod("sb-blocker", "story-low", "1", "story-x", withLabels("app", "sb-blocker")))
+	anti := func(p *v1.Pod) {
+		affinity(p).PodAntiAffinity = &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			TopologyKey: rackLabel, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sb-blocker"}},
+		}}}
+	}
+	mv, uv, mini, up := d.preempt(storyPod("sb-pre", "story-high", "1", "story-x", onStoryNodes("story-x", "story-y"), anti))
+	if up["sb-pre"].Node == "story-x" {
+		d.stories.nominatedFirst++
+	}
+	d.t.Logf("seed %d, nominated node gets room: victims minisched %v, kube-scheduler %v; preemptor on %s / %s; minisched's queue: %s",
+		d.seed, mv, uv, mini["sb-pre"].Node, up["sb-pre"].Node, d.queuePath("sb-pre"))
+}
+
+// externalNominationStory: a gated pod is nominated by someone else (its
+// status.nominatedNodeName) to the most loaded of the nodes where it fits,
+// which the scoring would not choose, then ungated. Both schedulers must
+// try that node first.
+func (d *diff) externalNominationStory(candidates []string) {
+	p := diffPod("sc-held", "500m", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: holdGate}} })
+	d.place(p)
+	target := d.mostLoaded(candidates, p.Spec.Containers[0].Resources.Requests.Cpu())
+	for _, c := range []kubernetes.Interface{client, d.up.client} {
+		d.updatePod(c, p.Name, func(p *v1.Pod) { p.Status.NominatedNodeName = target }, true)
+	}
+	d.check("after nominating sc-held to " + target)
+	for _, c := range []kubernetes.Interface{client, d.up.client} {
+		d.updatePod(c, p.Name, func(p *v1.Pod) { p.Spec.SchedulingGates = nil }, false)
+	}
+	mini, up := d.check("after ungating sc-held")
+	if up["sc-held"].Node == target {
+		d.stories.nominatedFirst++
+	}
+	d.t.Logf("seed %d, external nomination to %s: sc-held %s / %s", d.seed, target, describe(mini["sc-held"], true), describe(up["sc-held"], true))
+}
+
+// mostLoaded returns the candidate with the largest share of its CPU
+// requested that still has room for cpu, as kube-scheduler's cluster
+// holds them; the first candidate when none has room.
+func (d *diff) mostLoaded(candidates []string, cpu *resource.Quantity) string {
+	d.t.Helper()
+	ctx := context.Background()
+	pods, err := d.up.client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	used := map[string]int64{}
+	for _, p := range pods.Items {
+		for _, c := range p.Spec.Containers {
+			used[p.Spec.NodeName] += c.Resources.Requests.Cpu().MilliValue()
+		}
+	}
+	best, bestShare := candidates[0], -1.0
+	for _, name := range candidates {
+		n, err := d.up.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		alloc := n.Status.Allocatable.Cpu().MilliValue()
+		if alloc-used[name] < cpu.MilliValue() {
+			continue
+		}
+		if share := float64(used[name]) / float64(alloc); share > bestShare {
+			best, bestShare = name, share
+		}
+	}
+	return best
+}
+
+func (d *diff) updatePod(c kubernetes.Interface, name string, change func(*v1.Pod), status bool) {
+	d.t.Helper()
+	ctx := context.Background()
+	p, err := c.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	change(p)
+	if status {
+		_, err = c.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	} else {
+		_, err = c.CoreV1().Pods("default").Update(ctx, p, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		d.t.Fatalf("updating %s: %v", name, err)
+	}
+}
+
+// storyPod tolerates the story nodes' taint and may only go to node.
+func storyPod(name, class, cpu, node string, mutators ...func(*v1.Pod)) *v1.Pod {
+	p := diffPod(name, cpu, onStoryNodes(node))
+	p.Spec.PriorityClassName = class
+	p.Spec.Tolerations = []v1.Toleration{{Key: storyTaint, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+	for _, m := range mutators {
+		m(p)
+	}
+	return p
+}
+
+func onStoryNodes(names ...string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		affinity(p).NodeAffinity = nil
+		requireNode(p, v1.NodeSelectorRequirement{Key: storyNodeLabel, Operator: v1.NodeSelectorOpIn, Values: names})
+	}
+}
+
+func storyNode(name, cpu, mem, rack string) *v1.Node {
+	n := node(name, cpu, nodeMemory(mem))
+	n.Labels[storyNodeLabel] = name
+	if rack != "" {
+		n.Labels[rackLabel] = rack
+	}
+	n.Spec.Taints = []v1.Taint{{Key: storyTaint, Value: "true", Effect: v1.TaintEffectNoSchedule}}
+	return n
+}
+
+func nodeMemory(q string) func(*v1.Node) {
+	return func(n *v1.Node) {
+		n.Status.Allocatable[v1.ResourceMemory] = resource.MustParse(q)
+		n.Status.Capacity[v1.ResourceMemory] = resource.MustParse(q)
+	}
+}
