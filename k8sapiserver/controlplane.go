@@ -9,14 +9,8 @@ package k8sapiserver
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -24,19 +18,11 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/util/compatibility"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/keyutil"
-	basecompatibility "k8s.io/component-base/compatibility"
-	"k8s.io/kubernetes/cmd/kube-apiserver/app"
-	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
-	schedulingv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 	schedulingrest "k8s.io/kubernetes/pkg/registry/scheduling/rest"
 )
 
@@ -207,142 +193,6 @@ func Start(ctx context.Context, cfg Config) (_ *ControlPlane, err error) {
 // on Linux and 104 on macOS, the terminating NUL included.
 const maxSocketPath = 100
 
-// makeRunDir makes the directory for etcd's socket: DataDir/run, mode 0700,
-// so that only this user can connect (a unix socket is reached through its
-// directory's permissions, whatever its own mode). A data directory too deep
-// for a socket path, or whose path would need escaping in a URL, gets a
-// private temporary directory instead, which Close removes.
-func (cp *ControlPlane) makeRunDir() error {
-	dir := filepath.Join(cp.dataDir, "run")
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if !socketPathOK(filepath.Join(dir, "etcd.sock")) {
-		tmp, err := os.MkdirTemp("", "minisched-run-")
-		if err != nil {
-			return fmt.Errorf("creating a directory for etcd's socket: %w", err)
-		}
-		cp.runDir, cp.removeRunDir = tmp, true
-		if !socketPathOK(filepath.Join(tmp, "etcd.sock")) {
-			return fmt.Errorf("no short enough directory for etcd's socket: %s is too long", tmp)
-		}
-		return nil
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("creating the directory for etcd's socket: %w", err)
-	}
-	// A directory left by someone else, or a symlink to one, must not hold
-	// the socket: refuse it rather than trust its permissions.
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("checking the directory for etcd's socket: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory: it must hold etcd's socket", dir)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("restricting the directory for etcd's socket: %w", err)
-	}
-	cp.runDir = dir
-	return nil
-}
-
-// socketPathOK reports whether path fits in sun_path and reads the same in
-// a unix:// URL: etcd and its client take the URL's path unescaped, and the
-// client reads a colon in it as a port.
-func socketPathOK(path string) bool {
-	if len(path) > maxSocketPath || !filepath.IsAbs(path) {
-		return false
-	}
-	for _, r := range path {
-		ok := r == '/' || r == '.' || r == '-' || r == '_' || r == '+' ||
-			('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func (cp *ControlPlane) startEtcd(ctx context.Context) error {
-	ec := embed.NewConfig()
-	ec.Name = "minisched"
-	ec.Dir = filepath.Join(cp.dataDir, "etcd")
-	// Clients (the apiserver alone) reach etcd over a unix socket in the
-	// 0700 run directory: a TCP port on loopback would let every local user
-	// read and write the cluster, the apiserver's authentication bypassed.
-	client := url.URL{Scheme: "unix", Path: filepath.Join(cp.runDir, "etcd.sock")}
-	ec.ListenClientUrls = []url.URL{client}
-	ec.AdvertiseClientUrls = []url.URL{client}
-	// A single member has no peers to talk to, so it gets no peer listener
-	// at all. (A unix socket would not do: etcd's peer listener takes the
-	// URL's host alone as the socket's path, and an absolute path does not
-	// survive the URL round trip of the initial cluster.) The advertised
-	// peer URL only names the member; nothing listens there.
-	ec.ListenPeerUrls = nil
-	ec.AdvertisePeerUrls = []url.URL{{Scheme: "unix", Path: filepath.Join(cp.runDir, "etcd-peer.sock")}}
-	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
-	ec.ListenMetricsUrls = nil
-	ec.ListenClientHttpUrls = nil
-	ec.QuotaBackendBytes = cp.cfg.QuotaBackendBytes
-	ec.AutoCompactionMode = embed.CompactorModePeriodic
-	ec.AutoCompactionRetention = cp.cfg.CompactionRetention.String()
-	// A temporary directory is gone on exit anyway: skip fsync, which makes
-	// the apiserver's hundreds of bootstrap writes slow on some disks.
-	ec.UnsafeNoFsync = cp.removeDir
-	// One member elects itself: a short election timeout saves most of a
-	// second at every start.
-	ec.TickMs, ec.ElectionMs = 10, 100
-	if !cp.cfg.EtcdLogs {
-		ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		quietEtcdClients()
-	}
-	e, err := embed.StartEtcd(ec)
-	if err != nil {
-		return fmt.Errorf("starting etcd: %w", err)
-	}
-	cp.etcd = e
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		return fmt.Errorf("etcd failed while starting: %w", err)
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for etcd: %w", ctx.Err())
-	}
-	cp.etcdURL = client.String()
-	go cp.watchEtcd(e)
-	return nil
-}
-
-// watchEtcd reports etcd stopping, or one of its listeners failing, unless
-// Close asked for it.
-func (cp *ControlPlane) watchEtcd(e *embed.Etcd) {
-	select {
-	case <-e.Server.StopNotify():
-		cp.fail(errors.New("etcd stopped"))
-	case err, ok := <-e.Err():
-		if !ok || err == nil {
-			err = errors.New("its listeners closed")
-		}
-		cp.fail(fmt.Errorf("etcd failed: %w", err))
-	case <-cp.stopping:
-	}
-}
-
-// watchAPIServer reports the apiserver's Run returning, unless Close asked
-// for it.
-func (cp *ControlPlane) watchAPIServer() {
-	select {
-	case <-cp.apiDone:
-		err := cp.apiErr
-		if err == nil {
-			err = errors.New("Run returned")
-		}
-		cp.fail(fmt.Errorf("kube-apiserver stopped: %w", err))
-	case <-cp.stopping:
-	}
-}
-
 // fail records the first failure of a component, unless the control plane
 // is closing, and hands it to Err.
 func (cp *ControlPlane) fail(err error) {
@@ -357,107 +207,6 @@ func (cp *ControlPlane) fail(err error) {
 		cp.errc <- err
 		close(cp.errc)
 	})
-}
-
-// stopEtcd closes etcd once: embed.Etcd.Close panics the second time.
-func (cp *ControlPlane) stopEtcd() {
-	cp.etcdStop.Do(func() {
-		if cp.etcd != nil {
-			cp.etcd.Close()
-		}
-	})
-}
-
-func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
-	pki := filepath.Join(cp.dataDir, "pki")
-	if err := os.MkdirAll(pki, 0o700); err != nil {
-		return fmt.Errorf("creating certificate directory: %w", err)
-	}
-	saKey, err := serviceAccountKey(filepath.Join(pki, "sa.key"))
-	if err != nil {
-		return err
-	}
-
-	// The component-globals registry is our own, so that a second control
-	// plane in one process (the differential test runs two) does not
-	// register twice in the global one. The feature gate is the process's
-	// global gate: the apiserver's code reads that one directly.
-	featureGate := utilfeature.DefaultMutableFeatureGate
-	effective := compatibility.DefaultBuildEffectiveVersion()
-	registry := basecompatibility.NewComponentGlobalsRegistry()
-	if err := registry.Register(basecompatibility.DefaultKubeComponent, effective, featureGate); err != nil {
-		return fmt.Errorf("registering component globals: %w", err)
-	}
-
-	s := options.NewServerRunOptions()
-	s.GenericServerRunOptions.ComponentGlobalsRegistry = registry
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listening on loopback: %w", err)
-	}
-	s.SecureServing.Listener = listener
-	s.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
-	s.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
-	s.SecureServing.ExternalAddress = net.ParseIP("127.0.0.1")
-	s.SecureServing.ServerCert.CertDirectory = pki
-	s.ServiceClusterIPRanges = "10.0.0.0/16"
-	s.EndpointReconcilerType = "none"
-	s.Etcd.StorageConfig.Transport.ServerList = []string{cp.etcdURL}
-	s.EventTTL = cp.cfg.EventTTL
-	// kube-apiserver deletes a collection one object at a time by default;
-	// a reset deletes every pod at once, and a room waits for it.
-	s.Etcd.DeleteCollectionWorkers = deleteCollectionWorkers
-	s.ServiceAccountSigningKeyFile = saKey
-	s.Authentication.ServiceAccounts.Issuers = []string{"https://minisched.invalid"}
-	s.Authentication.ServiceAccounts.KeyFiles = []string{saKey}
-	// Every client holds the loopback token anyway; RBAC's bootstrap would
-	// only add a second to the start.
-	s.Authorization.Modes = []string{"AlwaysAllow"}
-	if cp.cfg.RBAC {
-		s.Authorization.Modes = []string{"RBAC"}
-	}
-	s.Admission.GenericAdmission.DisablePlugins = cp.cfg.DisableAdmissionPlugins
-
-	if err := registry.Set(); err != nil {
-		return fmt.Errorf("applying component globals: %w", err)
-	}
-	completed, err := s.Complete(ctx)
-	if err != nil {
-		return fmt.Errorf("completing apiserver options: %w", err)
-	}
-	if errs := completed.Validate(); len(errs) != 0 {
-		return fmt.Errorf("validating apiserver options: %w", errors.Join(errs...))
-	}
-	config, err := app.NewConfig(completed)
-	if err != nil {
-		return fmt.Errorf("building apiserver config: %w", err)
-	}
-	config.KubeAPIs.ControlPlane.Generic.DisabledPostStartHooks.Insert(priorityClassesHook)
-	completedConfig, err := config.Complete()
-	if err != nil {
-		return fmt.Errorf("completing apiserver config: %w", err)
-	}
-	server, err := app.CreateServerChain(completedConfig)
-	if err != nil {
-		return fmt.Errorf("creating apiserver: %w", err)
-	}
-	prepared, err := server.PrepareRun()
-	if err != nil {
-		return fmt.Errorf("preparing apiserver: %w", err)
-	}
-
-	runCtx, cancel := context.WithCancel(context.Background())
-	cp.cancel = cancel
-	go func() {
-		cp.apiErr = prepared.Run(runCtx)
-		close(cp.apiDone)
-	}()
-	go cp.watchAPIServer()
-
-	cp.restConfig = rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig)
-	cp.restConfig.QPS, cp.restConfig.Burst = 5000, 10000
-	cp.apiURL = cp.restConfig.Host
-	return cp.waitReady(ctx)
 }
 
 // priorityClassesHook is the apiserver's post-start hook that creates the
@@ -497,38 +246,6 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 		}
 		return err == nil, nil
 	})
-}
-
-// systemPriorityClasses creates the classes priorityClassesHook would
-// create, from the same list, and says whether all of them exist.
-func systemPriorityClasses(ctx context.Context, client kubernetes.Interface) bool {
-	for _, pc := range schedulingv1.SystemPriorityClasses() {
-		_, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return false
-		}
-	}
-	return true
-}
-
-// serviceAccountKey returns the path of a signing key, made once per data
-// directory so that tokens stay valid across restarts.
-func serviceAccountKey(path string) (string, error) {
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", fmt.Errorf("generating service account key: %w", err)
-	}
-	pem, err := keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
-		return "", fmt.Errorf("encoding service account key: %w", err)
-	}
-	if err := keyutil.WriteKey(path, pem); err != nil {
-		return "", fmt.Errorf("writing service account key: %w", err)
-	}
-	return path, nil
 }
 
 // Ready is closed once the control plane serves requests: the apiserver
