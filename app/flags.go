@@ -87,6 +87,9 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	if f.PublishedOn == "" {
 		f.PublishedOn = os.Getenv("MINISCHED_PUBLISHED_ON")
 	}
+	if f.BindingTimeout < 0 {
+		return f, usageError{fmt.Errorf("--binding-timeout %v is negative", f.BindingTimeout), fs.Name()}
+	}
 	if (f.TLSCert == "") != (f.TLSKey == "") {
 		return f, errors.New("--tls-cert and --tls-key go together")
 	}
@@ -124,13 +127,17 @@ type Flags struct {
 	Lease           LeaseTiming
 	SchedulerConfig string
 	SchedulerName   string
-	History         int
-	HistoryBytes    int
-	AllowedOrigins  string
-	Seed            int64
-	Paused          bool
-	Verbosity       int
-	WebDir          string
+	// BindingTimeout bounds one extension point of the binding cycle
+	// (minisched.Options.BindingTimeout); zero: the profile's longest wait
+	// and a minute.
+	BindingTimeout time.Duration
+	History        int
+	HistoryBytes   int
+	AllowedOrigins string
+	Seed           int64
+	Paused         bool
+	Verbosity      int
+	WebDir         string
 	// Token, when set, is required on every request (env MINISCHED_TOKEN).
 	Token string
 	// InsecureNoToken lets minisched listen beyond loopback without a token.
@@ -194,6 +201,7 @@ func (f *Flags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Lease.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the lease")
 	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
 	fs.StringVar(&f.SchedulerName, "scheduler-name", "", "schedule the pods with this spec.schedulerName (default: default-scheduler; minisched when attached)")
+	fs.DurationVar(&f.BindingTimeout, "binding-timeout", 0, "the longest one binding-cycle point (PreBind, Bind, PostBind) may take before the pod's binding fails; default: the longest the profile's plugins may wait there (VolumeBinding's bindTimeoutSeconds, DynamicResources' bindingTimeout, 600s each) and a minute, so no upstream wait is cut short")
 	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
 	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")
 	fs.IntVar(&f.HistoryBytes, "history-bytes", 256<<20, "the most memory, in bytes, the history may hold (events and their encoding); the oldest go first")

@@ -243,7 +243,7 @@ func (inst *Instance) startScheduler(ctx context.Context, s *settings) error {
 	inst.observer = event.Multi(inst.Recorder, inst.metrics)
 	inst.Scheduler = minisched.NewService(minisched.ServiceOptions{
 		Client: inst.Client, RESTConfig: inst.RESTConfig, Observer: inst.observer, OutOfTree: s.outOfTree,
-		Tuning: minisched.Tuning{Seed: s.Seed}, StartPaused: s.Paused,
+		Tuning: minisched.Tuning{Seed: s.Seed}, StartPaused: s.Paused, BindingTimeout: s.BindingTimeout,
 	})
 	if !s.attached || !s.LeaderElect {
 		if err := inst.Scheduler.Start(ctx, s.config); err != nil {

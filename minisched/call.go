@@ -49,8 +49,8 @@ func result(plugin string, status *fwk.Status, nanos int64) event.PluginResult {
 	return event.PluginResult{Plugin: plugin, Code: int(status.Code()), Reason: status.Message(), Nanos: nanos}
 }
 
-// bounded runs one extension point and gives up on it after the cycle
-// timeout: a plugin that hangs fails this pod's cycle with an error, and the
+// bounded runs one extension point and gives up on it after its timeout
+// (limit): a plugin that hangs fails this pod's cycle with an error, and the
 // scheduler moves on. Go cannot stop the goroutine left behind, so bounded
 // cuts it off from the cycle instead:
 //   - f runs with a context that is cancelled at the timeout, so plugins
@@ -72,7 +72,8 @@ func (c *cycle) bounded(ctx context.Context, point string, state fwk.CycleState,
 		defer close(done)
 		f(ctx, own)
 	}()
-	timer := time.NewTimer(c.timeout)
+	limit := c.limit(point)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
 	case <-done:
@@ -83,10 +84,20 @@ func (c *cycle) bounded(ctx context.Context, point string, state fwk.CycleState,
 		if p, _ := c.plugin.Load().(string); p != "" {
 			who = point + " plugin " + p
 		}
-		err := fmt.Errorf("%s did not return within %v", who, c.timeout)
+		err := fmt.Errorf("%s did not return within %v", who, limit)
 		cancel(fmt.Errorf("%w: %w", errAbandoned, err))
 		return fwk.AsStatus(err)
 	}
+}
+
+// limit is how long point may take: the binding cycle's points wait for
+// volumes and devices as upstream's do, the others are not meant to wait.
+func (c *cycle) limit(point string) time.Duration {
+	switch point {
+	case "PreBindPreFlight", "PreBind", "Bind", "PostBind":
+		return c.binding
+	}
+	return c.timeout
 }
 
 // errAbandoned is the cause of the context bounded cancels at the timeout.

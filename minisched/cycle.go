@@ -20,7 +20,9 @@ type cycle struct {
 	logger   klog.Logger
 	observer event.Observer
 	p        *profile
-	timeout  time.Duration
+	// timeout bounds a point of the scheduling cycle, binding one of the
+	// binding cycle (see bounded).
+	timeout, binding time.Duration
 	// plugin names the plugin being called at a pod-level point (and at
 	// Filter when it checks nodes in order), so that a hang can be blamed
 	// on it.

@@ -133,23 +133,27 @@ func podInfo(pod *v1.Pod) fwk.PodInfo {
 	return pi
 }
 
-// rejectedAt describes a rejection by a plugin on the chosen node (Reserve,
-// Permit): the pod waits in the unschedulable set for that plugin's events.
-func rejectedAt(host string, status *fwk.Status) *failure {
+// rejectedAt turns a rejection by a plugin on the chosen node (Reserve,
+// Permit) into upstream's fit error for one node, so that the Event and the
+// condition read "0/1 nodes are available: ..." as kube-scheduler's do, and
+// the pod waits in the unschedulable set for that plugin's events. Any
+// other failure is an error, returned as it is.
+func rejectedAt(pod *v1.Pod, host string, status *fwk.Status) (*fwk.Status, *failure) {
 	f := &failure{nominating: clearNomination}
-	if status.IsRejected() {
-		d := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
-		d.NodeToStatus.Set(host, status)
-		d.AddPluginStatus(status)
-		f.diagnosis = &d
+	if !status.IsRejected() {
+		return status, f
 	}
-	return f
+	fitErr := &framework.FitError{NumAllNodes: 1, Pod: pod, Diagnosis: framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}}
+	fitErr.Diagnosis.NodeToStatus.Set(host, status)
+	fitErr.Diagnosis.AddPluginStatus(status)
+	f.diagnosis = &fitErr.Diagnosis
+	return fwk.NewStatus(status.Code()).WithError(fitErr), f
 }
 
 // rejectedByPlugin turns a rejection at WaitOnPermit into a fit error that
 // blames the plugin, as upstream's binding cycle does.
-func rejectedByPlugin(host string, status *fwk.Status) *fwk.Status {
-	fitErr := &framework.FitError{NumAllNodes: 1, Diagnosis: framework.Diagnosis{
+func rejectedByPlugin(pod *v1.Pod, host string, status *fwk.Status) *fwk.Status {
+	fitErr := &framework.FitError{NumAllNodes: 1, Pod: pod, Diagnosis: framework.Diagnosis{
 		NodeToStatus:         framework.NewDefaultNodeToStatus(),
 		UnschedulablePlugins: sets.New(status.Plugin()),
 	}}

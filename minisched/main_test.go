@@ -263,3 +263,7 @@ func (h *harness) waitParked(name string) {
 		return e.Kind == event.KindQueue && e.Queue.To == event.Unschedulable
 	})
 }
+
+func withBindingTimeout(d time.Duration) harnessOption {
+	return func(o *minisched.ServiceOptions) { o.BindingTimeout = d }
+}

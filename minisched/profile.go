@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -199,4 +200,25 @@ func (p *profile) hints(ctx context.Context) (map[string][]fwk.ClusterEventWithH
 		out[ext.Name()] = append(out[ext.Name()], events...)
 	}
 	return out, nil
+}
+
+// bindingWait is the longest an upstream plugin of the profile may wait in
+// the binding cycle: VolumeBinding for its volumes (bindTimeoutSeconds),
+// DynamicResources for its devices' binding conditions (bindingTimeout).
+// The profile is defaulted, so both have their args.
+func bindingWait(p *config.KubeSchedulerProfile) time.Duration {
+	wait := time.Duration(0)
+	for _, pc := range p.PluginConfig {
+		switch args := pc.Args.(type) {
+		case *config.VolumeBindingArgs:
+			wait = max(wait, time.Duration(args.BindTimeoutSeconds)*time.Second)
+		case *config.DynamicResourcesArgs:
+			d := config.DynamicResourcesBindingTimeoutDefault
+			if args.BindingTimeout != nil {
+				d = args.BindingTimeout.Duration
+			}
+			wait = max(wait, d)
+		}
+	}
+	return wait
 }

@@ -64,9 +64,18 @@ type Options struct {
 	// wins, never depends on which goroutine finished first. Its value
 	// does not matter.
 	Seed int64
-	// CycleTimeout bounds one plugin call; a plugin that hangs longer fails
-	// the pod's cycle with an error. Zero means 30s.
+	// CycleTimeout bounds one extension point of the scheduling cycle
+	// (PreFilter to Permit); a plugin that hangs longer fails the pod's
+	// cycle with an error. Zero means 30s. Upstream has no such bound: its
+	// plugins there are not meant to wait.
 	CycleTimeout time.Duration
+	// BindingTimeout bounds one extension point of the binding cycle
+	// (PreBindPreFlight, PreBind, Bind, PostBind), where upstream's own
+	// plugins wait: VolumeBinding up to its bindTimeoutSeconds, and
+	// DynamicResources up to its bindingTimeout (600s each by default).
+	// Zero means the longest of the profile's such waits plus a minute,
+	// which never cuts one short.
+	BindingTimeout time.Duration
 	// Cycles numbers the scheduling cycles. A Service shares one counter
 	// across restarts so that cycle ids stay unique; nil starts at 1.
 	Cycles *atomic.Int64
@@ -132,6 +141,9 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	}
 	if opts.CycleTimeout == 0 {
 		opts.CycleTimeout = 30 * time.Second
+	}
+	if opts.BindingTimeout == 0 {
+		opts.BindingTimeout = bindingWait(&opts.Config.Profiles[0]) + time.Minute
 	}
 	// The upstream cache and framework report to kube-scheduler's metrics.
 	metrics.Register()
@@ -394,7 +406,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	// Reserve: plugins keep node-level state for the pod (volumes, DRA).
 	if status := c.reserve(ctx, state, assumed, host); !status.IsSuccess() {
 		s.unreserveAndForget(ctx, c, state, assumed, host)
-		s.fail(ctx, c, pi, status, rejectedAt(host, status))
+		status, f := rejectedAt(pod, host, status)
+		s.fail(ctx, c, pi, status, f)
 		return nil
 	}
 
@@ -402,7 +415,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	status, waits := c.permit(ctx, state, assumed, host)
 	if !status.IsSuccess() && !status.IsWait() {
 		s.unreserveAndForget(ctx, c, state, assumed, host)
-		s.fail(ctx, c, pi, status, rejectedAt(host, status))
+		status, f := rejectedAt(pod, host, status)
+		s.fail(ctx, c, pi, status, f)
 		return nil
 	}
 	var waitingSince time.Time
@@ -437,6 +451,7 @@ func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
 		observer: s.observer,
 		p:        s.profile,
 		timeout:  s.opts.CycleTimeout,
+		binding:  s.opts.BindingTimeout,
 		scratch:  &s.scratch,
 	}
 }
@@ -476,7 +491,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInf
 	}
 	if !status.IsSuccess() {
 		if status.IsRejected() {
-			status = rejectedByPlugin(host, status)
+			status = rejectedByPlugin(assumed, host, status)
 		}
 		failed(status, permitNanos)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	schedprofile "k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"minisched/minisched/plugins/random"
+	"minisched/minisched/schedconfig"
 )
 
 // TestNumToFind is a differential: for each case, kube-scheduler's
@@ -148,6 +150,31 @@ func TestSelectHost(t *testing.T) {
 			}
 			if up := framework.NewSortedScoredNodes(slices.Clone(given)).Pop().Name; up != winner {
 				t.Errorf("upstream's heap picks %s, minisched %s", up, winner)
+			}
+		})
+	}
+}
+
+// TestBindingWait: the binding cycle's guard starts from the longest wait of
+// the profile's own plugins, read from their defaulted args.
+func TestBindingWait(t *testing.T) {
+	const head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+	tests := []struct {
+		name, config string
+		want         time.Duration
+	}{
+		{"upstream's defaults: 600s for volumes and for devices", head, 600 * time.Second},
+		{"a longer volume binding", head + "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args:\n      bindTimeoutSeconds: 1200\n", 1200 * time.Second},
+		{"a longer device binding", head + "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args:\n      bindingTimeout: 15m\n", 15 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := schedconfig.Load([]byte(tt.config), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := bindingWait(&cfg.Profiles[0]); got != tt.want {
+				t.Errorf("bindingWait = %v, want %v", got, tt.want)
 			}
 		})
 	}

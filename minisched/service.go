@@ -25,8 +25,10 @@ type ServiceOptions struct {
 	OutOfTree  frameworkruntime.Registry
 	// Tuning holds the seed and the queue's timings; SetTuning changes them
 	// for the next Restart.
-	Tuning       Tuning
-	CycleTimeout time.Duration
+	Tuning Tuning
+	// CycleTimeout and BindingTimeout bound one extension point of the
+	// scheduling and of the binding cycle (see Options).
+	CycleTimeout, BindingTimeout time.Duration
 	// StartPaused holds the first pod until Resume or Step.
 	StartPaused bool
 }
@@ -108,7 +110,7 @@ func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 	t := s.opts.Tuning
 	sched, err := New(runCtx, Options{
 		Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree,
-		Observer: s.opts.Observer, Gate: s.gate, Seed: t.Seed, CycleTimeout: s.opts.CycleTimeout, Cycles: &s.cycles,
+		Observer: s.opts.Observer, Gate: s.gate, Seed: t.Seed, CycleTimeout: s.opts.CycleTimeout, BindingTimeout: s.opts.BindingTimeout, Cycles: &s.cycles,
 		MaxInUnschedulable: t.MaxInUnschedulable, UnschedulableFlushInterval: t.UnschedulableFlushInterval,
 	})
 	if err != nil {

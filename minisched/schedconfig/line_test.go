@@ -16,15 +16,15 @@ profiles:
       enabled:
       - name: NodeResourcesFit
         weight: 2
-      - name: ImageLocality
-        weight: -3
+      - name: EBSLimits
+        weight: 3
 `
 	tests := []struct {
 		name string
 		data string
 		want int
 	}{
-		{"a negative weight: the plugin's line", doc, 10},
+		{"a plugin removed from v1: the plugin's line", doc, 10},
 		{"an unknown field", strings.Replace(doc, "weight: 2", "wieght: 2", 1), 9},
 		{"an unknown top-level field", doc + "bogusField: 1\n", 12},
 		{"a YAML syntax error: the parser's line", "kind: x\nprofiles: [\n  - {a: b\n", 2},

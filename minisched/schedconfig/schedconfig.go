@@ -70,23 +70,7 @@ func Load(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfig
 	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
 		return nil, &Error{Err: err}
 	}
-	if err := validateWeights(&cfg.Profiles[0]); err != nil {
-		return nil, &Error{Err: err}
-	}
 	return cfg, nil
-}
-
-// validateWeights refuses negative score weights, which upstream validation
-// lets through and which would turn a plugin's preference upside down.
-func validateWeights(p *config.KubeSchedulerProfile) error {
-	for _, set := range []config.PluginSet{p.Plugins.MultiPoint, p.Plugins.Score} {
-		for _, pl := range set.Enabled {
-			if pl.Weight < 0 {
-				return fmt.Errorf("plugin %s: weight %d is negative; weights are 0 (the default, 1) or more", pl.Name, pl.Weight)
-			}
-		}
-	}
-	return nil
 }
 
 // hasSchedulerName reports whether the user named the profile's scheduler;

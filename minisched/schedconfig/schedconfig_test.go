@@ -35,7 +35,7 @@ func TestLoad(t *testing.T) {
 	}{
 		{"defaults", head, "", "given"},
 		{"named profile keeps its name", head + "profiles: [{schedulerName: mine}]\n", "", "mine"},
-		{"negative weight", head + "profiles: [{plugins: {multiPoint: {enabled: [{name: NodeNumber, weight: -2}]}}}]\n", "negative", ""},
+		{"a negative weight is upstream's to take", head + "profiles: [{schedulerName: given, plugins: {multiPoint: {enabled: [{name: NodeNumber, weight: -2}]}}}]\n", "", "given"},
 		{"two profiles", head + "profiles: [{schedulerName: a}, {schedulerName: b}]\n", "exactly one profile", ""},
 		{"extenders", head + "extenders: [{urlPrefix: 'http://127.0.0.1:1/', filterVerb: filter}]\n", "extenders", ""},
 		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeSchedulerConfiguration", ""},

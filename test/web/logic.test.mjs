@@ -125,6 +125,13 @@ test('score table: sorted by total, winner and ties marked', () => {
   assert.equal(close.floor, 434);
   assert.deepEqual(close.rows.map((r) => r.bar), [100, 25]);
   assert.equal(scoreTable({ plugins: [], nodes: [{ node: 'x', total: 0 }, { node: 'y', total: 10 }] }, null, codes).floor, 0);
+  // A negative weight (upstream takes one) makes negative totals: the best
+  // is the one nearest zero, and every bar is within 0-100%.
+  const negative = scoreTable({ plugins: [{ name: 'NodeResourcesFit', weight: -1 }], nodes: [{ node: 'big', total: -88 }, { node: 'small', total: -50 }] }, { result: 'scheduled', node: 'small' }, codes);
+  assert.deepEqual(negative.rows.map((r) => [r.node, r.winner]), [['small', true], ['big', false]]);
+  assert.equal(negative.best, -50);
+  assert.ok(negative.rows.every((r) => r.bar > 0 && r.bar <= 100), JSON.stringify(negative.rows.map((r) => r.bar)));
+  assert.equal(negative.rows[0].bar, 100);
 });
 
 test('points in the order they ran, and plugin times', () => {

@@ -90,11 +90,16 @@ export function scoreTable(score, end, codes) {
   rows.forEach((r, i) => { r.rank = i + 1; r.best = r.total === best; r.tie = tied && r.best; });
   const failed = plugins.filter((p) => p.code != null && status(p.code, codes).state !== 'pass').map((p) => ({ ...p, codeName: codeName(p.code, codes) }));
   // The bars start a little below the lowest total, not at 0: totals of
-  // 442 and 436 would look the same from 0.
-  const max = Math.max(1, ...rows.map((r) => r.total));
+  // 442 and 436 would look the same from 0. A negative weight makes
+  // negative totals: the bars then start below the lowest of them.
+  const top = rows.length ? Math.max(...rows.map((r) => r.total)) : 0;
   const min = rows.length ? Math.min(...rows.map((r) => r.total)) : 0;
-  const floor = rows.length > 1 && min > 0 ? Math.max(0, Math.floor(min - Math.max(1, (max - min) / 4))) : 0;
-  rows.forEach((r) => { r.bar = max > floor ? ((r.total - floor) / (max - floor)) * 100 : 100; });
+  const below = Math.floor(min - Math.max(1, (top - min) / 4));
+  let floor = 0;
+  if (min < 0) floor = below;
+  else if (rows.length > 1 && min > 0) floor = Math.max(0, below);
+  const max = Math.max(floor + 1, top);
+  rows.forEach((r) => { r.bar = ((r.total - floor) / (max - floor)) * 100; });
   return { plugins, rows, best, max, floor, nanos: score.nanos || 0, failed };
 }
 
