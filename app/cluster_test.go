@@ -307,6 +307,54 @@ func TestRealCluster(t *testing.T) {
 				return err == nil && pvc.Status.Phase == v1.ClaimBound && pvc.Spec.VolumeName == s.ns+"-static"
 			})
 		}},
+		{"an extended resource a DeviceClass names: the pod is placed on a node with devices, and its claim is made at PreBind", func(t *testing.T, s *story) {
+			// DRAExtendedResource (GA): no node advertises the resource; a
+			// DeviceClass names it, DynamicResources finds a device for it,
+			// and creates the pod's claim in PreBind.
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.nodeName("gpu"), Labels: map[string]string{"story": s.ns},
+				Annotations: map[string]string{devices.CountAnnotation: "1"}},
+				Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4")}}}
+			if _, err := inst.Cluster.CreateNode(s.ctx, node); err != nil {
+				t.Fatal(err)
+			}
+			gpu := v1.ResourceName("example.com/gpu-" + s.ns)
+			class := devices.Class(nil)
+			class.Name, class.Spec.ExtendedResourceName = s.ns+"-gpu", ptr.To(string(gpu))
+			s.create(class)
+			pod := s.pod("wants-gpu", "100m")
+			pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{gpu: resource.MustParse("1")}
+			pod.Spec.Containers[0].Resources.Requests[gpu] = resource.MustParse("1")
+			s.create(pod)
+			s.waitFor("the pod bound to the node with the device", func() bool {
+				p, err := c.CoreV1().Pods(s.ns).Get(s.ctx, "wants-gpu", metav1.GetOptions{})
+				return err == nil && p.Spec.NodeName == node.Name
+			})
+			claims, err := c.ResourceV1().ResourceClaims(s.ns).List(s.ctx, metav1.ListOptions{})
+			if err != nil || len(claims.Items) != 1 {
+				t.Fatalf("claims: %v, %v; want the pod's one", claims, err)
+			}
+			claim := claims.Items[0]
+			alloc := claim.Status.Allocation
+			if claim.Annotations[resourcev1.ExtendedResourceClaimAnnotation] != "true" || alloc == nil || len(alloc.Devices.Results) != 1 || alloc.Devices.Results[0].Pool != node.Name {
+				t.Errorf("the claim %s: annotations %v, allocation %+v; want the extended resource's, one device from pool %s", claim.Name, claim.Annotations, alloc, node.Name)
+			}
+			// The one device is taken: a second pod waits, for want of it.
+			second := s.pod("wants-gpu-too", "100m")
+			second.Spec.Containers[0].Resources = *pod.Spec.Containers[0].Resources.DeepCopy()
+			s.create(second)
+			s.waitFor("the second pod unschedulable", func() bool {
+				p, err := c.CoreV1().Pods(s.ns).Get(s.ctx, "wants-gpu-too", metav1.GetOptions{})
+				if err != nil {
+					return false
+				}
+				for _, cond := range p.Status.Conditions {
+					if cond.Type == v1.PodScheduled && cond.Reason == v1.PodReasonUnschedulable {
+						return true
+					}
+				}
+				return false
+			})
+		}},
 		{"a node's devices are published, a claim template's claim is allocated, and freed with its pod", func(t *testing.T, s *story) {
 			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.nodeName("gpu"), Labels: map[string]string{"story": s.ns},
 				Annotations: map[string]string{devices.CountAnnotation: "2"}},
@@ -540,6 +588,8 @@ func (s *story) create(obj any) {
 		_, err = s.c.CoreV1().PersistentVolumes().Create(s.ctx, o, metav1.CreateOptions{})
 	case *resourcev1.ResourceClaimTemplate:
 		_, err = s.c.ResourceV1().ResourceClaimTemplates(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
+	case *resourcev1.DeviceClass:
+		_, err = s.c.ResourceV1().DeviceClasses().Create(s.ctx, o, metav1.CreateOptions{})
 	case *policyv1.PodDisruptionBudget:
 		_, err = s.c.PolicyV1().PodDisruptionBudgets(o.Namespace).Create(s.ctx, o, metav1.CreateOptions{})
 	case *schedulingv1.PriorityClass:
