@@ -2,9 +2,13 @@ package minisched
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
@@ -108,8 +112,9 @@ func (s *Scheduler) addEventHandlers() error {
 }
 
 // addObjectEventHandlers raises the cluster events of the other objects that
-// plugins registered for (volumes, storage, devices), so that a pod rejected
-// by, say, VolumeBinding moves when the volume it waits for appears.
+// plugins registered for (volumes, storage, devices, custom resources), so
+// that a pod rejected by, say, VolumeBinding moves when the volume it waits
+// for appears.
 func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEventWithHint) error {
 	wanted := map[fwk.EventResource]bool{}
 	for _, events := range registered {
@@ -136,14 +141,7 @@ func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEv
 		if !wanted[resource] && !wanted[fwk.WildCard] {
 			continue
 		}
-		raise := func(action fwk.ActionType, oldObj, newObj any) {
-			s.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: action}, oldObj, newObj, nil)
-		}
-		var handler cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { raise(fwk.Add, nil, obj) },
-			UpdateFunc: func(oldObj, newObj any) { raise(fwk.Update, oldObj, newObj) },
-			DeleteFunc: func(obj any) { raise(fwk.Delete, unwrap(obj), nil) },
-		}
+		var handler cache.ResourceEventHandler = s.raiser(resource)
 		var err error
 		switch resource {
 		case fwk.ResourceClaim:
@@ -169,7 +167,65 @@ func (s *Scheduler) addObjectEventHandlers(registered map[string][]fwk.ClusterEv
 			return fmt.Errorf("watching %s: %w", resource, err)
 		}
 	}
+	for resource := range wanted {
+		if _, ok := informers[resource]; ok || builtIn[resource] {
+			continue
+		}
+		if err := s.watchCustomResource(resource); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// builtIn are the resources whose events come from elsewhere: the pod and
+// node handlers above, pod groups (not modelled), and the DRA kinds when
+// DRA is off.
+var builtIn = map[fwk.EventResource]bool{
+	fwk.Pod: true, fwk.AssignedPod: true, fwk.UnscheduledPod: true, fwk.TargetPod: true, fwk.Node: true, fwk.WildCard: true,
+	fwk.PodGroup: true, fwk.CompositePodGroup: true, fwk.ResourceClaim: true, fwk.ResourceSlice: true, fwk.DeviceClass: true,
+}
+
+// watchCustomResource raises the events of a resource no typed informer
+// serves, as upstream does: an out-of-tree plugin registers it as
+// <plural>.<version>.<group> (widgets.v1.example.com), and a dynamic
+// informer watches it. Without it, a pod such a plugin rejected would wait
+// for the five-minute flush.
+func (s *Scheduler) watchCustomResource(resource fwk.EventResource) error {
+	// As upstream: at least three parts, the first a plural.
+	if strings.Count(string(resource), ".") < 2 {
+		s.logger.Error(nil, "Incorrect event registration: want <plural>.<version>.<group>", "resource", resource)
+		return nil
+	}
+	if s.dynFactory == nil {
+		if s.opts.RESTConfig == nil {
+			s.logger.Info("No REST config for a dynamic informer: the resource's events are not watched", "resource", resource)
+			return nil
+		}
+		client, err := dynamic.NewForConfig(s.opts.RESTConfig)
+		if err != nil {
+			return fmt.Errorf("building a dynamic client for %s: %w", resource, err)
+		}
+		s.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
+	}
+	gvr, _ := schema.ParseResourceArg(string(resource))
+	if _, err := s.dynFactory.ForResource(*gvr).Informer().AddEventHandler(s.raiser(resource)); err != nil {
+		return fmt.Errorf("watching %s: %w", resource, err)
+	}
+	return nil
+}
+
+// raiser turns an informer's notifications of resource into cluster events
+// for the queue.
+func (s *Scheduler) raiser(resource fwk.EventResource) cache.ResourceEventHandlerFuncs {
+	raise := func(action fwk.ActionType, oldObj, newObj any) {
+		s.queue.MoveAllToActiveOrBackoffQueue(fwk.ClusterEvent{Resource: resource, ActionType: action}, oldObj, newObj, nil)
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { raise(fwk.Add, nil, obj) },
+		UpdateFunc: func(oldObj, newObj any) { raise(fwk.Update, oldObj, newObj) },
+		DeleteFunc: func(obj any) { raise(fwk.Delete, unwrap(obj), nil) },
+	}
 }
 
 // podOf unwraps a pod, also from the tombstone of a missed delete; stale

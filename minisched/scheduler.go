@@ -24,6 +24,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -98,18 +99,21 @@ type Scheduler struct {
 		list []PluginInfo
 		err  error
 	}
-	client    clientset.Interface
-	profile   *profile
-	queue     *queue.Queue
-	cache     internalcache.Cache
-	snapshot  *internalcache.Snapshot
-	factory   informers.SharedInformerFactory
-	podLister corelisters.PodLister
-	observer  event.Observer
-	logger    klog.Logger
-	gate      *Gate
-	events    events.EventBroadcaster
-	dra       *dra
+	client   clientset.Interface
+	profile  *profile
+	queue    *queue.Queue
+	cache    internalcache.Cache
+	snapshot *internalcache.Snapshot
+	factory  informers.SharedInformerFactory
+	// dynFactory watches the custom resources out-of-tree plugins
+	// registered events for; nil when none did.
+	dynFactory dynamicinformer.DynamicSharedInformerFactory
+	podLister  corelisters.PodLister
+	observer   event.Observer
+	logger     klog.Logger
+	gate       *Gate
+	events     events.EventBroadcaster
+	dra        *dra
 
 	cycles             *atomic.Int64
 	synced             atomic.Bool
@@ -229,6 +233,27 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		if !synced {
 			return fmt.Errorf("informer for %v did not sync", typ)
 		}
+	}
+	if s.dynFactory != nil {
+		// As upstream, scheduling waits for the custom resources too: a
+		// resource that is not served (no CRD) holds it, so say so.
+		s.dynFactory.Start(ctx.Done())
+		defer s.dynFactory.Shutdown()
+		synced := make(chan struct{})
+		go func() {
+			select {
+			case <-synced:
+			case <-time.After(10 * time.Second):
+				klog.FromContext(ctx).Info("Still waiting for the custom resources plugins registered events for: is each one's CRD installed?")
+			}
+		}()
+		for gvr, ok := range s.dynFactory.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				close(synced)
+				return fmt.Errorf("informer for %v did not sync", gvr)
+			}
+		}
+		close(synced)
 	}
 	s.synced.Store(true)
 	klog.FromContext(ctx).V(2).Info("informers synced")
