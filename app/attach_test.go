@@ -224,7 +224,7 @@ func TestRegainedLeaseKeepsConfig(t *testing.T) {
 	}
 	waitUntil(t, 60*time.Second, "the replica to lead again", running)
 	score := map[string]bool{}
-	for _, p := range r.Scheduler.Scheduler().Plugins().Score.Enabled {
+	for _, p := range r.Scheduler.Scheduler().Plugins(r.Scheduler.Scheduler().Profiles()[0]).Score.Enabled {
 		score[p.Name] = true
 	}
 	if !score["NodeNumber"] || score["NodeResourcesBalancedAllocation"] {

@@ -168,5 +168,5 @@ func (s *Scheduler) bindingFailed(ctx context.Context, c *cycle, pi *queue.PodIn
 	if fitErr, ok := status.AsError().(*framework.FitError); ok {
 		f.diagnosis = &fitErr.Diagnosis
 	}
-	s.requeue(ctx, pi, status, f)
+	s.requeue(ctx, c.p, pi, status, f)
 }

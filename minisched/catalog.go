@@ -51,7 +51,8 @@ func (s *Scheduler) describePlugins(ctx context.Context) ([]PluginInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defaults, err := schedconfig.Default(s.profile.name)
+	handle := s.order[0]
+	defaults, err := schedconfig.Default(handle.name)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (s *Scheduler) describePlugins(ctx context.Context) ([]PluginInfo, error) {
 	}
 	var out []PluginInfo
 	for name, factory := range reg {
-		p, err := factory(ctx, args[name], s.profile.fw)
+		p, err := factory(ctx, args[name], handle.fw)
 		if err != nil {
 			// A plugin that needs arguments of its own shows, without what
 			// it implements.

@@ -40,6 +40,9 @@ import (
 // rejected them and how many times they were tried, and for the pods bound
 // since the last pod the attempts that bound them.
 //
+// Seeds 1-5 run kube-scheduler's default configuration; seeds 6 and 7 two
+// profiles (twoProfiles), the random pods spread over them.
+//
 // Both schedulers run with parallelism 1 and minisched with a seed, so that
 // Filter checks the nodes one at a time in order on both sides, and
 // kube-scheduler runs without OpportunisticBatching, which minisched
@@ -58,8 +61,36 @@ kind: KubeSchedulerConfiguration
 parallelism: 1
 `
 
+// twoProfiles adds a second profile that packs pods (MostAllocated, no
+// balancing, no image locality): the random pods pick one of the two by
+// spec.schedulerName, as kube-scheduler's users do.
+const twoProfiles = diffConfig + `profiles:
+- schedulerName: default-scheduler
+- schedulerName: packer
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+      - name: ImageLocality
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+`
+
+// The runs: each seed under a configuration; the random pods of a
+// configuration with several profiles are spread over them.
+var diffRuns = []struct {
+	config   string
+	profiles []string
+	seeds    []int64
+}{
+	{diffConfig, nil, []int64{1, 2, 3, 4, 5}},
+	{twoProfiles, []string{"default-scheduler", "packer"}, []int64{6, 7}},
+}
+
 const (
-	diffSeeds = 5
 	// randomPods per seed; the stories add ten more.
 	randomPods = 44
 	// Upper bounds only: every wait polls a condition.
@@ -103,22 +134,30 @@ func TestAgreesWithUpstream(t *testing.T) {
 	}
 	var total figures
 	begun := time.Now()
-	for seed := int64(1); seed <= diffSeeds; seed++ {
-		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
-			f := runSeed(t, seed, second)
-			t.Logf("seed %d: %s", seed, f)
-			total.add(f)
-		})
+	seeds := 0
+	for _, run := range diffRuns {
+		for _, seed := range run.seeds {
+			name := fmt.Sprintf("seed-%d", seed)
+			if len(run.profiles) > 1 {
+				name += "-profiles-" + strings.Join(run.profiles, "-")
+			}
+			t.Run(name, func(t *testing.T) {
+				f := runSeed(t, seed, second, run.config, run.profiles)
+				t.Logf("seed %d: %s", seed, f)
+				total.add(f)
+				seeds++
+			})
+		}
 	}
-	t.Logf("all %d seeds in %v: %s", diffSeeds, time.Since(begun).Round(time.Second), &total)
+	t.Logf("all %d seeds in %v: %s", seeds, time.Since(begun).Round(time.Second), &total)
 }
 
 // runSeed generates a cluster and a workload from seed and runs them
 // through both schedulers, each started afresh on an emptied cluster.
-func runSeed(t *testing.T, seed int64, second kubernetes.Interface) *figures {
+func runSeed(t *testing.T, seed int64, second kubernetes.Interface, config string, profiles []string) *figures {
 	emptyCluster(t, second)
-	h := start(t, diffConfig, func(o *minisched.ServiceOptions) { o.Tuning.Seed = seed })
-	cfg, err := schedconfig.Load([]byte(diffConfig), "")
+	h := start(t, config, func(o *minisched.ServiceOptions) { o.Tuning.Seed = seed })
+	cfg, err := schedconfig.Load([]byte(config), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +170,7 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface) *figures {
 		t.Fatalf("kube-scheduler's cache starts with %d nodes", n)
 	}
 
-	g := &generator{r: rand.New(rand.NewSource(seed))}
+	g := &generator{r: rand.New(rand.NewSource(seed)), profiles: profiles}
 	nodes := g.cluster()
 	createNodes(t, client, nodes...)
 	createNodes(t, d.up.client, nodes...)

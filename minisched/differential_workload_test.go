@@ -16,6 +16,9 @@ type generator struct {
 	// NoSchedule nor unschedulable.
 	regular []string
 	all     []string
+	// profiles, when there are several, are the schedulers the random
+	// pods choose from.
+	profiles []string
 }
 
 func (g *generator) pick(xs ...string) string { return xs[g.r.Intn(len(xs))] }
@@ -192,6 +195,9 @@ func (g *generator) randomPod(i int) *v1.Pod {
 		p.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = resource.MustParse(g.pick("128Mi", "512Mi", "1Gi", "2Gi", "4Gi"))
 	}
 	k.build(g, p)
+	if len(g.profiles) > 1 {
+		p.Spec.SchedulerName = g.pick(g.profiles...)
+	}
 	return p
 }
 

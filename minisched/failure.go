@@ -47,7 +47,7 @@ func (s *Scheduler) fail(ctx context.Context, c *cycle, pi *queue.PodInfo, statu
 		plugins = rejectors(f.diagnosis)
 	}
 	c.end(result, "", status.Message(), plugins, 0, nil)
-	s.requeue(ctx, pi, status, f)
+	s.requeue(ctx, c.p, pi, status, f)
 }
 
 // requeue does what kube-scheduler's handleSchedulingFailure does: hands
@@ -55,7 +55,7 @@ func (s *Scheduler) fail(ctx context.Context, c *cycle, pi *queue.PodInfo, statu
 // meanwhile), records or clears its nomination, writes a FailedScheduling
 // Event and the PodScheduled=False condition that `kubectl describe pod`
 // shows.
-func (s *Scheduler) requeue(ctx context.Context, pi *queue.PodInfo, status *fwk.Status, f *failure) {
+func (s *Scheduler) requeue(ctx context.Context, p *profile, pi *queue.PodInfo, status *fwk.Status, f *failure) {
 	logger := klog.FromContext(ctx)
 	pod := pi.Pod
 	reason := v1.PodReasonSchedulerError
@@ -85,7 +85,7 @@ func (s *Scheduler) requeue(ctx context.Context, pi *queue.PodInfo, status *fwk.
 	}
 	s.queue.AddNominatedPod(logger, podInfo(pod), f.nominating)
 
-	s.profile.fw.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", truncate(status.Message()))
+	p.fw.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", truncate(status.Message()))
 	condition := &v1.PodCondition{
 		Type:               v1.PodScheduled,
 		ObservedGeneration: podutil.CalculatePodConditionObservedGeneration(&pod.Status, pod.Generation, v1.PodScheduled),

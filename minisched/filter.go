@@ -332,15 +332,15 @@ func (s *Scheduler) narrow(nodes []fwk.NodeInfo, res *fwk.PreFilterResult, d *fr
 // numToFind is how many feasible nodes are enough, as in kube-scheduler:
 // all of them below 100 nodes, then a share that shrinks as the cluster
 // grows; one, when there is no Score plugin to choose between them.
-func (s *Scheduler) numToFind(all int) int {
+func (p *profile) numToFind(all int) int {
 	const minFeasible, minPercentage = 100, 5
-	if len(s.profile.score) == 0 {
+	if len(p.score) == 0 {
 		return min(all, 1)
 	}
 	if all < minFeasible {
 		return all
 	}
-	percentage := int(s.profile.percentageOfNodesToScore)
+	percentage := int(p.percentageOfNodesToScore)
 	if percentage == 0 {
 		percentage = max(50-all/125, minPercentage)
 	}

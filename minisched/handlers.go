@@ -27,7 +27,7 @@ var (
 )
 
 // addEventHandlers wires the informers to the queue and the cache, the way
-// kube-scheduler's eventhandlers.go does: pending pods of this profile go to
+// kube-scheduler's eventhandlers.go does: pending pods of its profiles go to
 // the queue; assigned pods and nodes go to the cache and raise cluster events
 // that may move waiting pods.
 func (s *Scheduler) addEventHandlers() error {
@@ -236,7 +236,7 @@ func podOf(obj any) (pod *v1.Pod, stale bool) {
 	return pod, stale
 }
 
-func (s *Scheduler) responsibleFor(pod *v1.Pod) bool { return pod.Spec.SchedulerName == s.profile.name }
+func (s *Scheduler) responsibleFor(pod *v1.Pod) bool { return s.profileOf(pod) != nil }
 
 // updatePendingPod hands an update of a pending pod to the queue. A pod
 // whose nominated node changed counts as deleted from that node for the
@@ -282,7 +282,8 @@ func (s *Scheduler) assumedPodDeleted(pod *v1.Pod) {
 	if err != nil {
 		return // already forgotten
 	}
-	if !s.profile.fw.RejectWaitingPod(cached.UID) {
+	// The profiles share one map of waiting pods: any framework finds it.
+	if !s.order[0].fw.RejectWaitingPod(cached.UID) {
 		if err := s.cache.RemoveAssumedPod(s.logger, cached); err != nil {
 			s.logger.Error(err, "Removing an assumed pod from the cache", "pod", klog.KObj(cached))
 		}

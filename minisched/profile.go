@@ -59,6 +59,10 @@ type frameworkDeps struct {
 	recorder        events.EventRecorderLogger
 	parallelism     int
 	draManager      fwk.SharedDRAManager
+	// shared are the options every profile's framework takes alike: the
+	// one map of waiting pods and the one of pods in PreBind (each option
+	// holds its map).
+	shared []frameworkruntime.Option
 }
 
 // dra is what the DynamicResources plugin shares with the scheduler around
@@ -128,7 +132,7 @@ func newProfile(ctx context.Context, cfg *config.KubeSchedulerProfile, outOfTree
 		}
 	}
 
-	fw, err := frameworkruntime.NewFramework(ctx, registry, cfg,
+	opts := append([]frameworkruntime.Option{
 		frameworkruntime.WithClientSet(deps.client),
 		frameworkruntime.WithKubeConfig(deps.restConfig),
 		frameworkruntime.WithInformerFactory(deps.informerFactory),
@@ -136,12 +140,11 @@ func newProfile(ctx context.Context, cfg *config.KubeSchedulerProfile, outOfTree
 		frameworkruntime.WithMutableSnapshotLister(deps.snapshot),
 		frameworkruntime.WithEventRecorder(deps.recorder),
 		frameworkruntime.WithParallelism(deps.parallelism),
-		frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
-		frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
 		frameworkruntime.WithSharedDRAManager(deps.draManager),
 		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(deps.informerFactory.Storage().V1().CSINodes().Lister())),
 		frameworkruntime.WithPodGroupManager(deps.cache),
-	)
+	}, deps.shared...)
+	fw, err := frameworkruntime.NewFramework(ctx, registry, cfg, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("building the framework: %w", err)
 	}

@@ -90,7 +90,8 @@ type Options struct {
 var errNoNodesAvailable = errors.New("no nodes available to schedule pods")
 
 // Scheduler watches pods and nodes through informers and schedules the pods
-// of its profile one at a time.
+// of its profiles one at a time: a pod goes through the profile its
+// spec.schedulerName names, as under kube-scheduler.
 type Scheduler struct {
 	opts Options
 	// catalog describes the plugins a configuration may enable (Catalog).
@@ -99,8 +100,12 @@ type Scheduler struct {
 		list []PluginInfo
 		err  error
 	}
-	client   clientset.Interface
-	profile  *profile
+	client clientset.Interface
+	// profiles are the configured frameworks by scheduler name, and order
+	// lists them as the configuration does. They share one queue (and its
+	// QueueSort), the cache, the waiting pods and the pods in PreBind.
+	profiles map[string]*profile
+	order    []*profile
 	queue    *queue.Queue
 	cache    internalcache.Cache
 	snapshot *internalcache.Snapshot
@@ -131,8 +136,8 @@ type Scheduler struct {
 
 // New builds a scheduler; Run starts it.
 func New(ctx context.Context, opts Options) (*Scheduler, error) {
-	if opts.Config == nil || len(opts.Config.Profiles) != 1 {
-		return nil, errors.New("minisched needs a configuration with exactly one profile")
+	if opts.Config == nil || len(opts.Config.Profiles) == 0 {
+		return nil, errors.New("minisched needs a configuration with a profile")
 	}
 	if opts.Observer == nil {
 		opts.Observer = event.Discard
@@ -147,7 +152,9 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		opts.CycleTimeout = 30 * time.Second
 	}
 	if opts.BindingTimeout == 0 {
-		opts.BindingTimeout = bindingWait(&opts.Config.Profiles[0]) + time.Minute
+		for i := range opts.Config.Profiles {
+			opts.BindingTimeout = max(opts.BindingTimeout, bindingWait(&opts.Config.Profiles[i])+time.Minute)
+		}
 	}
 	// The upstream cache and framework report to kube-scheduler's metrics.
 	metrics.Register()
@@ -175,32 +182,52 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	s.events = events.NewBroadcaster(&events.EventSinkImpl{Interface: opts.Client.EventsV1()})
-	cfg := &opts.Config.Profiles[0]
-	s.profile, err = newProfile(ctx, cfg, opts.OutOfTree, frameworkDeps{
+	deps := frameworkDeps{
 		client:          opts.Client,
 		restConfig:      opts.RESTConfig,
 		informerFactory: s.factory,
 		snapshot:        s.snapshot,
 		cache:           s.cache,
-		recorder:        &victimReporter{EventRecorderLogger: s.events.NewRecorder(scheme.Scheme, cfg.SchedulerName), observer: opts.Observer},
 		parallelism:     int(opts.Config.Parallelism),
 		draManager:      s.dra.sharedManager(),
-	})
-	if err != nil {
-		return nil, err
+		// One map each for every profile, as upstream: a pod waits at
+		// Permit, or binds, whichever profile placed it.
+		shared: []frameworkruntime.Option{
+			frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+			frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
+		},
 	}
-	if cfg.PercentageOfNodesToScore == nil && opts.Config.PercentageOfNodesToScore != nil {
-		s.profile.percentageOfNodesToScore = *opts.Config.PercentageOfNodesToScore
+	s.profiles = map[string]*profile{}
+	hooks := map[string]queue.Profile{}
+	// registered is every profile's events, for the informers to watch.
+	registered := map[string][]fwk.ClusterEventWithHint{}
+	for i := range opts.Config.Profiles {
+		cfg := &opts.Config.Profiles[i]
+		deps.recorder = &victimReporter{EventRecorderLogger: s.events.NewRecorder(scheme.Scheme, cfg.SchedulerName), observer: opts.Observer}
+		p, err := newProfile(ctx, cfg, opts.OutOfTree, deps)
+		if err != nil {
+			return nil, profileError(opts.Config, cfg, err)
+		}
+		if cfg.PercentageOfNodesToScore == nil && opts.Config.PercentageOfNodesToScore != nil {
+			p.percentageOfNodesToScore = *opts.Config.PercentageOfNodesToScore
+		}
+		hints, err := p.hints(ctx)
+		if err != nil {
+			return nil, profileError(opts.Config, cfg, err)
+		}
+		hooks[p.name] = queue.Profile{PreEnqueue: p.fw.PreEnqueuePlugins(), Hints: hints}
+		for plugin, events := range hints {
+			registered[plugin] = append(registered[plugin], events...)
+		}
+		s.profiles[p.name] = p
+		s.order = append(s.order, p)
 	}
-	hints, err := s.profile.hints(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// Validation holds every profile to the same QueueSort, as upstream's.
+	first := s.order[0].fw
 	s.queue = queue.New(queue.Options{
-		Less:           s.profile.fw.QueueSortFunc(),
-		SortKey:        sortKey(s.profile.fw),
-		PreEnqueue:     s.profile.fw.PreEnqueuePlugins(),
-		Hints:          hints,
+		Less:           first.QueueSortFunc(),
+		SortKey:        sortKey(first),
+		Profiles:       hooks,
 		PodLister:      s.podLister,
 		InitialBackoff: time.Duration(opts.Config.PodInitialBackoffSeconds) * time.Second,
 		MaxBackoff:     time.Duration(opts.Config.PodMaxBackoffSeconds) * time.Second,
@@ -211,12 +238,14 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
 	})
 	// The queue is the nominator too, as upstream's is.
-	s.profile.fw.SetPodNominator(s.queue)
-	s.profile.fw.SetPodActivator(s.queue)
+	for _, p := range s.order {
+		p.fw.SetPodNominator(s.queue)
+		p.fw.SetPodActivator(s.queue)
+	}
 	if err := s.addEventHandlers(); err != nil {
 		return nil, err
 	}
-	if err := s.addObjectEventHandlers(hints); err != nil {
+	if err := s.addObjectEventHandlers(registered); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -275,13 +304,32 @@ func (s *Scheduler) BindingCycles() int { return int(s.binding.Load()) }
 // Queue gives read access to the scheduling queue.
 func (s *Scheduler) Queue() *queue.Queue { return s.queue }
 
-// Profile is the name of the profile's scheduler: the pods it takes.
-func (s *Scheduler) Profile() string { return s.profile.name }
+// Profiles names the profiles' schedulers, as the configuration orders
+// them: the pods each takes.
+func (s *Scheduler) Profiles() []string {
+	names := make([]string, len(s.order))
+	for i, p := range s.order {
+		names[i] = p.name
+	}
+	return names
+}
+
+// profileOf is the profile that schedules pod, nil when none does.
+func (s *Scheduler) profileOf(pod *v1.Pod) *profile { return s.profiles[pod.Spec.SchedulerName] }
+
+// profileError names the profile a configuration with several had trouble
+// with.
+func profileError(cfg *config.KubeSchedulerConfiguration, p *config.KubeSchedulerProfile, err error) error {
+	if len(cfg.Profiles) == 1 {
+		return err
+	}
+	return fmt.Errorf("profile %s: %w", p.SchedulerName, err)
+}
 
 // QueueSort names the profile's QueueSort plugin and says whether the queue
 // sends a sort key for activeQ (it knows PrioritySort's).
 func (s *Scheduler) QueueSort() (plugin string, ordered bool) {
-	return queueSortPlugin(s.profile.fw), s.queue.Ordered()
+	return queueSortPlugin(s.order[0].fw), s.queue.Ordered()
 }
 
 func queueSortPlugin(f framework.Framework) string {
@@ -317,11 +365,18 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		return err
 	}
 	pod := pi.Pod
-	if s.skipPodSchedule(pod) {
+	p := s.profileOf(pod)
+	if p == nil {
+		// Only pods of a profile enter the queue; as upstream, say so.
+		s.logger.Error(nil, "No profile schedules the pod", "pod", klog.KObj(pod), "schedulerName", pod.Spec.SchedulerName)
 		s.queue.Done(pod.UID)
 		return nil
 	}
-	c := s.newCycle(ctx, pi)
+	if s.skipPodSchedule(p, pod) {
+		s.queue.Done(pod.UID)
+		return nil
+	}
+	c := s.newCycle(ctx, pi, p)
 	state := framework.NewCycleState()
 	// Plugins may name pods that deserve another try at once (PodsToActivate).
 	podsToActivate := framework.NewPodsToActivate()
@@ -368,7 +423,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 			var processed int
 			feasible, processed, status = c.filter(ctx, filterRun{
 				state: state, pod: pod, nodes: candidates, diagnosis: &diagnosis,
-				start: s.nextStartNodeIndex, numToFind: s.numToFind(len(candidates)), inOrder: s.opts.Seed != 0,
+				start: s.nextStartNodeIndex, numToFind: p.numToFind(len(candidates)), inOrder: s.opts.Seed != 0,
 			})
 			s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 			if !status.IsSuccess() {
@@ -447,7 +502,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	var waitingSince time.Time
 	if status.IsWait() {
 		waitingSince = time.Now()
-		s.profile.fw.AddWaitingPod(assumed, waits)
+		c.p.fw.AddWaitingPod(assumed, waits)
 		c.permitWait(host, waits)
 	}
 	s.activate(c.logger, podsToActivate)
@@ -466,7 +521,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 
 // newCycle begins the reporting of one attempt at pi: its cycle id, the
 // profile whose plugins it calls, and the scratch it may use.
-func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
+func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo, p *profile) *cycle {
 	return &cycle{
 		id:       s.cycles.Add(1),
 		pod:      event.RefOf(pi.Pod),
@@ -474,7 +529,7 @@ func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo) *cycle {
 		begun:    time.Now(),
 		logger:   klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pi.Pod)),
 		observer: s.observer,
-		p:        s.profile,
+		p:        p,
 		timeout:  s.opts.CycleTimeout,
 		binding:  s.opts.BindingTimeout,
 		scratch:  &s.scratch,
@@ -500,7 +555,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInf
 			failed(preFlight, 0)
 			return
 		}
-		if preFlight.IsSuccess() || s.profile.fw.WillWaitOnPermit(ctx, assumed) {
+		if preFlight.IsSuccess() || c.p.fw.WillWaitOnPermit(ctx, assumed) {
 			nominating := &fwk.NominatingInfo{NominatedNodeName: host, NominatingMode: fwk.ModeOverride}
 			if err := s.updateStatus(ctx, assumed, nil, nominating); err != nil {
 				c.logger.Error(err, "Setting the nominated node before binding", "node", host)
@@ -509,7 +564,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInf
 	}
 
 	// WaitOnPermit: hold here until every waiting plugin allows.
-	status := s.profile.fw.WaitOnPermit(ctx, assumed)
+	status := c.p.fw.WaitOnPermit(ctx, assumed)
 	var permitNanos int64
 	if !waitingSince.IsZero() {
 		permitNanos = time.Since(waitingSince).Nanoseconds()
@@ -531,14 +586,14 @@ func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInf
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		s.profile.fw.AddPodInPreBind(assumed.UID, cancel)
-		defer s.profile.fw.RemovePodInPreBind(assumed.UID)
+		c.p.fw.AddPodInPreBind(assumed.UID, cancel)
+		defer c.p.fw.RemovePodInPreBind(assumed.UID)
 	}
 	if status := c.preBind(ctx, state, assumed, host); !status.IsSuccess() {
 		failed(status, permitNanos)
 		return
 	}
-	if inPreBind := s.profile.fw.GetPodInPreBind(assumed.UID); inPreBind != nil && !inPreBind.MarkPrebound() {
+	if inPreBind := c.p.fw.GetPodInPreBind(assumed.UID); inPreBind != nil && !inPreBind.MarkPrebound() {
 		failed(fwk.AsStatus(context.Cause(ctx)), permitNanos)
 		return
 	}
@@ -547,7 +602,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInf
 		failed(status, permitNanos)
 		return
 	}
-	s.profile.fw.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
+	c.p.fw.EventRecorder().Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
 		"Successfully assigned %s/%s to %s", assumed.Namespace, assumed.Name, host)
 	// PostBind: plugins learn that the pod is bound.
 	c.postBind(ctx, state, assumed, host)
@@ -568,9 +623,9 @@ func (s *Scheduler) activate(logger klog.Logger, pods *framework.PodsToActivate)
 
 // skipPodSchedule reports a pod that must not be tried: being deleted, or
 // already assumed (an update may have queued it again during its cycle).
-func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
+func (s *Scheduler) skipPodSchedule(p *profile, pod *v1.Pod) bool {
 	if pod.DeletionTimestamp != nil {
-		s.profile.fw.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling",
+		p.fw.EventRecorder().Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling",
 			"skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
 		return true
 	}

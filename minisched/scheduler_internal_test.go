@@ -68,8 +68,8 @@ func TestNumToFind(t *testing.T) {
 				}
 				scorers = append(scorers, pl.(fwk.ScorePlugin))
 			}
-			s := &Scheduler{profile: &profile{score: scorers, percentageOfNodesToScore: tt.percentage}}
-			if got := s.numToFind(tt.nodes); got != tt.want {
+			p := &profile{score: scorers, percentageOfNodesToScore: tt.percentage}
+			if got := p.numToFind(tt.nodes); got != tt.want {
 				t.Errorf("minisched: numToFind(%d) = %d, want %d", tt.nodes, got, tt.want)
 			}
 			if got := upstreamFeasible(t, tt.percentage, !tt.unscored, tt.nodes); got != tt.want {

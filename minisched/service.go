@@ -3,6 +3,7 @@ package minisched
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,7 +131,7 @@ func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 				Scheduler: &event.SchedulerState{State: "stopped", Message: err.Error()}})
 		}
 	}(s.done)
-	s.report("started with profile " + sched.Profile())
+	s.report("started with " + profileWords(sched.Profiles()))
 	return nil
 }
 
@@ -147,7 +148,7 @@ func (s *Service) stopLocked() {
 		return
 	}
 	// Pods held at Permit would hold the stop up for their whole wait.
-	s.sched.profile.fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+	s.sched.order[0].fw.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
 		wp.Reject("", "the scheduler is restarting")
 	})
 	s.cancel()
@@ -241,7 +242,15 @@ func (s *Scheduler) HasNode(name string) bool {
 }
 
 // Plugins lists the plugins enabled at each extension point, with weights.
-func (s *Scheduler) Plugins() *config.Plugins { return s.profile.fw.ListPlugins() }
+// Plugins lists the plugins the named profile enables at each extension
+// point, with weights; nil when no profile has that name.
+func (s *Scheduler) Plugins(profile string) *config.Plugins {
+	p := s.profiles[profile]
+	if p == nil {
+		return nil
+	}
+	return p.fw.ListPlugins()
+}
 
 // AvailablePlugins names every plugin a configuration may enable: the
 // in-tree ones, the learning ones and the out-of-tree ones.
@@ -256,4 +265,12 @@ func (s *Service) AvailablePlugins() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// profileWords names the profiles for the scheduler's state line.
+func profileWords(names []string) string {
+	if len(names) == 1 {
+		return "profile " + names[0]
+	}
+	return "profiles " + strings.Join(names, ", ")
 }

@@ -119,8 +119,14 @@ func (s *Server) putConfig(c echo.Context) error {
 	return s.getConfig(c)
 }
 
-// PluginsView says which plugins can be enabled and which are.
+// PluginsView says which plugins can be enabled and which one profile
+// enables.
 type PluginsView struct {
+	// Profile names the profile Enabled describes (GET
+	// /scheduler/plugins?profile=NAME; the first by default), and Profiles
+	// every profile, in the configuration's order.
+	Profile   string   `json:"profile"`
+	Profiles  []string `json:"profiles"`
 	Available []string `json:"available"`
 	// Enabled maps each extension point to its plugins in order; Score
 	// plugins carry their weight.
@@ -148,8 +154,16 @@ func (s *Server) getPlugins(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := sched.Plugins()
-	view := PluginsView{Available: s.opts.Scheduler.AvailablePlugins(), Enabled: map[string][]EnabledPlugin{},
+	profiles := sched.Profiles()
+	profile := c.QueryParam("profile")
+	if profile == "" {
+		profile = profiles[0]
+	}
+	p := sched.Plugins(profile)
+	if p == nil {
+		return apiError(http.StatusNotFound, "no profile is called %q: the profiles are %s", profile, strings.Join(profiles, ", "))
+	}
+	view := PluginsView{Profile: profile, Profiles: profiles, Available: s.opts.Scheduler.AvailablePlugins(), Enabled: map[string][]EnabledPlugin{},
 		Plugins: catalog, Required: map[string]int{"QueueSort": 1, "Bind": 1}}
 	for _, ep := range []struct {
 		name string

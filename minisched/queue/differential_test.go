@@ -65,7 +65,15 @@ func upstreamFlushBackoff(p *upstream.PriorityQueue, logger klog.Logger)
 //go:linkname upstreamFlushLeftover k8s.io/kubernetes/pkg/scheduler/backend/queue.(*PriorityQueue).flushUnschedulableEntitiesLeftover
 func upstreamFlushLeftover(p *upstream.PriorityQueue, logger klog.Logger)
 
-const profileName = "default-scheduler"
+// Two profiles, as kube-scheduler may run: each pod is scheduled by one of
+// them (spec.schedulerName), and meets that profile's PreEnqueue plugins and
+// QueueingHints only. The second has fewer gates and hears fewer events.
+const (
+	profileName   = "default-scheduler"
+	secondProfile = "second-scheduler"
+)
+
+var profileNames = []string{profileName, secondProfile}
 
 // The plugins. Rejections name Fit, Affinity, Taints, Claims (as Pending
 // too) and Deaf, which registered no event. GateA and GateB gate pods
@@ -75,9 +83,16 @@ var (
 	wakeValues       = []string{"", "", "Fit", "Affinity", "Taints", "Claims", "GateA", "GateB", "all", "err"}
 )
 
-func registrations() map[string][]fwk.ClusterEventWithHint {
+func registrations(profile string) map[string][]fwk.ClusterEventWithHint {
 	ev := func(r fwk.EventResource, a fwk.ActionType) fwk.ClusterEvent {
 		return fwk.ClusterEvent{Resource: r, ActionType: a}
+	}
+	if profile == secondProfile {
+		return map[string][]fwk.ClusterEventWithHint{
+			"Fit":    {{Event: ev(fwk.Node, fwk.Add), QueueingHintFn: wakeHint("Fit")}},
+			"Taints": {{Event: ev(fwk.Node, fwk.UpdateNodeTaint), QueueingHintFn: wakeHint("Taints")}},
+			"GateA":  {{Event: ev(fwk.Pod, fwk.UpdatePodLabel)}},
+		}
 	}
 	return map[string][]fwk.ClusterEventWithHint{
 		"Fit": {
@@ -134,30 +149,49 @@ func (g labelGate) PreEnqueue(_ context.Context, p *v1.Pod) *fwk.Status {
 	return nil
 }
 
-var gates = []fwk.PreEnqueuePlugin{labelGate{"GateA", "a"}, labelGate{"GateB", "b"}}
+// gatesOf are a profile's PreEnqueue plugins: the second has no GateB.
+func gatesOf(profile string) []fwk.PreEnqueuePlugin {
+	if profile == secondProfile {
+		return []fwk.PreEnqueuePlugin{labelGate{"GateA", "a"}}
+	}
+	return []fwk.PreEnqueuePlugin{labelGate{"GateA", "a"}, labelGate{"GateB", "b"}}
+}
 
 // upstreamHintMap builds upstream's map as its scheduler does
 // (buildQueueingHintMap): no hint means Queue, Pod unrolls.
 func upstreamHintMap() upstream.QueueingHintMapPerProfile {
 	always := func(klog.Logger, *v1.Pod, any, any) (fwk.QueueingHint, error) { return fwk.Queue, nil }
-	m := upstream.QueueingHintMap{}
-	regs := registrations()
-	for _, plugin := range sets.List(sets.KeySet(regs)) {
-		for _, reg := range regs[plugin] {
-			fn := reg.QueueingHintFn
-			if fn == nil {
-				fn = always
-			}
-			events := []fwk.ClusterEvent{reg.Event}
-			if reg.Event.Resource == fwk.Pod {
-				events = framework.UnrollPodEvent(reg.Event)
-			}
-			for _, e := range events {
-				m[e] = append(m[e], &upstream.QueueingHintFunction{PluginName: plugin, QueueingHintFn: fn})
+	perProfile := upstream.QueueingHintMapPerProfile{}
+	for _, profile := range profileNames {
+		m := upstream.QueueingHintMap{}
+		regs := registrations(profile)
+		for _, plugin := range sets.List(sets.KeySet(regs)) {
+			for _, reg := range regs[plugin] {
+				fn := reg.QueueingHintFn
+				if fn == nil {
+					fn = always
+				}
+				events := []fwk.ClusterEvent{reg.Event}
+				if reg.Event.Resource == fwk.Pod {
+					events = framework.UnrollPodEvent(reg.Event)
+				}
+				for _, e := range events {
+					m[e] = append(m[e], &upstream.QueueingHintFunction{PluginName: plugin, QueueingHintFn: fn})
+				}
 			}
 		}
+		perProfile[profile] = m
 	}
-	return upstream.QueueingHintMapPerProfile{profileName: m}
+	return perProfile
+}
+
+// ourProfiles are the two profiles as minisched's queue takes them.
+func ourProfiles() map[string]Profile {
+	out := map[string]Profile{}
+	for _, profile := range profileNames {
+		out[profile] = Profile{PreEnqueue: gatesOf(profile), Hints: registrations(profile)}
+	}
+	return out
 }
 
 // quiet drops the queues' logs: hints fail on purpose here.
@@ -247,19 +281,22 @@ func newHarness(t testing.TB, c chooser) *harness {
 	lister := corelisters.NewPodLister(h.indexer)
 	less := (&queuesort.PrioritySort{}).Less
 	h.ours = New(Options{
-		Less: less, PreEnqueue: gates, Hints: registrations(), PodLister: lister, Clock: h.clk, Logger: quiet, Observer: h.rec,
+		Less: less, Profiles: ourProfiles(), PodLister: lister, Clock: h.clk, Logger: quiet, Observer: h.rec,
 	})
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	preEnqueue := map[string]fwk.PreEnqueuePlugin{}
-	for _, g := range gates {
-		preEnqueue[g.Name()] = g
+	preEnqueue := map[string]map[string]fwk.PreEnqueuePlugin{}
+	for _, profile := range profileNames {
+		preEnqueue[profile] = map[string]fwk.PreEnqueuePlugin{}
+		for _, g := range gatesOf(profile) {
+			preEnqueue[profile][g.Name()] = g
+		}
 	}
 	h.theirs = upstream.NewPriorityQueue(less, factory,
 		upstream.WithClock(h.clk),
 		upstream.WithPodInitialBackoffDuration(time.Second),
 		upstream.WithPodMaxBackoffDuration(10*time.Second),
 		upstream.WithPodMaxInUnschedulablePodsDuration(5*time.Minute),
-		upstream.WithPreEnqueuePluginMap(map[string]map[string]fwk.PreEnqueuePlugin{profileName: preEnqueue}),
+		upstream.WithPreEnqueuePluginMap(preEnqueue),
 		upstream.WithQueueingHintMapPerProfile(upstreamHintMap()),
 		upstream.WithPodLister(lister),
 		upstream.WithMetricsRecorder(metrics.NewMetricsAsyncRecorder(100, time.Hour, h.stop)),
@@ -374,7 +411,7 @@ func (h *harness) add() string {
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("p%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i)),
 			ResourceVersion: "1", Labels: map[string]string{}},
-		Spec: v1.PodSpec{SchedulerName: profileName, Priority: &priority, Containers: []v1.Container{{Name: "c",
+		Spec: v1.PodSpec{SchedulerName: h.oneOf(profileName, profileName, secondProfile), Priority: &priority, Containers: []v1.Container{{Name: "c",
 			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}}}}},
 	}
 	if g := h.oneOf("", "", "", "a", "b"); g != "" {

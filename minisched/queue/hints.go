@@ -61,6 +61,10 @@ func (q *Queue) worthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj 
 		}
 		return queueAfterBackoff, ""
 	}
+	if _, ok := q.opts.Profiles[pi.Pod.Spec.SchedulerName]; !ok {
+		// No profile schedules it: as upstream, the hints cannot say no.
+		return queueAfterBackoff, ""
+	}
 	for _, name := range sets.List(pi.PendingPlugins) {
 		if q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj) {
 			return queueImmediately, name
@@ -78,7 +82,7 @@ func (q *Queue) worthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj 
 // matches (UpdateNodeLabel matches a registered Update). No hint function
 // means Queue.
 func (q *Queue) hintSaysQueue(plugin string, pod *v1.Pod, ev fwk.ClusterEvent, oldObj, newObj any) bool {
-	for _, reg := range q.opts.Hints[plugin] {
+	for _, reg := range q.profileOf(pod).Hints[plugin] {
 		if !framework.MatchClusterEvents(reg.Event, ev) {
 			continue
 		}
@@ -113,20 +117,26 @@ func (q *Queue) ofInterest(ev fwk.ClusterEvent) bool {
 	if framework.ClusterEventIsWildCard(ev) {
 		return true
 	}
-	for _, regs := range q.opts.Hints {
-		for _, reg := range regs {
-			if framework.MatchClusterEvents(reg.Event, ev) {
-				return true
+	for _, p := range q.opts.Profiles {
+		for _, regs := range p.Hints {
+			for _, reg := range regs {
+				if framework.MatchClusterEvents(reg.Event, ev) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
 
-// registered returns the events a plugin registered.
-func (q *Queue) registered(plugin string) []fwk.ClusterEvent {
+// profileOf is what the queue asks of the plugins of the pod's profile;
+// nothing for a pod of no profile.
+func (q *Queue) profileOf(pod *v1.Pod) Profile { return q.opts.Profiles[pod.Spec.SchedulerName] }
+
+// registered returns the events a plugin of the pod's profile registered.
+func (q *Queue) registered(pod *v1.Pod, plugin string) []fwk.ClusterEvent {
 	var events []fwk.ClusterEvent
-	for _, reg := range q.opts.Hints[plugin] {
+	for _, reg := range q.profileOf(pod).Hints[plugin] {
 		events = append(events, reg.Event)
 	}
 	return events
@@ -138,12 +148,13 @@ func (q *Queue) registered(plugin string) []fwk.ClusterEvent {
 // UnschedulablePlugins, so that its QueueingHints decide when the pod is
 // worth another look.
 func (q *Queue) runPreEnqueueLocked(pi *PodInfo) bool {
-	if len(q.opts.PreEnqueue) == 0 {
+	preEnqueue := q.profileOf(pi.Pod).PreEnqueue
+	if len(preEnqueue) == 0 {
 		pi.GatingPlugin, pi.GatingPluginEvents = "", nil
 		return true
 	}
-	plugins := make([]fwk.PreEnqueuePlugin, 0, len(q.opts.PreEnqueue))
-	for _, pl := range q.opts.PreEnqueue {
+	plugins := make([]fwk.PreEnqueuePlugin, 0, len(preEnqueue))
+	for _, pl := range preEnqueue {
 		if pl.Name() == pi.GatingPlugin {
 			plugins = append([]fwk.PreEnqueuePlugin{pl}, plugins...)
 		} else {
@@ -168,7 +179,7 @@ func (q *Queue) runPreEnqueueLocked(pi *PodInfo) bool {
 				pi.UnschedulablePlugins = sets.New[string]()
 			}
 			pi.UnschedulablePlugins.Insert(pl.Name())
-			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), q.registered(pl.Name())
+			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), q.registered(pi.Pod, pl.Name())
 			return false
 		}
 	}

@@ -81,6 +81,16 @@ var (
 	AssignedPodDelete    = framework.EventAssignedPodDelete
 )
 
+// Profile is what the queue asks of one profile's plugins.
+type Profile struct {
+	// PreEnqueue plugins gate pods on their way to activeQ or backoff, in
+	// this order.
+	PreEnqueue []fwk.PreEnqueuePlugin
+	// Hints maps a plugin's name to the events it registered
+	// (EnqueueExtensions.EventsToRegister) with their QueueingHints.
+	Hints map[string][]fwk.ClusterEventWithHint
+}
+
 // PreEnqueueCheck selects the pods a cluster event is offered to.
 type PreEnqueueCheck func(pod *v1.Pod) bool
 
@@ -92,12 +102,11 @@ type Options struct {
 	// queue sends it with every move, so that viewers show activeQ in pop
 	// order without a copy of the QueueSort plugin (PrioritySortKey).
 	SortKey func(*PodInfo) string
-	// PreEnqueue plugins gate pods on their way to activeQ or backoff, in
-	// this order.
-	PreEnqueue []fwk.PreEnqueuePlugin
-	// Hints maps a plugin's name to the events it registered
-	// (EnqueueExtensions.EventsToRegister) with their QueueingHints.
-	Hints map[string][]fwk.ClusterEventWithHint
+	// Profiles holds each profile's PreEnqueue plugins and QueueingHints,
+	// by scheduler name: a pod meets those of the profile its
+	// spec.schedulerName names, as upstream keeps them per profile. QueueSort
+	// is shared (Less): upstream requires the same one in every profile.
+	Profiles map[string]Profile
 	// PodLister, when set, lets the nominator check that a pod still exists
 	// and is not bound before it records a nomination, as upstream's does.
 	PodLister corelisters.PodLister

@@ -41,8 +41,12 @@ var (
 
 func pod(name string, priority int32) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
-		Spec: v1.PodSpec{Priority: &priority}}
+		Spec: v1.PodSpec{SchedulerName: testProfile, Priority: &priority}}
 }
+
+// testProfile is the one profile of the table tests (the differential runs
+// two).
+const testProfile = "default-scheduler"
 
 func prioritySort(a, b fwk.QueuedEntityInfo) bool {
 	return a.GetPriority() > b.GetPriority() || a.GetPriority() == b.GetPriority() && a.GetTimestamp().Before(b.GetTimestamp())
@@ -81,7 +85,7 @@ func newFixture(t *testing.T, hints map[string][]fwk.ClusterEventWithHint, preEn
 	t.Helper()
 	clk := testingclock.NewFakeClock(start)
 	rec := &recorder{}
-	q := New(Options{Less: prioritySort, Clock: clk, Hints: hints, PreEnqueue: preEnqueue, Observer: rec, Logger: quiet})
+	q := New(Options{Less: prioritySort, Clock: clk, Profiles: map[string]Profile{testProfile: {PreEnqueue: preEnqueue, Hints: hints}}, Observer: rec, Logger: quiet})
 	return fixture{q, clk, rec}
 }
 

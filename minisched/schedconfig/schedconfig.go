@@ -1,6 +1,6 @@
 // Package schedconfig reads and writes minisched's configuration: a
-// standard KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with
-// one profile, defaulted and validated as kube-scheduler does.
+// standard KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1),
+// defaulted and validated as kube-scheduler does.
 package schedconfig
 
 import (
@@ -41,7 +41,9 @@ func Default(schedulerName string) (*config.KubeSchedulerConfiguration, error) {
 // Load decodes a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1,
 // YAML or JSON), defaults it through the versioned API, so that disabling
 // plugins under multiPoint works as in kube-scheduler, and validates it.
-// A profile without a scheduler name gets defaultSchedulerName.
+// The first profile, when it names no scheduler, gets defaultSchedulerName
+// (the others get upstream's default-scheduler, and validation refuses two
+// of one name).
 func Load(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfiguration, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &Error{Err: errors.New("the configuration is empty")}
@@ -56,9 +58,6 @@ func Load(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfig
 		return nil, &Error{Err: fmt.Errorf("got %s, want KubeSchedulerConfiguration", gvk)}
 	}
 	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
-	if len(cfg.Profiles) != 1 {
-		return nil, &Error{Err: fmt.Errorf("minisched runs exactly one profile, the configuration has %d", len(cfg.Profiles))}
-	}
 	if len(cfg.Extenders) > 0 {
 		// Extenders are webhooks outside the framework; silently ignoring
 		// them would show placements kube-scheduler would not make.

@@ -9,7 +9,8 @@ import (
 )
 
 // FuzzLoad feeds arbitrary documents to the configuration loader: it must
-// never panic, and must refuse with an *Error (the API's 422).
+// never panic, must refuse with an *Error (the API's 422), and what it takes
+// has a profile, each of its own name.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"))
 	f.Add([]byte("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: NodeNumber, weight: 3}]\n"))
@@ -22,8 +23,16 @@ func FuzzLoad(f *testing.F) {
 		switch {
 		case err != nil && !errors.As(err, &ce):
 			t.Fatalf("Load(%q) = %v: not an *Error", data, err)
-		case err == nil && len(cfg.Profiles) != 1:
-			t.Fatalf("Load(%q) accepted %d profiles", data, len(cfg.Profiles))
+		case err == nil && len(cfg.Profiles) == 0:
+			t.Fatalf("Load(%q) accepted no profile", data)
+		case err == nil:
+			seen := map[string]bool{}
+			for _, p := range cfg.Profiles {
+				if seen[p.SchedulerName] || p.SchedulerName == "" {
+					t.Fatalf("Load(%q) accepted profiles %q twice or unnamed", data, p.SchedulerName)
+				}
+				seen[p.SchedulerName] = true
+			}
 		}
 	})
 }
@@ -36,7 +45,8 @@ func TestLoad(t *testing.T) {
 		{"defaults", head, "", "given"},
 		{"named profile keeps its name", head + "profiles: [{schedulerName: mine}]\n", "", "mine"},
 		{"a negative weight is upstream's to take", head + "profiles: [{schedulerName: given, plugins: {multiPoint: {enabled: [{name: NodeNumber, weight: -2}]}}}]\n", "", "given"},
-		{"two profiles", head + "profiles: [{schedulerName: a}, {schedulerName: b}]\n", "exactly one profile", ""},
+		{"two profiles", head + "profiles: [{schedulerName: a}, {schedulerName: b}]\n", "", "a"},
+		{"two profiles of one name", head + "profiles: [{schedulerName: a}, {schedulerName: a}]\n", "Duplicate value", ""},
 		{"extenders", head + "extenders: [{urlPrefix: 'http://127.0.0.1:1/', filterVerb: filter}]\n", "extenders", ""},
 		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeSchedulerConfiguration", ""},
 		{"empty", "", "empty", ""},
