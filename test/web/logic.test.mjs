@@ -17,7 +17,7 @@ import { backoffDelay, connectStream, streamURL } from '../../web/static/js/net/
 import { createStore } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { createActions } from '../../web/static/js/actions/index.js';
-import { segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
+import { profilesOf, rowProfile, segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeHealth, nodeRows } from '../../web/static/js/views/cluster/nodes.js';
 import { kubeletNotice } from '../../web/static/js/actions/cluster.js';
@@ -789,4 +789,31 @@ test('workloads: pods grouped by owner, Deployment above its ReplicaSets, filter
   assert.deepEqual(workloadTree(pods, { text: 'AGENT' }).map((w) => w.name), ['agent']);
   assert.deepEqual(workloadTree(pods, { text: '77aa-x' }).map((w) => w.name), ['web'], "a pod's name finds its workload");
   assert.deepEqual(workloadTree(pods, { kind: 'StatefulSet' }), []);
+});
+
+test('several profiles: the plugin editor edits the profile it shows, and the timeline filters by profile', () => {
+  const config = {
+    apiVersion: 'kubescheduler.config.k8s.io/v1',
+    kind: 'KubeSchedulerConfiguration',
+    profiles: [{ schedulerName: 'default-scheduler' }, { schedulerName: 'packer', pluginConfig: [{ name: 'NodeResourcesFit', args: { scoringStrategy: { type: 'MostAllocated' } } }] }],
+  };
+  const next = configWithPlugins(config, { ImageLocality: { enabled: false } }, 'packer');
+  assert.equal(next.profiles[0].plugins, undefined, 'the other profile is left as it was');
+  assert.deepEqual(next.profiles[1].plugins.multiPoint.disabled, [{ name: 'ImageLocality' }]);
+  assert.deepEqual(configWithPlugins(config, { ImageLocality: { enabled: false } }).profiles[0].plugins.multiPoint.disabled, [{ name: 'ImageLocality' }], 'the first when none is named');
+  assert.throws(() => configWithPlugins(config, {}, 'nobody'), /no profile nobody/);
+  assert.equal(pluginArgs(config, 'NodeResourcesFit', 'packer').scoringStrategy.type, 'MostAllocated');
+  assert.deepEqual(pluginArgs(config, 'NodeResourcesFit'), {}, 'the first profile has none');
+  const packed = withPluginArgs(config, 'NodeResourcesFit', { scoringStrategy: { type: 'LeastAllocated' } }, 'packer');
+  assert.equal(pluginArgs(packed, 'NodeResourcesFit', 'packer').scoringStrategy.type, 'LeastAllocated');
+  assert.equal(configWithPlugins(config, { NodeNumber: { weight: -3 } }).profiles[0].plugins.multiPoint.enabled[0].weight, -3, 'upstream takes negative weights');
+
+  const rows = [
+    { key: 'a', pod: { schedulerName: 'packer' }, cycles: [] },
+    { key: 'b', pod: { schedulerName: 'default-scheduler' }, cycles: [] },
+    { key: 'gone', pod: null, cycles: [{ profile: 'packer' }] },
+    { key: 'never', pod: null, cycles: [] },
+  ];
+  assert.deepEqual(rows.map(rowProfile), ['packer', 'default-scheduler', 'packer', '']);
+  assert.deepEqual(profilesOf(rows), ['default-scheduler', 'packer']);
 });

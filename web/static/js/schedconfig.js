@@ -66,20 +66,33 @@ export function pluginChecks(rows, edits, required) {
 }
 
 /**
+ * profileOf returns the profile of cfg named profile (its schedulerName),
+ * the first when profile is not given; a FormError when there is none.
+ */
+function profileOf(cfg, profile) {
+  if (!cfg || !Array.isArray(cfg.profiles) || cfg.profiles.length === 0) {
+    throw new FormError('config', 'the scheduler configuration has no profile to edit');
+  }
+  if (profile == null || profile === '') return cfg.profiles[0];
+  const found = cfg.profiles.find((p) => (p.schedulerName || 'default-scheduler') === profile);
+  if (!found) throw new FormError('config', `the scheduler configuration has no profile ${profile}`);
+  return found;
+}
+
+/**
  * configWithPlugins returns a copy of the scheduler's configuration (GET
- * /api/v1/scheduler/config, JSON) whose first profile enables, disables and
- * weighs plugins as edits says: {Name: {enabled: bool, weight: n}}.
+ * /api/v1/scheduler/config, JSON) whose profile (by scheduler name; the
+ * first when none is given) enables, disables and weighs plugins as edits
+ * says: {Name: {enabled: bool, weight: n}}.
  *
  * kube-scheduler merges multiPoint with its defaults: a plugin is turned
  * off by listing it under multiPoint.disabled, and a default plugin gets a
  * new weight by being listed under multiPoint.enabled with it.
  */
-export function configWithPlugins(config, edits) {
-  if (!config || !Array.isArray(config.profiles) || config.profiles.length === 0) {
-    throw new FormError('config', 'the scheduler configuration has no profile to edit');
-  }
+export function configWithPlugins(config, edits, profileName) {
+  profileOf(config, profileName);
   const cfg = JSON.parse(JSON.stringify(config));
-  const profile = cfg.profiles[0];
+  const profile = profileOf(cfg, profileName);
   profile.plugins = profile.plugins || {};
   const mp = profile.plugins.multiPoint = profile.plugins.multiPoint || {};
   let enabled = [...(mp.enabled || [])];
@@ -87,7 +100,7 @@ export function configWithPlugins(config, edits) {
   for (const [name, edit] of Object.entries(edits || {})) {
     if (edit.weight != null && edit.enabled !== false) {
       const w = Number(edit.weight);
-      if (!Number.isInteger(w) || w < 0 || w > 100) throw new FormError('weight', `weight of ${name}: write a whole number from 0 to 100`);
+      if (!Number.isInteger(w) || w < -100 || w > 100) throw new FormError('weight', `weight of ${name}: write a whole number from -100 to 100`);
     }
     if (edit.enabled === false) {
       enabled = enabled.filter((p) => p.name !== name);
@@ -109,17 +122,16 @@ export function configWithPlugins(config, edits) {
 }
 
 /**
- * withPluginArgs returns a copy of the configuration (JSON) whose first
- * profile's pluginConfig gives plugin name these args, merged over the
+ * withPluginArgs returns a copy of the configuration (JSON) whose profile
+ * (the first when none is named) has a pluginConfig that gives plugin name
+ * these args, merged over the
  * args it has (NodeResourcesFit's {scoringStrategy: {type:
  * "MostAllocated"}}, say).
  */
-export function withPluginArgs(config, name, args) {
-  if (!config || !Array.isArray(config.profiles) || config.profiles.length === 0) {
-    throw new FormError('config', 'the scheduler configuration has no profile to edit');
-  }
+export function withPluginArgs(config, name, args, profileName) {
+  profileOf(config, profileName);
   const cfg = JSON.parse(JSON.stringify(config));
-  const profile = cfg.profiles[0];
+  const profile = profileOf(cfg, profileName);
   const list = profile.pluginConfig = profile.pluginConfig || [];
   const at = list.findIndex((p) => p.name === name);
   const old = at >= 0 ? list[at].args || {} : {};
@@ -129,9 +141,15 @@ export function withPluginArgs(config, name, args) {
   return cfg;
 }
 
-/** The args the first profile gives plugin name, or {}. */
-export function pluginArgs(config, name) {
-  return config?.profiles?.[0]?.pluginConfig?.find((p) => p.name === name)?.args || {};
+/** The args a profile (the first when none is named) gives plugin name, or {}. */
+export function pluginArgs(config, name, profileName) {
+  let profile;
+  try {
+    profile = profileOf(config, profileName);
+  } catch {
+    return {};
+  }
+  return profile.pluginConfig?.find((p) => p.name === name)?.args || {};
 }
 
 /**

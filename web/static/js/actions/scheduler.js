@@ -26,9 +26,17 @@ export function schedulerActions({ api, store, run, actions }) {
     },
 
     /** Loads what the running scheduler's plugins are (GET /scheduler/plugins) into the store. */
-    async loadPluginView() {
+
+    /** Loads one profile's plugins (GET /scheduler/plugins?profile=; the one shown, else the first) into the store. */
+    async loadPluginView(profile) {
       return run('pluginView', 'Could not load the scheduler\'s plugins', async () => {
-        const view = await api.plugins();
+        // The profile shown before; the first, once the scheduler no
+        // longer has it (404).
+        const wanted = profile ?? store.server.plugins.peek()?.profile;
+        const view = await api.plugins(wanted).catch((err) => {
+          if (err?.status === 404 && profile === undefined) return api.plugins();
+          throw err;
+        });
         store.setPlugins(view);
         return view;
       });
@@ -40,15 +48,15 @@ export function schedulerActions({ api, store, run, actions }) {
     },
 
     /**
-     * Applies plugin edits ({Name: {enabled, weight}}) to config; returns
-     * the configuration the scheduler restarted with.
+     * Applies plugin edits ({Name: {enabled, weight}}) to one profile of
+     * config; returns the configuration the scheduler restarted with.
      */
-    async applyPlugins(config, edits) {
+    async applyPlugins(config, edits, profile) {
       return run('plugins', 'The scheduler refused the configuration', async () => {
-        const next = configWithPlugins(config, edits);
+        const next = configWithPlugins(config, edits, profile);
         const cfg = await api.putConfig(next);
         store.addNotice('ok', 'The scheduler restarted with the new plugins.');
-        await actions.loadPluginView();
+        await actions.loadPluginView(profile);
         return cfg;
       });
     },
@@ -90,10 +98,10 @@ export function schedulerActions({ api, store, run, actions }) {
       }
     },
 
-    /** Gives a plugin args in the running configuration and restarts the scheduler with it. */
-    async applyPluginArgs(name, args) {
+    /** Gives a plugin args in one profile of the running configuration and restarts the scheduler with it. */
+    async applyPluginArgs(name, args, profile) {
       return run('config', `The scheduler refused ${name}'s arguments`, async () => {
-        const cfg = withPluginArgs(await api.config(), name, args);
+        const cfg = withPluginArgs(await api.config(), name, args, profile);
         await api.putConfig(cfg);
         store.addNotice('ok', `The scheduler restarted with ${name}'s new arguments.`);
         return cfg;

@@ -100,7 +100,8 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     pause: () => request('POST', '/scheduler/pause'),
     resume: () => request('POST', '/scheduler/resume'),
     step: () => request('POST', '/scheduler/step'),
-    plugins: () => request('GET', '/scheduler/plugins'),
+    /** One profile's plugins (the first, unless profile names another). */
+    plugins: (profile) => request('GET', `/scheduler/plugins${profile ? `?profile=${encodeURIComponent(profile)}` : ''}`),
     config: () => request('GET', '/scheduler/config'),
     /** The running configuration as YAML, or with defaults kube-scheduler's defaults for its name. */
     configYaml: (defaults = false) => request('GET', `/scheduler/config${defaults ? '?defaults=true' : ''}`, { accept: 'application/yaml' }),

@@ -73,17 +73,19 @@ export function ConfigEditor({ store, actions }) {
 /** NodeResourcesFit's scoring strategy: spread pods out, or pack them. */
 export function ScoringStrategy({ store, actions }) {
   const [current, setCurrent] = useState('');
+  // The profile the plugin editor shows.
+  const profile = store.server.plugins.value?.profile;
   const generation = store.server.scheduler.value.generation;
   useEffect(() => {
     let live = true;
-    actions.loadConfig().then((c) => { if (live && c) setCurrent(pluginArgs(c, 'NodeResourcesFit').scoringStrategy?.type || 'LeastAllocated'); });
+    actions.loadConfig().then((c) => { if (live && c) setCurrent(pluginArgs(c, 'NodeResourcesFit', profile).scoringStrategy?.type || 'LeastAllocated'); });
     return () => { live = false; };
-  }, [generation]);
+  }, [generation, profile]);
   return html`<div class="panel form" id="strategy-form" aria-labelledby="strategy-h">
-    <h2 id="strategy-h">NodeResourcesFit's scoring</h2>
+    <h2 id="strategy-h">NodeResourcesFit's scoring${(store.server.plugins.value?.profiles?.length || 0) > 1 ? html` <span class="muted small">(profile ${profile})</span>` : null}</h2>
     <label class="field" for="strategy">Scoring strategy
       <select id="strategy" value=${current} disabled=${!current || store.page.isBusy('config')}
-        onChange=${(e) => actions.applyPluginArgs('NodeResourcesFit', { scoringStrategy: { type: e.currentTarget.value } })}>
+        onChange=${(e) => actions.applyPluginArgs('NodeResourcesFit', { scoringStrategy: { type: e.currentTarget.value } }, profile)}>
         ${STRATEGIES.map((s) => html`<option key=${s} value=${s}>${s === 'LeastAllocated' ? 'LeastAllocated: spread, the emptiest node scores best' : 'MostAllocated: pack, the fullest node scores best'}</option>`)}
       </select>
     </label>

@@ -183,15 +183,21 @@ function Plugins({ store, actions }) {
   const edit = (name, patch) => setEdits((all) => ({ ...all, [name]: { ...all[name], ...patch } }));
   const apply = async (ev) => {
     ev.preventDefault();
-    const next = await actions.applyPlugins(config, edits);
+    const next = await actions.applyPlugins(config, edits, view.profile);
     if (next) { setConfig(next); setEdits({}); }
   };
+  const profiles = view?.profiles || [];
+  const choose = (ev) => { setEdits({}); actions.loadPluginView(ev.currentTarget.value); };
   const changed = Object.keys(edits).length;
   const checks = pluginChecks(rows, edits, data?.view?.required);
   return html`<form class="panel form plugins" onSubmit=${apply} aria-labelledby="plugins-h" id="plugins-form">
     <h2 id="plugins-h">Scheduler plugins</h2>
     ${!data ? html`<p class="muted" role="status">${busy ? 'Loading…' : 'Not loaded.'}</p>` : html`
-    <p class="hint">Applying restarts the scheduler with a configuration whose first profile lists these plugins under multiPoint. Weights count for Score plugins.</p>
+    ${profiles.length > 1 ? html`<label class="field" for="plugins-profile">Profile
+      <select id="plugins-profile" value=${view.profile} disabled=${busy} onChange=${choose}>
+        ${profiles.map((p) => html`<option key=${p} value=${p}>${p}</option>`)}
+      </select></label>` : null}
+    <p class="hint">Applying restarts the scheduler with a configuration whose profile ${view.profile} lists these plugins under multiPoint. Weights count for Score plugins.</p>
     <div class="plugin-table-wrap">
     <table class="plugin-table">
       <thead><tr><th scope="col">plugin <span class="muted small">(extension points)</span></th><th scope="col">on</th><th scope="col">weight</th></tr></thead>
@@ -203,7 +209,7 @@ function Plugins({ store, actions }) {
           <th scope="row">${r.name}<div class="muted small">${r.enabled ? r.points.join(', ') : `off${r.canRun.length ? `; runs at ${r.canRun.join(', ')}` : ''}`}</div></th>
           <td><input type="checkbox" aria-label=${`enable ${r.name}`} checked=${enabled} disabled=${!!checks.locked[r.name]} title=${checks.locked[r.name] || ''}
             onChange=${(ev) => edit(r.name, { enabled: ev.currentTarget.checked })} /></td>
-          <td>${r.score ? html`<input type="number" min="0" max="100" class="weight" aria-label=${`weight of ${r.name}`} value=${weight || (enabled ? 1 : '')} disabled=${!enabled}
+          <td>${r.score ? html`<input type="number" min="-100" max="100" class="weight" aria-label=${`weight of ${r.name}`} value=${weight || (enabled ? 1 : '')} disabled=${!enabled}
               onInput=${(ev) => edit(r.name, { weight: ev.currentTarget.value, enabled })} />` : html`<span class="muted">–</span>`}</td>
         </tr>`;
       })}</tbody>

@@ -116,7 +116,7 @@ function Outcome({ summary, matrix, truncated, permitWait }) {
   const end = summary.end;
   const b = summary.binding;
   return html`<section class=${`outcome o-${outcomeClass(summary)}`} aria-label="outcome">
-    <h3>Cycle ${summary.id} · attempt ${summary.attempt} · <span class="result">${outcomeText(summary)}</span></h3>
+    <h3>Cycle ${summary.id} · attempt ${summary.attempt}${summary.profile && summary.profile !== 'default-scheduler' ? html` · profile <span class="profile">${summary.profile}</span>` : null} · <span class="result">${outcomeText(summary)}</span></h3>
     <dl class="facts">
       ${summary.start ? html`<div><dt>started</dt><dd>${formatClock(summary.start)}</dd></div>` : null}
       <div><dt>nodes</dt><dd>${summary.nodes}</dd></div>

@@ -64,3 +64,18 @@ export function zoomed(range, factor) {
 export function failedRow(row) {
   return row.trail.some((s) => s.failed) || row.cycles.some((c) => (c.end && c.end.result !== 'scheduled') || c.binding?.bound === false);
 }
+
+/** rowProfile is the profile (scheduler name) that schedules a row's pod: its spec's, or its last cycle's once the pod is gone. */
+export function rowProfile(row) {
+  return row.pod?.schedulerName || row.cycles.at(-1)?.profile || '';
+}
+
+/** profilesOf names the profiles of the rows, sorted: the timeline filters by them when there are several. */
+export function profilesOf(rows) {
+  const names = new Set();
+  for (const r of rows) {
+    const p = rowProfile(r);
+    if (p) names.add(p);
+  }
+  return [...names].sort();
+}

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { html, VirtualList } from '../../ui.js';
 import { clock } from '../../clock.js';
 import { formatClock, formatDuration, keyLabel, outcomeClass, outcomeText, podLabel, queueTitle } from '../../format.js';
-import { failedRow, segments, timeRange, zoomed } from './bands.js';
+import { failedRow, profilesOf, rowProfile, segments, timeRange, zoomed } from './bands.js';
 
 const WINDOWS = Object.freeze([
   { id: 'fit', label: 'fit', ms: -1 },
@@ -65,9 +65,12 @@ export default function Timeline({ store, actions }) {
   const [win, setWin] = useState('fit');
   const [filter, setFilter] = useState('');
   const [onlyFailed, setOnlyFailed] = useState(false);
+  const [profile, setProfile] = useState('');
   const [zoom, setZoom] = useState(1);
   let rows = store.timelineRows.value;
   const selected = store.page.selectedPod.value;
+  const profiles = profilesOf(rows);
+  if (profile && profiles.includes(profile)) rows = rows.filter((r) => rowProfile(r) === profile);
   const f = filter.trim().toLowerCase();
   if (f) rows = rows.filter((r) => r.key.toLowerCase().includes(f));
   if (onlyFailed) rows = rows.filter(failedRow);
@@ -86,6 +89,9 @@ export default function Timeline({ store, actions }) {
       </div>
       <label class="check"><input type="checkbox" id="tl-failed" checked=${onlyFailed} onChange=${(e) => setOnlyFailed(e.currentTarget.checked)} /> only pods that failed an attempt</label>
       <label class="filter-box">Find pod <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
+      ${profiles.length > 1 ? html`<label class="filter-box">Profile <select id="tl-profile" value=${profile} onChange=${(e) => setProfile(e.currentTarget.value)}>
+        <option value="">all</option>${profiles.map((p) => html`<option key=${p} value=${p}>${p}</option>`)}
+      </select></label>` : null}
       <span class="muted">${rows.length} pods</span>
     </div>
     <${Legend} store=${store} />
