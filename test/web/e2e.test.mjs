@@ -338,6 +338,44 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.uncheck('#config-show-diff');
   });
 
+  await t.test('two profiles: the plugin editor edits the one chosen, a cycle names its profile, the timeline filters by it (issue 34, 6)', async () => {
+    const before = await page.evaluate(() => fetch('/api/v1/scheduler/config', { headers: { Accept: 'application/json' } }).then((r) => r.text()));
+    const put = (body, type) => page.evaluate(([b, t]) => fetch('/api/v1/scheduler/config', { method: 'PUT', headers: { 'Content-Type': t }, body: b }).then((r) => r.status), [body, type]);
+    const generation = await page.evaluate(() => window.minisched.store.server.scheduler.value.generation);
+    const two = 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n- schedulerName: packer\n  plugins:\n    multiPoint:\n      disabled:\n      - name: ImageLocality\n';
+    assert.equal(await put(two, 'application/yaml'), 200);
+    await page.waitForFunction((g) => window.minisched.store.server.scheduler.value.generation > g, generation);
+    await tab('controls');
+    await page.waitForSelector('#plugins-profile');
+    await page.selectOption('#plugins-profile', 'packer');
+    await page.waitForFunction(() => window.minisched.store.server.plugins.value?.profile === 'packer');
+    await page.waitForSelector('#plugins-form input[aria-label="enable ImageLocality"]');
+    assert.equal(await page.isChecked('#plugins-form input[aria-label="enable ImageLocality"]'), false, 'packer has ImageLocality off');
+    await page.selectOption('#plugins-profile', 'default-scheduler');
+    await page.waitForFunction(() => window.minisched.store.server.plugins.value?.profile === 'default-scheduler');
+    assert.equal(await page.isChecked('#plugins-form input[aria-label="enable ImageLocality"]'), true, 'default-scheduler has it on');
+
+    const created = await page.evaluate(() => fetch('/api/v1/pods', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'packed-1' }, spec: { schedulerName: 'packer', containers: [{ name: 'c', image: 'pause:3.10', resources: { requests: { cpu: '100m' } } }] } }),
+    }).then((r) => r.status));
+    assert.equal(created, 201);
+    await page.waitForFunction(() => window.minisched.store.cluster.pods.peek('default/packed-1')?.nodeName);
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/packed-1'));
+    await page.waitForFunction(() => /profile packer/.test(document.querySelector('.outcome h3')?.textContent || ''));
+
+    await tab('timeline');
+    await page.waitForSelector('#tl-profile');
+    await page.selectOption('#tl-profile', 'packer');
+    await page.waitForFunction(() => [...document.querySelectorAll('.tl-list .tl-name')].every((b) => b.dataset.pod === 'default/packed-1'));
+    assert.equal(await page.locator('.tl-list .tl-name[data-pod="default/packed-1"]').count(), 1);
+    await page.selectOption('#tl-profile', '');
+
+    const again = await page.evaluate(() => window.minisched.store.server.scheduler.value.generation);
+    assert.equal(await put(before, 'application/json'), 200, 'the configuration as it was');
+    await page.waitForFunction((g) => window.minisched.store.server.scheduler.value.generation > g, again);
+  });
+
   await t.test('API errors are shown in words', async () => {
     await tab('controls');
     await page.fill('#node-name', 'e2e-small');
