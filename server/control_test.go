@@ -91,8 +91,10 @@ func TestSchedulerConfig(t *testing.T) {
 		{"not YAML", "{{{", "decoding"},
 		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeSchedulerConfiguration"},
 		{"unknown plugin", strings.ReplaceAll(nodeNumberConfig, "NodeNumber", "NoSuchPlugin"), "NoSuchPlugin"},
-		{"negative weight", strings.ReplaceAll(nodeNumberConfig, "weight: 10", "weight: -1"), "weight"},
-		{"two profiles", nodeNumberConfig + "- schedulerName: other\n", "exactly one profile"},
+		// Upstream's framework refuses a negative weight that a positive one
+		// follows in its list of Score plugins (its overflow check wraps).
+		{"a negative weight before positive ones", strings.ReplaceAll(nodeNumberConfig, "multiPoint:\n      enabled:\n      - name: NodeNumber\n        weight: 10", "score:\n      enabled:\n      - name: NodeNumber\n        weight: -1"), "could overflow"},
+		{"two profiles of one name", nodeNumberConfig + "- schedulerName: default-scheduler\n", "Duplicate value"},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +186,20 @@ func TestSchedulerConfig(t *testing.T) {
 		q := queueOf(t)
 		return len(q.Active)+len(q.Backoff)+len(q.Unschedulable)+len(q.InFlight) == 1
 	})
+
+	// Two profiles: the plugin view describes the one asked for.
+	if code := api(t, "PUT", "/api/v1/scheduler/config", "application/yaml", []byte(nodeNumberConfig+"- schedulerName: other\n"), nil); code != http.StatusOK {
+		t.Fatalf("two profiles: %d", code)
+	}
+	var other server.PluginsView
+	if code := api(t, "GET", "/api/v1/scheduler/plugins?profile=other", "", nil, &other); code != http.StatusOK ||
+		other.Profile != "other" || fmt.Sprint(other.Profiles) != "[default-scheduler other]" || slices.ContainsFunc(other.Enabled["Score"], func(p server.EnabledPlugin) bool { return p.Name == "NodeNumber" }) {
+		t.Errorf("GET /scheduler/plugins?profile=other: %d %s %v; want profile other of [default-scheduler other], without NodeNumber", code, other.Profile, other.Profiles)
+	}
+	var e404 struct{ Error string }
+	if code := api(t, "GET", "/api/v1/scheduler/plugins?profile=nobody", "", nil, &e404); code != http.StatusNotFound || !strings.Contains(e404.Error, "default-scheduler, other") {
+		t.Errorf("an unknown profile: %d %q, want 404 naming the profiles", code, e404.Error)
+	}
 
 	// Put the defaults back for the other tests.
 	defaults := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
