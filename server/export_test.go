@@ -65,8 +65,8 @@ func TestImportRefusesBadInput(t *testing.T) {
 		{"a node twice", "?replace=true", "application/json",
 			`{` + header + `,"nodes":[{"metadata":{"name":"n"}},{"metadata":{"name":"n"}}]}`, 422, "node n appears twice"},
 		{"invalid scheduler configuration", "?replace=true", "application/json",
-			`{` + header + `,"schedulerConfiguration":{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"schedulerName":"a"},{"schedulerName":"b"}]}}`,
-			422, "exactly one profile"},
+			`{` + header + `,"schedulerConfiguration":{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"schedulerName":"a"},{"schedulerName":"a"}]}}`,
+			422, "Duplicate value"},
 		{"a cluster that is not empty, without replace", "", "application/json",
 			`{` + header + `,"nodes":[{"metadata":{"name":"imported"}}]}`, 409, "it holds nodes"},
 	}
