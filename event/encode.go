@@ -51,7 +51,7 @@ func (e *Event) matrixOnly() bool {
 	}
 	return e.Queue == nil && e.CycleStart == nil && e.Point == nil && e.CycleEnd == nil &&
 		e.PermitWait == nil && e.BindingEnd == nil && e.Node == nil && e.PodChange == nil &&
-		e.Scheduler == nil && e.Scenario == nil && e.Preemption == nil && e.Summary == nil
+		e.Scheduler == nil && e.Scenario == nil && e.Preemption == nil && e.Extender == nil && e.Summary == nil
 }
 
 // matrixSize estimates a matrix event's encoding from the keys of a row and

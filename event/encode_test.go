@@ -61,7 +61,7 @@ func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
 		{"names encoding/json escapes", Event{Seq: 3, Kind: KindFilter, Pod: &PodRef{Name: "ünïcode\"<&>"}, Filter: filterOf(t,
 			[]string{"a\\b", "tab\there"}, []NodeFilter{{Node: "n\x01", Codes: []int{3}, Nanos: []int64{-1}, Reason: "bad \xff utf-8 \u2028"}}, 0, false)}},
 		{"score with a failed plugin", Event{Seq: 9, Time: at, Kind: KindScore, Pod: pod, Cycle: 3, Score: &ScoreResults{
-			Plugins:   []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}},
+			Plugins:   []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}, {Name: "http://127.0.0.1:8888/", Weight: 3, Extender: true, Nanos: 1500}},
 			NodeNames: []string{"node-1", ""}, Raw: []int64{50, 0, 0, 0}, PluginNanos: []int64{800, 12, 0, 0},
 			Nanos: 9000}}},
 		{"score with nil lists", Event{Seq: 10, Kind: KindScore, Score: &ScoreResults{}}},

@@ -52,6 +52,9 @@ const (
 	// KindPreemption: the scheduler evicted a pod (Pod) to make room for a
 	// pod of higher priority.
 	KindPreemption Kind = "preemption"
+	// KindExtender: a scheduler extender (an HTTP webhook outside the
+	// framework) was called: to filter, prioritize, bind or preempt.
+	KindExtender Kind = "extender"
 )
 
 // Event is one thing that happened. Exactly one of the payload pointers is
@@ -76,6 +79,7 @@ type Event struct {
 	Scheduler  *SchedulerState `json:"scheduler,omitempty"`
 	Scenario   *ScenarioStep   `json:"scenario,omitempty"`
 	Preemption *Preemption     `json:"preemption,omitempty"`
+	Extender   *ExtenderCall   `json:"extender,omitempty"`
 	// FilterSummary and ScoreSummary stand for Filter and Score on a
 	// stream that asked for compact matrices (see Compact).
 	FilterSummary *FilterSummary `json:"filterSummary,omitempty"`
@@ -147,6 +151,14 @@ func (e *Event) Bytes() int {
 		}
 	case e.CycleEnd != nil:
 		b += len(e.CycleEnd.Message) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
+	case e.Extender != nil:
+		x := e.Extender
+		b += len(x.Extender) + len(x.Verb) + len(x.Node) + len(x.Error)
+		for _, m := range []map[string]string{x.Failed, x.Unresolvable} {
+			for node, why := range m {
+				b += 2*perString + len(node) + len(why)
+			}
+		}
 	}
 	if s := e.Summary; s != nil {
 		b += 512 + len(s.Pod.Namespace) + len(s.Pod.Name) + len(s.Pod.UID)
@@ -342,15 +354,23 @@ type ScoreResults struct {
 	Nanos int64
 }
 
-// ScorePlugin describes one Score plugin in a ScoreResults.
+// ScorePlugin describes one Score plugin in a ScoreResults, or one
+// scheduler extender that prioritized the nodes beside them.
 type ScorePlugin struct {
 	Name   string `json:"name"`
 	Weight int64  `json:"weight"`
 	// NormalizeNanos is how long NormalizeScore took (0 without one).
 	NormalizeNanos int64 `json:"normalizeNanos,omitempty"`
-	// Code and Reason report a failed Score or NormalizeScore.
+	// Code and Reason report a failed Score or NormalizeScore, or an
+	// extender's failed call.
 	Code   int    `json:"code,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Extender marks an extender's column (Name is its urlPrefix): its raw
+	// score is the extender's (0-10), normalized times 10 (upstream's
+	// MaxNodeScore over MaxExtenderPriority), and Nanos is how long its
+	// Prioritize call took.
+	Extender bool  `json:"extender,omitempty"`
+	Nanos    int64 `json:"nanos,omitempty"`
 }
 
 // NodeScore is one row of a ScoreResults as JSON has it: one node's scores,
@@ -485,3 +505,37 @@ func Multi(observers ...Observer) Observer {
 		}
 	})
 }
+
+// ExtenderCall is one call to a scheduler extender, as kube-scheduler makes
+// it: filter after the Filter plugins (and on the nominated node), prioritize
+// beside the Score plugins (its scores are the Score table's column), bind
+// instead of the Bind plugins, preempt within DefaultPreemption.
+type ExtenderCall struct {
+	// Extender is its urlPrefix, as upstream names it.
+	Extender string `json:"extender"`
+	// Verb is filter, prioritize, bind or preempt.
+	Verb string `json:"verb"`
+	// Nodes is how many nodes (preempt: candidate nodes) went to it, and
+	// Passed how many it kept.
+	Nodes  int `json:"nodes"`
+	Passed int `json:"passed"`
+	// Failed and Unresolvable are the nodes a filter turned away, with its
+	// reasons, at most MaxExtenderReasons of each; FailedCount and
+	// UnresolvableCount count them all.
+	Failed            map[string]string `json:"failed,omitempty"`
+	Unresolvable      map[string]string `json:"unresolvable,omitempty"`
+	FailedCount       int               `json:"failedCount,omitempty"`
+	UnresolvableCount int               `json:"unresolvableCount,omitempty"`
+	// Node is the node a bind named.
+	Node string `json:"node,omitempty"`
+	// Weight is a prioritizer's weight.
+	Weight int64 `json:"weight,omitempty"`
+	// Error is the call's error; Ignored says the extender is ignorable,
+	// so scheduling went on as if it had not been called.
+	Error   string `json:"error,omitempty"`
+	Ignored bool   `json:"ignored,omitempty"`
+	Nanos   int64  `json:"nanos"`
+}
+
+// MaxExtenderReasons bounds the reasons an ExtenderCall keeps per kind.
+const MaxExtenderReasons = 200

@@ -92,6 +92,12 @@ func (s *ScoreResults) appendJSON(b []byte) []byte {
 		if p.Reason != "" {
 			b = appendString(append(b, `,"reason":`...), p.Reason)
 		}
+		if p.Extender {
+			b = append(b, `,"extender":true`...)
+		}
+		if p.Nanos != 0 {
+			b = strconv.AppendInt(append(b, `,"nanos":`...), p.Nanos, 10)
+		}
 		return append(b, '}')
 	})
 	if s.NodeNames == nil {

@@ -26,7 +26,7 @@ func Words() Vocabulary {
 		Codes:           codeNames(),
 		ExtensionPoints: []string{"PreEnqueue", "PreFilter", "Filter", "PostFilter", "PreScore", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind", "Unreserve"},
 		Kinds: []Kind{KindQueue, KindCycleStart, KindPoint, KindFilter, KindScore, KindCycleEnd, KindPermitWait, KindBindingEnd,
-			KindNode, KindPod, KindScheduler, KindScenario, KindReset, KindPreemption},
+			KindNode, KindPod, KindScheduler, KindScenario, KindReset, KindPreemption, KindExtender},
 		Queues:  []QueueName{ActiveQ, BackoffQ, ErrorBackoffQ, Unschedulable, InFlight},
 		Results: []CycleResult{ResultScheduled, ResultUnschedulable, ResultError},
 	}

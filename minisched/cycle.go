@@ -20,6 +20,8 @@ type cycle struct {
 	logger   klog.Logger
 	observer event.Observer
 	p        *profile
+	// extenders are the scheduler's (none: an empty list).
+	extenders *extenders
 	// timeout bounds a point of the scheduling cycle, binding one of the
 	// binding cycle (see bounded).
 	timeout, binding time.Duration

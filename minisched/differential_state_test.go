@@ -182,6 +182,13 @@ func (d *diff) explain(name string) string {
 	var b strings.Builder
 	ends := d.h.log.find(name, func(e event.Event) bool { return e.Kind == event.KindCycleEnd })
 	fmt.Fprintf(&b, "\n  minisched's cycles of %s:", name)
+	if p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+		fmt.Fprintf(&b, "\n    labels %v", p.Labels)
+	}
+	for _, e := range d.h.log.find(name, ofKind(event.KindExtender)) {
+		x := e.Extender
+		fmt.Fprintf(&b, "\n    cycle %d: extender %s: %d nodes in, %d kept, failed %v, unresolvable %v, weight %d, error %q", e.Cycle, x.Verb, x.Nodes, x.Passed, x.Failed, x.Unresolvable, x.Weight, x.Error)
+	}
 	for _, e := range ends {
 		c := e.CycleEnd
 		fmt.Fprintf(&b, "\n    cycle %d: %s node=%q feasible=%d ties=%v plugins=%v %s", e.Cycle, c.Result, c.Node, c.FeasibleNodes, c.Ties, c.Plugins, c.Message)

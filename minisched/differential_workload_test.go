@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand"
 
+	"minisched/examples/extender"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +21,8 @@ type generator struct {
 	// profiles, when there are several, are the schedulers the random
 	// pods choose from.
 	profiles []string
+	// extender labels nodes and pods for the example extender.
+	extender bool
 }
 
 func (g *generator) pick(xs ...string) string { return xs[g.r.Intn(len(xs))] }
@@ -57,6 +61,16 @@ func (g *generator) cluster() []*v1.Node {
 		if i == unschedulable {
 			n.Spec.Unschedulable = true
 			usable = false
+		}
+		if g.extender {
+			// A zone of its own: the extender then scores one node at most,
+			// and no tie between two is broken at random (upstream's
+			// Randomizer), so both schedulers must agree exactly.
+			n.Labels[extender.ZoneLabel] = name
+			if g.chance(15) {
+				n.Labels[extender.ClosedLabel] = "true"
+				usable = false
+			}
 		}
 		for _, img := range diffImages {
 			if g.chance(30) {
@@ -197,6 +211,17 @@ func (g *generator) randomPod(i int) *v1.Pod {
 	k.build(g, p)
 	if len(g.profiles) > 1 {
 		p.Spec.SchedulerName = g.pick(g.profiles...)
+	}
+	if g.extender {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		if g.chance(30) {
+			p.Labels[extender.AvoidLabel] = g.pick(g.all...)
+		}
+		if g.chance(30) {
+			p.Labels[extender.PreferLabel] = g.pick(g.all...)
+		}
 	}
 	return p
 }

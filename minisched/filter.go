@@ -309,6 +309,10 @@ func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk
 		c.logger.Error(status.AsError(), "Evaluating the nominated node", "node", name)
 		return nil
 	}
+	if feasible, status = c.extenderFilter(pod, feasible, &d); !status.IsSuccess() {
+		c.logger.Error(status.AsError(), "Evaluating the nominated node", "node", name)
+		return nil
+	}
 	return feasible
 }
 
@@ -334,7 +338,7 @@ func (s *Scheduler) narrow(nodes []fwk.NodeInfo, res *fwk.PreFilterResult, d *fr
 // grows; one, when there is no Score plugin to choose between them.
 func (p *profile) numToFind(all int) int {
 	const minFeasible, minPercentage = 100, 5
-	if len(p.score) == 0 {
+	if len(p.score) == 0 && (p.extenders == nil || !p.extenders.filtering() && !p.extenders.scoring()) {
 		return min(all, 1)
 	}
 	if all < minFeasible {

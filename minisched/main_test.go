@@ -17,6 +17,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"minisched/app"
+	"minisched/cluster"
 	"minisched/event"
 	"minisched/k8sapiserver"
 	"minisched/minisched"
@@ -226,7 +227,12 @@ func pod(name, cpu string, mutators ...func(*v1.Pod)) *v1.Pod {
 
 func createPod(t *testing.T, c kubernetes.Interface, p *v1.Pod) {
 	t.Helper()
-	if _, err := c.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+	// A class made a moment ago is refused until admission's informer has it.
+	err := cluster.WaitForClass(context.Background(), func() error {
+		_, err := c.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("creating pod %s: %v", p.Name, err)
 	}
 }

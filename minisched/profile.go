@@ -47,6 +47,9 @@ type profile struct {
 	postBind   []fwk.PostBindPlugin
 
 	percentageOfNodesToScore int32
+	// extenders are the scheduler's: they count in how many nodes Filter
+	// looks for.
+	extenders *extenders
 }
 
 // frameworkDeps are what a framework needs from the scheduler around it.

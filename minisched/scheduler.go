@@ -106,10 +106,12 @@ type Scheduler struct {
 	// QueueSort), the cache, the waiting pods and the pods in PreBind.
 	profiles map[string]*profile
 	order    []*profile
-	queue    *queue.Queue
-	cache    internalcache.Cache
-	snapshot *internalcache.Snapshot
-	factory  informers.SharedInformerFactory
+	// extenders are the configuration's, shared by the profiles.
+	extenders *extenders
+	queue     *queue.Queue
+	cache     internalcache.Cache
+	snapshot  *internalcache.Snapshot
+	factory   informers.SharedInformerFactory
 	// dynFactory watches the custom resources out-of-tree plugins
 	// registered events for; nil when none did.
 	dynFactory dynamicinformer.DynamicSharedInformerFactory
@@ -182,6 +184,10 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	s.events = events.NewBroadcaster(&events.EventSinkImpl{Interface: opts.Client.EventsV1()})
+	var profiles []config.KubeSchedulerProfile
+	if s.extenders, profiles, err = newExtenders(opts.Config, opts.Seed); err != nil {
+		return nil, err
+	}
 	deps := frameworkDeps{
 		client:          opts.Client,
 		restConfig:      opts.RESTConfig,
@@ -195,14 +201,17 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		shared: []frameworkruntime.Option{
 			frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
 			frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
+			// DefaultPreemption asks them (ProcessPreemption), and the
+			// framework queues the pods they rejected on any event.
+			frameworkruntime.WithExtenders(s.extenders.list),
 		},
 	}
 	s.profiles = map[string]*profile{}
 	hooks := map[string]queue.Profile{}
 	// registered is every profile's events, for the informers to watch.
 	registered := map[string][]fwk.ClusterEventWithHint{}
-	for i := range opts.Config.Profiles {
-		cfg := &opts.Config.Profiles[i]
+	for i := range profiles {
+		cfg := &profiles[i]
 		deps.recorder = &victimReporter{EventRecorderLogger: s.events.NewRecorder(scheme.Scheme, cfg.SchedulerName), observer: opts.Observer}
 		p, err := newProfile(ctx, cfg, opts.OutOfTree, deps)
 		if err != nil {
@@ -219,6 +228,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		for plugin, events := range hints {
 			registered[plugin] = append(registered[plugin], events...)
 		}
+		p.extenders = s.extenders
 		s.profiles[p.name] = p
 		s.order = append(s.order, p)
 	}
@@ -377,6 +387,8 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		return nil
 	}
 	c := s.newCycle(ctx, pi, p)
+	s.extenders.begin(c)
+	defer s.extenders.end(c)
 	state := framework.NewCycleState()
 	// Plugins may name pods that deserve another try at once (PodsToActivate).
 	podsToActivate := framework.NewPodsToActivate()
@@ -430,6 +442,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 				s.fail(ctx, c, pi, status, nil)
 				return nil
 			}
+			// Extenders filter what the plugins left, one after another.
+			if feasible, status = c.extenderFilter(pod, feasible, &diagnosis); !status.IsSuccess() {
+				s.fail(ctx, c, pi, status, nil)
+				return nil
+			}
 		}
 	}
 	if len(feasible) == 0 {
@@ -453,7 +470,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	host, ties := feasible[0].Node().Name, []string(nil)
 	if len(feasible) > 1 {
 		var totals []fwk.NodePluginScores
-		if len(c.p.score) > 0 {
+		if len(c.p.score) > 0 || len(c.extenders.list) > 0 {
 			if status := c.preScore(ctx, state, pod, feasible); !status.IsSuccess() {
 				s.fail(ctx, c, pi, status, nil)
 				return nil
@@ -523,16 +540,17 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 // profile whose plugins it calls, and the scratch it may use.
 func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo, p *profile) *cycle {
 	return &cycle{
-		id:       s.cycles.Add(1),
-		pod:      event.RefOf(pi.Pod),
-		attempt:  pi.Attempts,
-		begun:    time.Now(),
-		logger:   klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pi.Pod)),
-		observer: s.observer,
-		p:        p,
-		timeout:  s.opts.CycleTimeout,
-		binding:  s.opts.BindingTimeout,
-		scratch:  &s.scratch,
+		id:        s.cycles.Add(1),
+		pod:       event.RefOf(pi.Pod),
+		attempt:   pi.Attempts,
+		begun:     time.Now(),
+		logger:    klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pi.Pod)),
+		observer:  s.observer,
+		p:         p,
+		extenders: s.extenders,
+		timeout:   s.opts.CycleTimeout,
+		binding:   s.opts.BindingTimeout,
+		scratch:   &s.scratch,
 	}
 }
 
@@ -597,8 +615,13 @@ func (s *Scheduler) bindingCycle(ctx context.Context, c *cycle, pi *queue.PodInf
 		failed(fwk.AsStatus(context.Cause(ctx)), permitNanos)
 		return
 	}
-	// Bind: the first plugin that does not Skip writes the binding.
-	if status := c.bind(ctx, state, assumed, host); !status.IsSuccess() {
+	// Bind: a binder extender interested in the pod, or else the first
+	// plugin that does not Skip, writes the binding.
+	bound, status := c.extenderBind(assumed, host)
+	if !bound {
+		status = c.bind(ctx, state, assumed, host)
+	}
+	if !status.IsSuccess() {
 		failed(status, permitNanos)
 		return
 	}

@@ -44,18 +44,24 @@ func (c *cycle) preScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 }
 
 // score runs Score on every node (in parallel), then NormalizeScore and the
-// weights, and returns each node's total.
+// weights, then the extenders that prioritize, and returns each node's
+// total.
 func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
 	skip := state.GetSkipScorePlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.score), func(pl fwk.ScorePlugin) bool { return skip.Has(pl.Name()) })
+	prioritizers := c.extenders.prioritizers(pod)
 	begun := time.Now()
-	described := make([]event.ScorePlugin, len(plugins))
+	described := make([]event.ScorePlugin, len(plugins), len(plugins)+len(prioritizers))
 	for j, pl := range plugins {
 		described[j] = event.ScorePlugin{Name: pl.Name(), Weight: c.p.weights[pl.Name()]}
 	}
-	// The matrix is kept by column, row i's cell for plugin j at i*k+j.
+	// The extenders' columns come after the plugins'.
+	for _, x := range prioritizers {
+		described = append(described, event.ScorePlugin{Name: x.Name(), Extender: true})
+	}
+	// The matrix is kept by column, row i's cell for column j at i*k+j.
 	res := event.NewScoreResults(described, len(nodes))
-	k := len(plugins)
+	k := len(described)
 	var failed atomic.Pointer[fwk.Status]
 	var normalizing atomic.Bool
 	timeout := c.bounded(ctx, "Score", state, func(ctx context.Context, state fwk.CycleState) {
@@ -68,7 +74,7 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 			ni := nodes[i]
 			name := ni.Node().Name
 			res.NodeNames[i] = name
-			raw, nanos := res.Raw[i*k:(i+1)*k], res.PluginNanos[i*k:(i+1)*k]
+			raw, nanos := res.Raw[i*k:i*k+len(plugins)], res.PluginNanos[i*k:i*k+len(plugins)]
 			begun := clock()
 			for j, pl := range plugins {
 				if s := abandoned(abandon); s != nil {
@@ -124,6 +130,10 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 			res.Normalized = nil
 		}
 	}
+	var scored []bool
+	if status == nil && len(prioritizers) > 0 {
+		scored = c.extenderPrioritize(pod, nodes, prioritizers, res, len(plugins))
+	}
 	res.Nanos = time.Since(begun).Nanoseconds()
 	c.emit(event.Event{Kind: event.KindScore, Score: res})
 	if status != nil {
@@ -132,6 +142,9 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 	totals := c.scratch.totalsFor(len(nodes))
 	for i, name := range res.NodeNames {
 		totals[i] = fwk.NodePluginScores{Name: name, TotalScore: res.Total(i)}
+	}
+	if scored != nil {
+		c.extenders.randomize(totals, scored)
 	}
 	return totals, nil
 }
@@ -164,9 +177,9 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 
 // selectHost picks the node with the highest total the way kube-scheduler
 // does: the head of a max-heap built over the feasible nodes in the order
-// Filter found them. Equal totals carry no random tie-breaker (upstream
-// only adds one for extenders), so the heap's layout decides, and the same
-// inputs always give the same node. The other nodes with the best total are
+// Filter found them. Equal totals carry no random tie-breaker, unless an
+// extender scored the nodes (as upstream: see extenders.randomize), so the
+// heap's layout decides, and the same inputs always give the same node. The other nodes with the best total are
 // reported as ties, in Filter's order. The heap is built in totals itself,
 // which selectHost leaves reordered.
 func selectHost(totals []fwk.NodePluginScores) (string, []string) {

@@ -58,11 +58,6 @@ func Load(data []byte, defaultSchedulerName string) (*config.KubeSchedulerConfig
 		return nil, &Error{Err: fmt.Errorf("got %s, want KubeSchedulerConfiguration", gvk)}
 	}
 	cfg.TypeMeta.APIVersion = gvk.GroupVersion().String()
-	if len(cfg.Extenders) > 0 {
-		// Extenders are webhooks outside the framework; silently ignoring
-		// them would show placements kube-scheduler would not make.
-		return nil, &Error{Err: errors.New("minisched does not call scheduler extenders: remove extenders from the configuration")}
-	}
 	if !hasSchedulerName(data) && defaultSchedulerName != "" {
 		cfg.Profiles[0].SchedulerName = defaultSchedulerName
 	}

@@ -47,7 +47,8 @@ func TestLoad(t *testing.T) {
 		{"a negative weight is upstream's to take", head + "profiles: [{schedulerName: given, plugins: {multiPoint: {enabled: [{name: NodeNumber, weight: -2}]}}}]\n", "", "given"},
 		{"two profiles", head + "profiles: [{schedulerName: a}, {schedulerName: b}]\n", "", "a"},
 		{"two profiles of one name", head + "profiles: [{schedulerName: a}, {schedulerName: a}]\n", "Duplicate value", ""},
-		{"extenders", head + "extenders: [{urlPrefix: 'http://127.0.0.1:1/', filterVerb: filter}]\n", "extenders", ""},
+		{"an extender", head + "extenders: [{urlPrefix: 'http://127.0.0.1:1/', filterVerb: filter}]\n", "", "given"},
+		{"an extender that prioritizes without a weight", head + "extenders: [{urlPrefix: 'http://127.0.0.1:1/', prioritizeVerb: prioritize}]\n", "positive weight", ""},
 		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeSchedulerConfiguration", ""},
 		{"empty", "", "empty", ""},
 	}
