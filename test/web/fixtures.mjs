@@ -16,7 +16,7 @@ export function resetSeq(n = 0) {
 export const VOCABULARY = Object.freeze({
   codes: ['Success', 'Error', 'Unschedulable', 'UnschedulableAndUnresolvable', 'Wait', 'Skip', 'Pending'],
   extensionPoints: ['PreEnqueue', 'PreFilter', 'Filter', 'PostFilter', 'PreScore', 'Score', 'Reserve', 'Permit', 'PreBind', 'Bind', 'PostBind', 'Unreserve'],
-  kinds: ['queue', 'cycleStart', 'point', 'filter', 'score', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset', 'preemption'],
+  kinds: ['queue', 'cycleStart', 'point', 'filter', 'score', 'cycleEnd', 'permitWait', 'bindingEnd', 'node', 'pod', 'scheduler', 'scenario', 'reset', 'preemption', 'extender'],
   queues: ['active', 'backoff', 'errorBackoff', 'unschedulable', 'inFlight'],
   results: ['scheduled', 'unschedulable', 'error'],
 });
@@ -83,6 +83,7 @@ export const E = {
     : ev('point', { pod: ref(pod), point: { point, results } }, ms)),
   filter: (pod, cycle, plugins, nodes, ms) => cycleEv('filter', pod, cycle, { filter: { plugins, nodes, nanos: 1000 } }, ms),
   score: (pod, cycle, plugins, nodes, ms) => cycleEv('score', pod, cycle, { score: { plugins, nodes, nanos: 2000 } }, ms),
+  extender: (pod, cycle, call, ms) => cycleEv('extender', pod, cycle, { extender: { nanos: 1000, ...call } }, ms),
   cycleEnd: (pod, cycle, end, ms) => cycleEv('cycleEnd', pod, cycle, { cycleEnd: { feasibleNodes: 0, nanos: 5000, ...end } }, ms,
     (e) => ({ end: e.cycleEnd, endTime: e.time })),
   permitWait: (pod, cycle, node, ms) => cycleEv('permitWait', pod, cycle, { permitWait: { node, timeoutNanos: { PermitDelay: 2e9 } } }, ms, () => ({ waiting: true })),

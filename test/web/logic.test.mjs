@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, outcomeText, percent, plural, tidyReason,
 } from '../../web/static/js/format.js';
-import { filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
+import { extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
 import {
   FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, nodeEditForm, nodePatch, priorityClassManifest, splitDocuments, podManifest, podManifests, workloadManifest,
 } from '../../web/static/js/manifests.js';
@@ -816,4 +816,20 @@ test('several profiles: the plugin editor edits the profile it shows, and the ti
   ];
   assert.deepEqual(rows.map(rowProfile), ['packer', 'default-scheduler', 'packer', '']);
   assert.deepEqual(profilesOf(rows), ['default-scheduler', 'packer']);
+});
+
+test('extender calls: nodes in and out with why (for good or not), a prioritizer\'s weight, an ignored error', () => {
+  const rows = extenderRows([
+    { extender: 'http://127.0.0.1:8888/', verb: 'filter', nodes: 5, passed: 2, failed: { b: 'zone avoided' }, unresolvable: { a: 'closed' }, failedCount: 2, unresolvableCount: 1, nanos: 1500000 },
+    { extender: 'http://127.0.0.1:8888/', verb: 'prioritize', nodes: 2, passed: 1, weight: 5, nanos: 900000 },
+    { extender: 'http://127.0.0.1:9999/', verb: 'filter', nodes: 2, passed: 0, error: 'connection refused', ignored: true, nanos: 10 },
+    { extender: 'http://127.0.0.1:8888/', verb: 'bind', nodes: 1, passed: 1, node: 'c', nanos: 5 },
+  ]);
+  assert.equal(rows[0].inOut, '5 in, 2 kept');
+  assert.deepEqual(rows[0].away, [{ node: 'a', reason: 'closed', final: true }, { node: 'b', reason: 'zone avoided', final: false }]);
+  assert.equal(rows[0].more, 1, 'the event named 2 of the 3 nodes turned away');
+  assert.equal(rows[1].inOut, '1 of 2 scored, weight 5');
+  assert.deepEqual([rows[2].error, rows[2].ignored], ['connection refused', true]);
+  assert.equal(rows[3].inOut, 'to c');
+  assert.deepEqual(extenderRows(undefined), []);
 });

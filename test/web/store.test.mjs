@@ -839,3 +839,18 @@ test('a snapshot taken before the one applied last is stale and changes nothing;
   assert.equal(s.server.seq.value, 5);
   assert.equal(s.cluster.nodes.size, 0);
 });
+
+test('an extender call is part of its cycle\'s detail, in the order made', () => {
+  resetSeq();
+  const s = createStore();
+  s.applyMessage(snapshot({ nodes: [nodeSummary('a'), nodeSummary('b')], pods: [podSummary('p')] }));
+  s.applyMessage(events([
+    E.cycleStart('p', 1, 1, 2),
+    E.extender('p', 1, { extender: 'http://x/', verb: 'filter', nodes: 2, passed: 1, failed: { a: 'no' }, failedCount: 1 }),
+    E.extender('p', 1, { extender: 'http://x/', verb: 'bind', nodes: 1, passed: 1, node: 'b' }),
+    E.cycleEnd('p', 1, { result: 'scheduled', node: 'b', feasibleNodes: 1 }),
+  ]));
+  const d = s.cycles.details.peek(1);
+  assert.deepEqual(d.extenders.map((c) => c.verb), ['filter', 'bind']);
+  assert.equal(d.extenders[0].failed.a, 'no');
+});

@@ -46,7 +46,7 @@ function cycleSummary(s) {
  * index.js): once the cycle ends they are loaded over REST.
  */
 function newDetail(partial = false) {
-  return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null, partial };
+  return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null, extenders: [], partial };
 }
 
 /** The detail with one more of its cycle's events. */
@@ -60,6 +60,8 @@ function withEvent(detail, e) {
       return { ...detail, filter: e.filter, nominatedFilter: e.filter.nominatedNode ? e.filter : detail.nominatedFilter };
     case 'score': return { ...detail, score: e.score };
     case 'permitWait': return { ...detail, permitWait: e.permitWait };
+    // Scheduler extenders' calls, in the order they were made.
+    case 'extender': return { ...detail, extenders: [...(detail.extenders || []), e.extender] };
     default: return detail;
   }
 }
@@ -123,7 +125,7 @@ export function createCycles(limits) {
     remote,
     podInfo,
 
-    /** Applies a cycle's event (cycleStart, point, filter, score, cycleEnd, permitWait, bindingEnd). */
+    /** Applies a cycle's event (cycleStart, point, filter, score, extender, cycleEnd, permitWait, bindingEnd). */
     apply(e, matrices = true) {
       if (e.summary) {
         const s = cycleSummary(e.summary);

@@ -127,7 +127,7 @@ export function createStore(options = {}) {
         if (moved?.step) cycles.queueStep(podKey(e.pod), moved.step, moved.failure);
         break;
       }
-      case 'cycleStart': case 'point': case 'filter': case 'score': case 'cycleEnd': case 'permitWait': case 'bindingEnd':
+      case 'cycleStart': case 'point': case 'filter': case 'score': case 'extender': case 'cycleEnd': case 'permitWait': case 'bindingEnd':
         // Points without a cycle (PreEnqueue) are not shown.
         if (e.cycle && e.pod) cycles.apply(e, matricesStreamed());
         if (e.kind === 'cycleEnd' && e.pod && page.stepWatch.peek() != null && e.seq > page.stepWatch.peek()) stepDone(e);

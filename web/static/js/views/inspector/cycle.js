@@ -157,3 +157,31 @@ export function pluginTimes(detail) {
   return out;
 }
 
+
+/** The words for an extender's verb. */
+const VERBS = Object.freeze({ filter: 'filter', prioritize: 'prioritize', bind: 'bind', preempt: 'preempt' });
+
+/**
+ * extenderRows turns a cycle's extender calls into rows for the inspector:
+ * [{extender, verb, inOut, away: [{node, reason, final}], more, weight,
+ * error, ignored, nanos}]. away lists the nodes a filter turned away (final:
+ * UnschedulableAndUnresolvable), more how many the event left out.
+ */
+export function extenderRows(calls) {
+  return (calls || []).map((c) => {
+    const away = [
+      ...Object.entries(c.unresolvable || {}).map(([node, reason]) => ({ node, reason, final: true })),
+      ...Object.entries(c.failed || {}).map(([node, reason]) => ({ node, reason, final: false })),
+    ].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+    const counted = (c.failedCount || 0) + (c.unresolvableCount || 0);
+    let inOut = '';
+    if (c.verb === 'filter') inOut = `${c.nodes} in, ${c.passed} kept`;
+    else if (c.verb === 'prioritize') inOut = `${c.passed} of ${c.nodes} scored, weight ${c.weight}`;
+    else if (c.verb === 'preempt') inOut = `${c.nodes} candidate nodes in, ${c.passed} back`;
+    else if (c.verb === 'bind') inOut = `to ${c.node}`;
+    return {
+      extender: c.extender, verb: VERBS[c.verb] || c.verb, inOut, away, more: Math.max(0, counted - away.length),
+      weight: c.weight || 0, error: c.error || '', ignored: !!c.ignored, nanos: c.nanos || 0,
+    };
+  });
+}

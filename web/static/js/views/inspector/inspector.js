@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife } from '../../format.js';
-import { filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
+import { extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
@@ -194,9 +194,31 @@ function FilterMatrix({ matrix }) {
   </section>`;
 }
 
+/** A cycle's calls to scheduler extenders: nodes in and out, with why, and scores. */
+function Extenders({ calls }) {
+  const rows = extenderRows(calls);
+  if (!rows.length) return null;
+  return html`<section aria-labelledby="extenders-h" class="extenders">
+    <h3 id="extenders-h">Extenders</h3>
+    <p class="muted small">Webhooks outside the framework, called after Filter, beside Score, instead of Bind, and within preemption; a prioritizer's scores are its column in the Score table.</p>
+    <div class="scroll-x">
+    <table class="points" id="extender-calls">
+      <thead><tr><th scope="col">call</th><th scope="col">extender</th><th scope="col">result</th><th scope="col" class="num">time</th></tr></thead>
+      <tbody>${rows.map((r, i) => html`<tr key=${i}>
+        <th scope="row">${r.verb}</th>
+        <td class="wrap">${r.extender}</td>
+        <td>${r.error ? html`<span class=${`code c-${r.ignored ? 'skip' : 'fail'}`}>${r.ignored ? 'error, ignored' : 'error'}</span><div class="why why-fail">${r.error}</div>` : r.inOut}
+          ${r.away.length ? html`<ul class="away">${r.away.map((a) => html`<li key=${a.node}><strong>${a.node}</strong>: ${a.reason}${a.final ? html` <span class="muted small">(for good)</span>` : null}</li>`)}</ul>` : null}
+          ${r.more ? html`<div class="muted small">and ${r.more} more nodes</div>` : null}</td>
+        <td class="num">${formatNanos(r.nanos)}</td>
+      </tr>`)}</tbody>
+    </table></div>
+  </section>`;
+}
+
 function ScoreTable({ table }) {
   if (!table) return null;
-  const head = html`<thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col">${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>`;
+  const head = html`<thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col" class=${p.extender ? 'extender' : ''}>${p.extender ? html`<span class="badge">extender</span> ` : null}${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>`;
   const row = (r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
     <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
     ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
@@ -286,6 +308,7 @@ function CycleBody({ store, view }) {
         <div class="col-main">${stage >= 1 ? html`<${FilterMatrix} matrix=${matrix} />` : null}</div>
         <div class="col-side"><${ScoreBars} table=${table} /></div>
       </div>
+      <${Extenders} calls=${view.detail.extenders} />
       ${stage < 2 ? LOADING_SCORES
         : table ? html`<${ScoreTable} table=${table} />`
         : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
