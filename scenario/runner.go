@@ -93,6 +93,16 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 	go func() { defer close(trackDone); tr.follow(trackCtx) }()
 
 	svc := r.env.Scheduler
+	// The example extender outlives the steps: the configuration that
+	// calls it is put back first (the defer below runs before this one).
+	ext, err := startExample(sc.Spec.ExampleExtender, r.env.Client)
+	if err != nil {
+		stopTracking()
+		<-trackDone
+		rep.finish(StateError, "starting the example extender: "+err.Error())
+		return rep
+	}
+	defer ext.stop()
 	origCfg, origTuning := svc.Config(), svc.Tuning()
 	defer func() {
 		if svc.Config() != origCfg || svc.Tuning() != origTuning {
@@ -100,7 +110,7 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 			_ = svc.Restart(origCfg)
 		}
 	}()
-	if err := r.prepare(sc); err != nil {
+	if err := r.prepare(sc, ext); err != nil {
 		stopTracking()
 		<-trackDone
 		rep.finish(StateError, "preparing the scheduler: "+err.Error())
@@ -144,8 +154,9 @@ func (r *Runner) execute(ctx context.Context, id string, sc *Scenario, onStep fu
 	return rep
 }
 
-// prepare applies the scenario's seed, queue tuning and configuration.
-func (r *Runner) prepare(sc *Scenario) error {
+// prepare applies the scenario's seed, queue tuning and configuration, and
+// adds the example extender to it when the scenario runs one.
+func (r *Runner) prepare(sc *Scenario, ext *example) error {
 	svc := r.env.Scheduler
 	t := svc.Tuning()
 	changed := false
@@ -163,6 +174,9 @@ func (r *Runner) prepare(sc *Scenario) error {
 			return err
 		}
 		changed = true
+	}
+	if ext != nil {
+		cfg, changed = ext.addTo(cfg), true
 	}
 	if !changed {
 		return nil

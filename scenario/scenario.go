@@ -45,7 +45,19 @@ type Spec struct {
 	Queue *QueueTuning `json:"queue,omitempty"`
 	// SchedulerConfig is a KubeSchedulerConfiguration to run the steps with.
 	SchedulerConfig json.RawMessage `json:"schedulerConfig,omitempty"`
-	Steps           []Step          `json:"steps"`
+	// ExampleExtender, when set, runs the example scheduler extender
+	// (examples/extender) on loopback while the scenario runs, and adds it
+	// to the configuration's extenders: a lesson about extenders then needs
+	// nothing else running.
+	ExampleExtender *ExampleExtender `json:"exampleExtender,omitempty"`
+	Steps           []Step           `json:"steps"`
+}
+
+// ExampleExtender says how the example extender is called: filter,
+// prioritize with Weight (1 when not set), preempt, and bind when Bind.
+type ExampleExtender struct {
+	Weight int64 `json:"weight,omitempty"`
+	Bind   bool  `json:"bind,omitempty"`
 }
 
 // QueueTuning sets the unschedulable set's flush.
@@ -204,6 +216,7 @@ func Parse(data []byte) (*Scenario, error) {
 			Seed            int64             `json:"seed,omitempty"`
 			Queue           *QueueTuning      `json:"queue,omitempty"`
 			SchedulerConfig json.RawMessage   `json:"schedulerConfig,omitempty"`
+			ExampleExtender *ExampleExtender  `json:"exampleExtender,omitempty"`
 			Steps           []json.RawMessage `json:"steps"`
 		} `json:"spec"`
 	}
@@ -214,7 +227,7 @@ func Parse(data []byte) (*Scenario, error) {
 		return nil, errorf("", "want apiVersion %s and kind %s, got apiVersion %q and kind %q", APIVersion, Kind, frame.APIVersion, frame.Kind)
 	}
 	sc := &Scenario{APIVersion: frame.APIVersion, Kind: frame.Kind, Metadata: frame.Metadata,
-		Spec: Spec{Seed: frame.Spec.Seed, Queue: frame.Spec.Queue, SchedulerConfig: frame.Spec.SchedulerConfig}}
+		Spec: Spec{Seed: frame.Spec.Seed, Queue: frame.Spec.Queue, SchedulerConfig: frame.Spec.SchedulerConfig, ExampleExtender: frame.Spec.ExampleExtender}}
 	for i, raw := range frame.Spec.Steps {
 		var st Step
 		if err := strictDecode(raw, &st); err != nil {

@@ -100,8 +100,12 @@ func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) er
 			return errorf("spec.schedulerConfig", "%v", err)
 		}
 	}
+	if x := sc.Spec.ExampleExtender; x != nil && (x.Weight < 0 || x.Weight > 100) {
+		return errorf("spec.exampleExtender.weight", "want a weight from 1 to 100 (0: 1), got %d", x.Weight)
+	}
 	known := r.existing(ctx, afterReset)
-	plugins := r.env.Scheduler.AvailablePlugins()
+	// Extender is the name upstream blames when an extender turned nodes away.
+	plugins := append(r.env.Scheduler.AvailablePlugins(), "Extender")
 	objects := 0
 	for i := range sc.Spec.Steps {
 		st := &sc.Spec.Steps[i]

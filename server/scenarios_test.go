@@ -141,6 +141,8 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"unknown queue", head + pod + "  - expect: {pod: p, queue: limbo}\n", 422, "limbo"},
 		{"impossible count", head + pod + "  - expect: {scheduledPods: 5}\n", 422, "at most 1"},
 		{"unknown wait", head + "  - wait: {for: godot}\n", 422, "godot"},
+		{"an example extender of weight 200", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  exampleExtender: {weight: 200}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.exampleExtender.weight"},
+		{"an example extender with a field it has not", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  exampleExtender: {url: x}\n  steps:\n  - wait: {duration: 1s}\n", 400, "unknown field \"url\""},
 		{"a flush that would spin", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  queue: {unschedulableFlushInterval: 1ns}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.queue.unschedulableFlushInterval"},
 		{"unknown gating plugin", head + pod + "  - expect: {pod: p, gatedBy: NoSuchGate}\n", 422, "NoSuchGate"},
 		{"deleted of no pod", head + "  - wait: {for: deleted}\n", 422, "needs the pod"},
