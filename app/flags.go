@@ -87,6 +87,9 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	if f.PublishedOn == "" {
 		f.PublishedOn = os.Getenv("MINISCHED_PUBLISHED_ON")
 	}
+	if _, err := parseFeatureGates(f.FeatureGates); err != nil {
+		return f, usageError{err, fs.Name()}
+	}
 	if f.BindingTimeout < 0 {
 		return f, usageError{fmt.Errorf("--binding-timeout %v is negative", f.BindingTimeout), fs.Name()}
 	}
@@ -127,6 +130,10 @@ type Flags struct {
 	Lease           LeaseTiming
 	SchedulerConfig string
 	SchedulerName   string
+	// FeatureGates is kube-scheduler's --feature-gates (A=true,B=false),
+	// for the whole run: the scheduler, the embedded apiserver and the
+	// controllers.
+	FeatureGates string
 	// BindingTimeout bounds one extension point of the binding cycle
 	// (minisched.Options.BindingTimeout); zero: the profile's longest wait
 	// and a minute.
@@ -201,6 +208,7 @@ func (f *Flags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Lease.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often replicas try to take or renew the lease")
 	fs.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file; default: kube-scheduler's defaults")
 	fs.StringVar(&f.SchedulerName, "scheduler-name", "", "schedule the pods with this spec.schedulerName (default: default-scheduler; minisched when attached)")
+	fs.StringVar(&f.FeatureGates, "feature-gates", "", "kube-scheduler's feature gates, A=true,B=false, for the whole run: the scheduler, and the embedded apiserver and controllers (so gated APIs are served); gates minisched does not model yet are refused, saying which")
 	fs.DurationVar(&f.BindingTimeout, "binding-timeout", 0, "the longest one binding-cycle point (PreBind, Bind, PostBind) may take before the pod's binding fails; default: the longest the profile's plugins may wait there (VolumeBinding's bindTimeoutSeconds, DynamicResources' bindingTimeout, 600s each) and a minute, so no upstream wait is cut short")
 	fs.IntVar(&f.StreamBuffer, "stream-buffer", 50_000, "how many events a stream client may lag behind before it is resynchronised from a fresh snapshot")
 	fs.IntVar(&f.History, "history", 500_000, "how many events and plugin results the history keeps; the oldest go first")

@@ -82,6 +82,8 @@ type settings struct {
 	schedulerName string
 	config        *config.KubeSchedulerConfiguration
 	snapshot      *initialSnapshot
+	// gates are --feature-gates.
+	gates map[string]bool
 }
 
 // Start brings everything up and returns once the dashboard serves.
@@ -121,6 +123,9 @@ func settle(ctx context.Context, f Flags, log *slog.Logger, opts []Option) (*set
 	if s.exposed, err = checkAddr(f, log); err != nil {
 		return nil, err
 	}
+	if s.gates, err = parseFeatureGates(f.FeatureGates); err != nil {
+		return nil, err
+	}
 	if s.proxies, err = parseCIDRs(f.TrustedProxies); err != nil {
 		return nil, err
 	}
@@ -151,6 +156,22 @@ func settle(ctx context.Context, f Flags, log *slog.Logger, opts []Option) (*set
 // cluster), the starting snapshot, the mirror and, last, the listener.
 func (inst *Instance) components(s *settings) []component {
 	var parts []component
+	if len(s.gates) > 0 {
+		// First: the apiserver reads the gates as it starts.
+		var restore func()
+		parts = append(parts, component{name: "feature gates", start: func(context.Context) (err error) {
+			if restore, err = setFeatureGates(s.gates); err != nil {
+				return err
+			}
+			s.log.Info("feature gates set", "gates", gateList(s.gates))
+			return nil
+		}, stop: func() error {
+			if restore != nil {
+				restore()
+			}
+			return nil
+		}})
+	}
 	if s.attached {
 		parts = append(parts, component{name: "attached cluster", start: func(context.Context) (err error) {
 			if inst.RESTConfig, err = attach(s.Flags); err != nil {
@@ -315,7 +336,7 @@ func (inst *Instance) watchCluster(ctx context.Context, s *settings) error {
 		Web: webFS, Bundled: bundled(s.ScenariosDir), SchedulerName: s.schedulerName, Metrics: inst.registry, StreamMetrics: inst.metrics,
 		Addr: s.Addr, AllowedOrigins: splitList(s.AllowedOrigins), AllowReset: !s.attached, Health: health,
 		Token: s.Token, RateLimit: s.rateLimit, TrustedProxies: s.proxies, TLSCert: s.TLSCert, TLSKey: s.TLSKey,
-		StreamBuffer: s.StreamBuffer, StreamWriteTimeout: s.StreamWriteTimeout, CopyOf: s.snapshot.copyOf(),
+		StreamBuffer: s.StreamBuffer, StreamWriteTimeout: s.StreamWriteTimeout, CopyOf: s.snapshot.copyOf(), FeatureGates: s.gates,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return fmt.Errorf("watching the cluster: %w", err)

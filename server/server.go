@@ -98,6 +98,8 @@ type Options struct {
 	// CopyOf, when set, says the cluster started as a copy (--load,
 	// --import-from).
 	CopyOf *CopyOf
+	// FeatureGates are the gates --feature-gates set, for the dashboard.
+	FeatureGates map[string]bool
 }
 
 // Server serves the API and the dashboard.

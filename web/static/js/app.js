@@ -21,7 +21,7 @@ import { createPlayer, refusingApi } from './replay/player.js';
 import LessonBanner from './views/lesson.js';
 import { PlayerBar, ReplayBanner, ReplayOpening } from './views/player.js';
 import {
-  Connection, CopyBanner, Counts, Display, Notices, ResetDialog, SchedulerBar, Tabs, tabsOf,
+  Connection, CopyBanner, Counts, Display, Gates, Notices, ResetDialog, SchedulerBar, Tabs, tabsOf,
 } from './views/shell.js';
 
 /** The page of the session in use (live, or a recording's). */
@@ -51,6 +51,7 @@ function App({ store, actions, stream }) {
       <h1>minisched</h1>
       <${Connection} store=${store} stream=${stream} />
       <${Counts} store=${store} />
+      <${Gates} store=${store} />
       <${SchedulerBar} store=${store} actions=${actions} />
     </header>
     <div class="tabs-row">

@@ -40,6 +40,8 @@ export function createServer(limits) {
   const comparedPod = signal(null);
   // A mirrored copy's state (GET /mirror), or null.
   const mirror = signal(null);
+  // The feature gates --feature-gates set for this run ({Gate: bool}).
+  const featureGates = signal({});
 
   function setScheduler(s) {
     scheduler.value = { steps: 0, message: '', ...s };
@@ -66,6 +68,7 @@ export function createServer(limits) {
     comparedPod,
     mirror,
     copy,
+    featureGates,
     setScheduler,
     setScenarioRun,
 
@@ -73,7 +76,7 @@ export function createServer(limits) {
     save() {
       return {
         seq: seq.peek(), snapshots: snapshots.peek(), historyFirstSeq: historyFirstSeq.peek(), scheduler: scheduler.peek(), vocabulary: vocabulary.peek(),
-        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(), copy: copy.peek(),
+        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(), copy: copy.peek(), featureGates: featureGates.peek(),
       };
     },
 
@@ -87,6 +90,7 @@ export function createServer(limits) {
       plugins.value = s.plugins;
       streamKinds.value = s.streamKinds;
       copy.value = s.copy ?? null;
+      featureGates.value = s.featureGates ?? {};
     },
 
     setConnection(patch) {
@@ -100,6 +104,7 @@ export function createServer(limits) {
       if (snap.scheduler) setScheduler(snap.scheduler);
       vocabulary.value = snap.vocabulary || NO_VOCABULARY;
       copy.value = snap.copy || null;
+      featureGates.value = snap.featureGates || {};
     },
 
     /**

@@ -67,6 +67,14 @@ export function SchedulerBar({ store, actions }) {
   </div>`;
 }
 
+/** The feature gates this run set (--feature-gates), when it set any. */
+export function Gates({ store }) {
+  const gates = Object.entries(store.server.featureGates.value).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (!gates.length) return null;
+  const words = gates.map(([g, on]) => `${g}=${on}`).join(', ');
+  return html`<span class="gates small" id="feature-gates" title=${`--feature-gates ${words}: for this run, in the scheduler, the apiserver and the controllers`}>gates: ${words}</span>`;
+}
+
 export function Counts({ store }) {
   const c = store.counts.value;
   // In flight shows on the queue board; the header counts the waiting.

@@ -1,0 +1,86 @@
+package app
+
+// --feature-gates, as kube-scheduler's: the gates apply to the whole run,
+// the embedded apiserver and controllers as well as the scheduler, since
+// they share the process's gate.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/kubernetes/pkg/features"
+)
+
+// unmodelled are the scheduler's gates whose value other than the default
+// minisched does not model yet: it would show scheduling kube-scheduler
+// would not do. docs/FIDELITY.md says so too.
+var unmodelled = map[featuregate.Feature]string{
+	features.GenericWorkload:           "pod groups and gang scheduling are not modelled yet",
+	features.CompositePodGroup:         "pod groups and gang scheduling are not modelled yet",
+	features.SchedulerPopFromBackoffQ:  "the queue always pops from backoffQ when activeQ is empty, as with the gate on",
+	features.SchedulerAsyncAPICalls:    "minisched makes its API calls within the cycle, as with the gate off",
+	features.SchedulerPreQueueingHints: "pre-queueing hints are not modelled",
+}
+
+// parseFeatureGates reads A=true,B=false and checks it on a copy of the
+// process's gate, so that a refused value changes nothing: an unknown gate,
+// one locked to its default, or one minisched does not model is an error.
+func parseFeatureGates(value string) (map[string]bool, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	gates := map[string]bool{}
+	for _, kv := range strings.Split(value, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--feature-gates: %q is not Gate=true or Gate=false", kv)
+		}
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("--feature-gates: %s=%s: want true or false", k, v)
+		}
+		gates[k] = on
+	}
+	probe := utilfeature.DefaultMutableFeatureGate.DeepCopy()
+	if err := probe.SetFromMap(gates); err != nil {
+		return nil, fmt.Errorf("--feature-gates: %w", err)
+	}
+	defaults := utilfeature.DefaultMutableFeatureGate.GetAll()
+	for name, on := range gates {
+		if why, ok := unmodelled[featuregate.Feature(name)]; ok && on != defaults[featuregate.Feature(name)].Default {
+			return nil, fmt.Errorf("--feature-gates: %s=%t: minisched cannot show it yet: %s", name, on, why)
+		}
+	}
+	return gates, nil
+}
+
+// setFeatureGates sets the gates for this process and returns what puts the
+// values before back (for a process that starts minisched more than once,
+// such as the tests).
+func setFeatureGates(gates map[string]bool) (restore func(), err error) {
+	if len(gates) == 0 {
+		return func() {}, nil
+	}
+	before := map[string]bool{}
+	for name := range gates {
+		before[name] = utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name))
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates); err != nil {
+		return nil, fmt.Errorf("--feature-gates: %w", err)
+	}
+	return func() { _ = utilfeature.DefaultMutableFeatureGate.SetFromMap(before) }, nil
+}
+
+// gateList is the gates as the flag takes them, sorted.
+func gateList(gates map[string]bool) string {
+	parts := make([]string, 0, len(gates))
+	for name, on := range gates {
+		parts = append(parts, name+"="+strconv.FormatBool(on))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
