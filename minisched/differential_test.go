@@ -12,27 +12,24 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/kubernetes/pkg/features"
-	"k8s.io/kubernetes/pkg/scheduler"
-	"k8s.io/kubernetes/pkg/scheduler/apis/config"
-	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"minisched/event"
 	"minisched/examples/extender"
-	"minisched/k8sapiserver"
 	"minisched/minisched"
 	"minisched/minisched/schedconfig"
 )
 
+// This file (over 400 lines: the runs, and how the two clusters are driven
+// and compared, read together; the stories, the workload, the states and the
+// figures are in differential_*_test.go) holds the placement differential.
+//
 // The placement differential runs the real kube-scheduler (pkg/scheduler of
 // k8s.io/kubernetes) in this process, on a second embedded control plane,
 // next to minisched on the package's control plane. Both get the same
@@ -491,78 +488,4 @@ func (d *diff) live() []string {
 		}
 	}
 	return out
-}
-
-// upstream is the real kube-scheduler, running in this process against the
-// second control plane.
-type upstream struct {
-	client kubernetes.Interface
-	sched  *scheduler.Scheduler
-	queue  *internalqueue.PriorityQueue
-}
-
-// startUpstream runs kube-scheduler with cfg until the test ends.
-func startUpstream(t *testing.T, c kubernetes.Interface, cfg *config.KubeSchedulerConfiguration) *upstream {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	factory := scheduler.NewInformerFactory(c, 0, nil)
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.EventsV1()})
-	sched, err := scheduler.New(ctx, c, factory, nil, profile.NewRecorderFactory(broadcaster),
-		scheduler.WithProfiles(cfg.Profiles...),
-		scheduler.WithExtenders(cfg.Extenders...),
-		scheduler.WithParallelism(cfg.Parallelism),
-		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
-		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
-	)
-	if err != nil {
-		cancel()
-		t.Fatalf("building kube-scheduler: %v", err)
-	}
-	q, ok := sched.SchedulingQueue.(*internalqueue.PriorityQueue)
-	if !ok {
-		cancel()
-		t.Fatalf("kube-scheduler's queue is a %T", sched.SchedulingQueue)
-	}
-	broadcaster.StartRecordingToSink(ctx.Done())
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sched.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		factory.Shutdown()
-		broadcaster.Shutdown()
-	})
-	return &upstream{client: c, sched: sched, queue: q}
-}
-
-// startSecondControlPlane starts kube-scheduler's control plane for the
-// whole test.
-func startSecondControlPlane(t *testing.T) kubernetes.Interface {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cpB, err := k8sapiserver.Start(ctx, k8sapiserver.Config{})
-	if err != nil {
-		cancel()
-		t.Fatalf("starting the second control plane: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cpB.Close()
-	})
-	return kubernetes.NewForConfigOrDie(cpB.RESTConfig())
-}
-
-func ensurePriorityClasses(t *testing.T, c kubernetes.Interface) {
-	t.Helper()
-	for _, pc := range diffPriorityClasses {
-		if _, err := c.SchedulingV1().PriorityClasses().Create(context.Background(), &pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("creating priority class %s: %v", pc.Name, err)
-		}
-	}
 }
