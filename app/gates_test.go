@@ -49,7 +49,9 @@ func TestFeatureGatesFlag(t *testing.T) {
 // the dashboard's snapshot names them, and Close puts them back.
 func TestFeatureGatesApplyForTheRun(t *testing.T) {
 	before := utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching)
-	inst := start(t, func(f *app.Flags) { f.FeatureGates = "OpportunisticBatching=" + map[bool]string{true: "false", false: "true"}[before] })
+	inst := start(t, func(f *app.Flags) {
+		f.FeatureGates = "OpportunisticBatching=" + map[bool]string{true: "false", false: "true"}[before]
+	})
 	if utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching) == before {
 		t.Error("the gate is not set while minisched runs")
 	}
