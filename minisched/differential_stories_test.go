@@ -2,11 +2,17 @@ package minisched_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -199,4 +205,130 @@ func nodeMemory(q string) func(*v1.Node) {
 		n.Status.Allocatable[v1.ResourceMemory] = resource.MustParse(q)
 		n.Status.Capacity[v1.ResourceMemory] = resource.MustParse(q)
 	}
+}
+
+// draStory: devices on two story nodes, published as ResourceSlices of a
+// driver of the story's own, and a DeviceClass that names an extended
+// resource (DRAExtendedResource, GA). A pod with a ResourceClaim of one
+// device, then pods asking for the extended resource, one more than there
+// are devices left: DynamicResources allocates (and makes the extended
+// resource's claims at PreBind) on both sides; the nodes, the devices and
+// the last pod's rejection must agree. No controller runs here: the claims
+// the story needs are made by it, as the resourceclaim controller would.
+func (d *diff) draStory() {
+	ctx := context.Background()
+	const driver, className, gpu = "story.example.com", "story-gpu", "example.com/story-gpu"
+	clients := []kubernetes.Interface{client, d.up.client}
+	class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: className}, Spec: resourcev1.DeviceClassSpec{
+		Selectors:            []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + driver + `"`}}},
+		ExtendedResourceName: ptrTo(gpu),
+	}}
+	slice := func(node string, devices int) *resourcev1.ResourceSlice {
+		s := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-" + driver}, Spec: resourcev1.ResourceSliceSpec{
+			Driver: driver, NodeName: ptrTo(node), Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1}}}
+		for i := range devices {
+			s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i)})
+		}
+		return s
+	}
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "se-claim", Namespace: "default"}, Spec: resourcev1.ResourceClaimSpec{
+		Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: className}}}}}}
+	for _, c := range clients {
+		must := func(_ any, err error) {
+			if err != nil {
+				d.t.Fatal(err)
+			}
+		}
+		must(c.ResourceV1().DeviceClasses().Create(ctx, class.DeepCopy(), metav1.CreateOptions{}))
+		must(c.ResourceV1().ResourceSlices().Create(ctx, slice("story-x", 1), metav1.CreateOptions{}))
+		must(c.ResourceV1().ResourceSlices().Create(ctx, slice("story-y", 2), metav1.CreateOptions{}))
+		must(c.ResourceV1().ResourceClaims("default").Create(ctx, claim.DeepCopy(), metav1.CreateOptions{}))
+	}
+	// Both schedulers' DRA caches must have seen the devices and the claim.
+	d.settle("the devices")
+	onDevices := onStoryNodes("story-x", "story-y")
+	d.place(storyPod("se-claimer", "story-low", "100m", "story-x", onDevices, func(p *v1.Pod) {
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptrTo("se-claim")}}
+		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
+	}))
+	for i := 1; i <= 3; i++ {
+		d.place(storyPod(fmt.Sprintf("se-ext-%d", i), "story-low", "100m", "story-x", onDevices, func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[gpu] = resource.MustParse("1")
+			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{gpu: resource.MustParse("1")}
+		}))
+	}
+	mini, up := d.settle("after the DRA story")
+	mine, theirs := allocations(d.t, client), allocations(d.t, d.up.client)
+	if !maps.Equal(mine, theirs) {
+		d.t.Errorf("seed %d, DRA story: minisched allocated %v, kube-scheduler %v", d.seed, mine, theirs)
+	}
+	d.t.Logf("seed %d, DRA: allocations %v; se-ext-3 %s / %s", d.seed, mine, describe(mini["se-ext-3"], true), describe(up["se-ext-3"], true))
+
+	// The story ends without a trace: its pods go first, then the claims,
+	// the devices and the class, so that no pod meets the devices freed.
+	zero := int64(0)
+	for _, c := range clients {
+		for _, name := range []string{"se-claimer", "se-ext-1", "se-ext-2", "se-ext-3"} {
+			if err := c.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+				d.t.Fatal(err)
+			}
+		}
+	}
+	d.settle("the DRA story's pods deleted")
+	// They were deleted by the story, not by preemption: the figures leave
+	// them out.
+	d.created = slices.DeleteFunc(d.created, func(name string) bool { return strings.HasPrefix(name, "se-") })
+	for _, c := range clients {
+		// An allocated claim has the finalizer the resourceclaim controller
+		// would take away; none runs here.
+		list, err := c.ResourceV1().ResourceClaims("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		for i := range list.Items {
+			if cl := &list.Items[i]; len(cl.Finalizers) > 0 {
+				cl.Finalizers = nil
+				if _, err := c.ResourceV1().ResourceClaims("default").Update(ctx, cl, metav1.UpdateOptions{}); err != nil {
+					d.t.Fatal(err)
+				}
+			}
+		}
+		if err := c.ResourceV1().ResourceClaims("default").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+		if err := c.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "spec.driver=" + driver}); err != nil {
+			d.t.Fatal(err)
+		}
+		if err := c.ResourceV1().DeviceClasses().Delete(ctx, className, metav1.DeleteOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.settle("the DRA story's objects deleted")
+}
+
+// allocations maps each claim of the default namespace, by the pod that
+// owns it (an extended resource's claim) or by its name, to the devices
+// allocated to it, as pool/device.
+func allocations(t *testing.T, c kubernetes.Interface) map[string]string {
+	t.Helper()
+	list, err := c.ResourceV1().ResourceClaims("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, cl := range list.Items {
+		key := cl.Name
+		if len(cl.OwnerReferences) > 0 {
+			key = "pod " + cl.OwnerReferences[0].Name
+		}
+		var devices []string
+		if a := cl.Status.Allocation; a != nil {
+			for _, r := range a.Devices.Results {
+				devices = append(devices, r.Pool+"/"+r.Device)
+			}
+		}
+		slices.Sort(devices)
+		out[key] = strings.Join(devices, ",")
+	}
+	return out
 }

@@ -50,6 +50,11 @@ import (
 // then deterministic, ties included: the head of its score heap over the
 // feasible nodes in filter order. So every node must agree exactly.
 //
+// Every seed also runs the stories (differential_stories_test.go): three of
+// preemption, an external nomination, and one of DRA (a claim, and pods
+// asking for an extended resource a DeviceClass names), whose allocated
+// devices must agree too.
+//
 // The random pods cannot preempt (priority 0, or a class with
 // preemptionPolicy Never): DefaultPreemption picks its first candidate at a
 // random offset, so only the stories preempt, each on the one node its
@@ -198,7 +203,7 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface, config strin
 	createNodes(t, d.up.client, nodes...)
 	d.settle("the nodes")
 
-	steps := make([]func(), 0, randomPods+4)
+	steps := make([]func(), 0, randomPods+5)
 	for i := range randomPods {
 		p := g.randomPod(i + 1)
 		steps = append(steps, func() { d.place(p) })
@@ -209,7 +214,7 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface, config strin
 	if len(usable) == 0 {
 		usable = g.all
 	}
-	stories := []func(){d.preemptionStory, d.budgetAndAgeStory, d.nominatedNodeGetsRoomStory, func() { d.externalNominationStory(usable) }}
+	stories := []func(){d.preemptionStory, d.budgetAndAgeStory, d.nominatedNodeGetsRoomStory, func() { d.externalNominationStory(usable) }, d.draStory}
 	for _, s := range stories {
 		at := 5 + g.r.Intn(len(steps)-5)
 		steps = slices.Insert(steps, at, s)
