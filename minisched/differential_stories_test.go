@@ -266,15 +266,17 @@ func (d *diff) draStory() {
 
 	// The story ends without a trace: its pods go first, then the claims,
 	// the devices and the class, so that no pod meets the devices freed.
+	// One at a time, each settled, as every step here: the pods they
+	// leave room for must meet the same moves on both sides.
 	zero := int64(0)
-	for _, c := range clients {
-		for _, name := range []string{"se-claimer", "se-ext-1", "se-ext-2", "se-ext-3"} {
+	for _, name := range []string{"se-claimer", "se-ext-1", "se-ext-2", "se-ext-3"} {
+		for _, c := range clients {
 			if err := c.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
 				d.t.Fatal(err)
 			}
 		}
+		d.settle("after deleting " + name)
 	}
-	d.settle("the DRA story's pods deleted")
 	// They were deleted by the story, not by preemption: the figures leave
 	// them out.
 	d.created = slices.DeleteFunc(d.created, func(name string) bool { return strings.HasPrefix(name, "se-") })
