@@ -25,7 +25,8 @@ func TestFeatureGatesFlag(t *testing.T) {
 		{"NoSuchGate=true", "unrecognized feature gate"},
 		{"DRAExtendedResource=false", "locked"},
 		{"GenericWorkload=true", "pod groups and gang scheduling are not modelled yet"},
-		{"SchedulerPopFromBackoffQ=false", "always pops from backoffQ"},
+		{"SchedulerPopFromBackoffQ=false", ""},
+		{"SchedulerAsyncAPICalls=true", "makes its API calls within the cycle"},
 		{"OpportunisticBatching", "is not Gate=true or Gate=false"},
 		{"OpportunisticBatching=maybe", "want true or false"},
 	}

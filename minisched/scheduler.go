@@ -246,6 +246,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 
 		MaxInUnschedulable:         opts.MaxInUnschedulable,
 		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
+		NoPopFromBackoffQ:          !utilfeature.DefaultFeatureGate.Enabled(features.SchedulerPopFromBackoffQ),
 	})
 	// The queue is the nominator too, as upstream's is.
 	for _, p := range s.order {

@@ -10,7 +10,7 @@ import (
 // readyLocked says whether Pop has a pod to give: one in activeQ, or, when
 // activeQ is empty, one in backoffQ. Pods in the error backoff wait.
 func (q *Queue) readyLocked() bool {
-	return q.active.Len() > 0 || q.backoff.rejected.Len() > 0
+	return q.active.Len() > 0 || !q.opts.NoPopFromBackoffQ && q.backoff.rejected.Len() > 0
 }
 
 // popLocked takes the head of activeQ or, when activeQ is empty, the head of
@@ -25,9 +25,10 @@ func (q *Queue) popLocked() (*PodInfo, event.QueueName) {
 
 // moveToActiveQLocked puts pi in activeQ unless a PreEnqueue plugin gates it;
 // a gated pod waits in the unschedulable set. PreEnqueue does not run again
-// for a pod that comes from backoff: it ran when the pod went in.
+// for a pod that comes from backoff: it ran when the pod went in (unless
+// SchedulerPopFromBackoffQ is off: then it runs now).
 func (q *Queue) moveToActiveQLocked(pi *PodInfo, c cause, fromBackoff bool) event.QueueName {
-	if !fromBackoff && !q.runPreEnqueueLocked(pi) {
+	if (!fromBackoff || q.opts.NoPopFromBackoffQ) && !q.runPreEnqueueLocked(pi) {
 		return q.parkLocked(pi, c)
 	}
 	if pi.InitialAttemptTimestamp == nil {

@@ -30,18 +30,30 @@ type backoffQueue struct {
 	max      time.Duration
 	rejected *podHeap
 	errored  *podHeap
+	// windowed says expiries are aligned to ordering windows: the
+	// SchedulerPopFromBackoffQ gate on (the default).
+	windowed bool
 }
 
-func newBackoffQueue(clk clock.PassiveClock, initial, max time.Duration, less func(a, b *PodInfo) bool) *backoffQueue {
+func newBackoffQueue(clk clock.PassiveClock, initial, max time.Duration, less func(a, b *PodInfo) bool, windowed bool) *backoffQueue {
 	byExpiry := func(a, b *PodInfo) bool {
 		if !a.BackoffExpiration.Equal(b.BackoffExpiration) {
 			return a.BackoffExpiration.Before(b.BackoffExpiration)
 		}
 		return less(a, b)
 	}
-	// Upstream orders the error backoff by expiry alone. Its pods of one
-	// expiry leave together, so the tie-break only orders the board.
-	return &backoffQueue{clock: clk, initial: initial, max: max, rejected: newPodHeap(byExpiry), errored: newPodHeap(byExpiry)}
+	// Upstream orders the error backoff by expiry alone (and backoffQ too
+	// with the gate off). Its pods of one expiry leave together, so the
+	// tie-break only orders the board.
+	return &backoffQueue{clock: clk, initial: initial, max: max, rejected: newPodHeap(byExpiry), errored: newPodHeap(byExpiry), windowed: windowed}
+}
+
+// align truncates t to its ordering window, when windows are on.
+func (b *backoffQueue) align(t time.Time) time.Time {
+	if !b.windowed {
+		return t
+	}
+	return t.Truncate(orderingWindow)
 }
 
 // expiration is when pi's backoff ends: its timestamp plus the initial
@@ -59,14 +71,14 @@ func (b *backoffQueue) expiration(pi *PodInfo) time.Time {
 	if shift := count - 1; b.initial <= b.max>>shift {
 		d = b.initial << shift
 	}
-	return pi.Timestamp.Add(d).Truncate(orderingWindow)
+	return b.align(pi.Timestamp.Add(d))
 }
 
 // backingOff says whether pi must still wait. The window that holds the
 // expiry must be over: a pod whose backoff ends within the current window
 // still waits for the flush at its end.
 func (b *backoffQueue) backingOff(pi *PodInfo) bool {
-	return !pi.BackoffExpiration.Before(b.clock.Now().Truncate(orderingWindow))
+	return !pi.BackoffExpiration.Before(b.align(b.clock.Now()))
 }
 
 // add puts pi in the heap its last failure calls for, and says which.
@@ -96,9 +108,11 @@ func (b *backoffQueue) popCompleted() []*PodInfo {
 }
 
 // moveToBackoffQLocked runs the PreEnqueue plugins and, unless one gates the
-// pod, puts it in backoff. A gated pod waits in the unschedulable set.
+// pod, puts it in backoff. A gated pod waits in the unschedulable set. With
+// SchedulerPopFromBackoffQ off, PreEnqueue runs when the pod leaves backoff
+// instead.
 func (q *Queue) moveToBackoffQLocked(pi *PodInfo, c cause) event.QueueName {
-	if !q.runPreEnqueueLocked(pi) {
+	if !q.opts.NoPopFromBackoffQ && !q.runPreEnqueueLocked(pi) {
 		return q.parkLocked(pi, c)
 	}
 	from := q.takeLocked(pi)
@@ -108,7 +122,7 @@ func (q *Queue) moveToBackoffQLocked(pi *PodInfo, c cause) event.QueueName {
 }
 
 // nextWindow is how long until the next window boundary, where the backoff
-// flush ticks.
-func nextWindow(now time.Time) time.Duration {
-	return now.Add(orderingWindow).Truncate(orderingWindow).Sub(now)
+// flush ticks (a whole window, when windows are off).
+func (b *backoffQueue) nextWindow(now time.Time) time.Duration {
+	return b.align(now.Add(orderingWindow)).Sub(now)
 }

@@ -26,6 +26,10 @@ import (
 	"time"
 	_ "unsafe" // go:linkname, to call upstream's flushes
 
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/features"
+
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	v1 "k8s.io/api/core/v1"
@@ -280,8 +284,10 @@ func newHarness(t testing.TB, c chooser) *harness {
 	h.indexer = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	lister := corelisters.NewPodLister(h.indexer)
 	less := (&queuesort.PrioritySort{}).Less
+	// Upstream reads SchedulerPopFromBackoffQ when its queue is made.
 	h.ours = New(Options{
 		Less: less, Profiles: ourProfiles(), PodLister: lister, Clock: h.clk, Logger: quiet, Observer: h.rec,
+		NoPopFromBackoffQ: !utilfeature.DefaultFeatureGate.Enabled(features.SchedulerPopFromBackoffQ),
 	})
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	preEnqueue := map[string]map[string]fwk.PreEnqueuePlugin{}
@@ -439,7 +445,9 @@ func (h *harness) pop() (string, bool) {
 	h.ours.mu.RLock()
 	mineReady := h.ours.readyLocked()
 	h.ours.mu.RUnlock()
-	theirsReady := len(h.theirs.PodsInActiveQ()) > 0 || len(h.upstreamRejectedBackoff()) > 0
+	// Upstream pops from backoffQ only with SchedulerPopFromBackoffQ on.
+	theirsReady := len(h.theirs.PodsInActiveQ()) > 0 ||
+		utilfeature.DefaultFeatureGate.Enabled(features.SchedulerPopFromBackoffQ) && len(h.upstreamRejectedBackoff()) > 0
 	if mineReady != theirsReady {
 		h.fail(fmt.Sprintf("minisched can pop: %v, upstream: %v", mineReady, theirsReady))
 		return "pop", false
@@ -865,6 +873,20 @@ func TestDifferential(t *testing.T) {
 	for _, k := range slices.Sorted(maps.Keys(moves)) {
 		t.Logf("  %-28s %d", k, moves[k])
 	}
+
+	// SchedulerPopFromBackoffQ off (it is on by default): a quarter as many
+	// sequences, so that an A/B of the gate shows upstream's queue either way.
+	t.Run("SchedulerPopFromBackoffQ=false", func(t *testing.T) {
+		featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.SchedulerPopFromBackoffQ, false)
+		for seed := int64(1); seed <= int64(max(sequences/4, 1)); seed++ {
+			h := newHarness(t, &seeded{r: rand.New(rand.NewSource(seed)), left: opsPerSequence})
+			ok := h.run()
+			h.close()
+			if !ok {
+				t.Fatalf("seed %d differs with the gate off", seed)
+			}
+		}
+	})
 }
 
 // FuzzDifferential lets the fuzzer choose the operations.

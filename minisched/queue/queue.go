@@ -5,7 +5,8 @@
 //
 //   - activeQ (active_queue.go) holds the pods ready to be tried, ordered by
 //     the QueueSort plugin. When it is empty, Pop takes the head of backoffQ
-//     rather than leave the scheduler idle.
+//     rather than leave the scheduler idle (unless SchedulerPopFromBackoffQ
+//     is off: Options.NoPopFromBackoffQ).
 //   - backoff (backoff_queue.go) holds the pods that failed and wait out a
 //     backoff: 1s, doubled per failure, capped at 10s, aligned to one-second
 //     windows. backoffQ holds the pods some plugin rejected; the error
@@ -107,6 +108,11 @@ type Options struct {
 	// spec.schedulerName names, as upstream keeps them per profile. QueueSort
 	// is shared (Less): upstream requires the same one in every profile.
 	Profiles map[string]Profile
+	// NoPopFromBackoffQ is the SchedulerPopFromBackoffQ gate off (it is
+	// on by default): Pop waits for activeQ, backoff expiries are not
+	// aligned to windows, and PreEnqueue runs when a pod leaves backoff
+	// rather than when it goes in, as upstream's queue then does.
+	NoPopFromBackoffQ bool
 	// PodLister, when set, lets the nominator check that a pod still exists
 	// and is not bound before it records a nomination, as upstream's does.
 	PodLister corelisters.PodLister
@@ -196,7 +202,7 @@ func New(opts Options) *Queue {
 		opts:          opts,
 		nominator:     newNominator(opts.PodLister),
 		active:        newPodHeap(less),
-		backoff:       newBackoffQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff, less),
+		backoff:       newBackoffQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff, less, !opts.NoPopFromBackoffQ),
 		unschedulable: unschedulablePods{},
 		flight:        newInFlight(),
 	}
@@ -209,7 +215,7 @@ func New(opts Options) *Queue {
 // the queue.
 func (q *Queue) Run(ctx context.Context) {
 	clk := q.opts.Clock
-	align := clk.NewTimer(nextWindow(clk.Now()))
+	align := clk.NewTimer(q.backoff.nextWindow(clk.Now()))
 	defer align.Stop()
 	leftover := clk.NewTicker(q.opts.UnschedulableFlushInterval)
 	defer leftover.Stop()

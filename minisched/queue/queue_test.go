@@ -130,7 +130,7 @@ func (f fixture) expect(t *testing.T, name string, want event.QueueName) {
 }
 
 func TestBackoffExpiration(t *testing.T) {
-	b := newBackoffQueue(testingclock.NewFakeClock(start), time.Second, 10*time.Second, func(a, b *PodInfo) bool { return false })
+	b := newBackoffQueue(testingclock.NewFakeClock(start), time.Second, 10*time.Second, func(a, b *PodInfo) bool { return false }, true)
 	at := start.Add(300 * time.Millisecond)
 	tests := []struct {
 		name          string
@@ -155,7 +155,7 @@ func TestBackoffExpiration(t *testing.T) {
 		})
 	}
 	t.Run("an initial backoff above the maximum is capped", func(t *testing.T) {
-		b := newBackoffQueue(testingclock.NewFakeClock(start), 20*time.Second, 10*time.Second, nil)
+		b := newBackoffQueue(testingclock.NewFakeClock(start), 20*time.Second, 10*time.Second, nil, true)
 		if got := b.expiration(&PodInfo{Timestamp: start, UnschedulableCount: 1}); !got.Equal(start.Add(10 * time.Second)) {
 			t.Errorf("expiration = %v, want the 10s cap", got)
 		}
@@ -176,7 +176,7 @@ func TestBackingOffUntilTheWindowIsOver(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBackoffQueue(testingclock.NewFakeClock(tt.now), time.Second, 10*time.Second, nil)
+			b := newBackoffQueue(testingclock.NewFakeClock(tt.now), time.Second, 10*time.Second, nil, true)
 			if got := b.backingOff(&PodInfo{BackoffExpiration: expiry}); got != tt.want {
 				t.Errorf("backingOff = %v, want %v", got, tt.want)
 			}
