@@ -364,6 +364,11 @@ test('scheduler, scenario and reset events', () => {
   assert.equal(run('r2').report.failed, 1);
   assert.equal(run('r2').name, 'x');
   assert.deepEqual(s.server.scenarios.value.map((r) => r.id), ['r1', 'r2'], 'the newest run goes last');
+  // News of an older run, told late, leaves it where it is: the newest run
+  // keeps the lesson banner (CI saw the banner jump back to an older run).
+  s.applyMessage(events([E.scenario({ id: 'r1', name: 'taints', step: 3, steps: 3, phase: 'passed', message: 'told late' })]));
+  assert.deepEqual(s.server.scenarios.value.map((r) => r.id), ['r1', 'r2']);
+  assert.equal(run('r1').message, 'told late');
 
   s.applyMessage(events(successfulCycle('a', 3, 1, ['n1'])));
   assert.equal(s.cycles.summaries.size, 1);

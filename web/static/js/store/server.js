@@ -47,11 +47,21 @@ export function createServer(limits) {
     scheduler.value = { steps: 0, message: '', ...s };
   }
 
-  /** Merges what is known of a scenario run; the newest run goes last. */
+  /**
+   * Merges what is known of a scenario run. A run keeps its place: a new
+   * run goes last, and news of an older one (its end, told late) updates it
+   * where it is, so that it never takes the lesson banner from the newest.
+   */
   function setScenarioRun(run) {
     const list = scenarios.peek();
-    const prev = list.find((r) => r.id === run.id);
-    scenarios.value = [...list.filter((r) => r.id !== run.id), { ...prev, ...run }].slice(-limits.scenarios);
+    const at = list.findIndex((r) => r.id === run.id);
+    if (at < 0) {
+      scenarios.value = [...list, run].slice(-limits.scenarios);
+      return;
+    }
+    const next = list.slice();
+    next[at] = { ...list[at], ...run };
+    scenarios.value = next;
   }
 
   return {
