@@ -33,6 +33,12 @@ import (
 type profile struct {
 	fw   framework.Framework
 	name string
+	// cfg is the profile as configured, to build the framework again
+	// (an explanation's, on a snapshot of its own).
+	cfg *config.KubeSchedulerProfile
+	// explainer is that framework, built at the first explanation and
+	// used by one at a time.
+	explainer explainer
 
 	preFilter  []fwk.PreFilterPlugin
 	filter     []fwk.FilterPlugin
@@ -152,7 +158,7 @@ func newProfile(ctx context.Context, cfg *config.KubeSchedulerProfile, outOfTree
 		return nil, fmt.Errorf("building the framework: %w", err)
 	}
 
-	p := &profile{fw: fw, name: cfg.SchedulerName, weights: map[string]int64{}}
+	p := &profile{fw: fw, name: cfg.SchedulerName, cfg: cfg, weights: map[string]int64{}}
 	if cfg.PercentageOfNodesToScore != nil {
 		p.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore
 	}

@@ -1,0 +1,259 @@
+// Package explain answers "why is my pod pending, and what would make it
+// fit?": for every node, every Filter plugin that turns the pod away, with
+// the reason read out of the plugin's own verdict and the smallest change
+// that would make it pass; the nodes ranked by how little would have to
+// change; nodes that fail alike grouped; and one sentence on top.
+//
+// The minisched package runs the real plugins and fills in the failures;
+// this package holds the schema (docs/API.md, "Explanations") and the pure
+// logic of ranking, grouping and wording, so that other tools can read it.
+package explain
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Schema is the version of the explanation's JSON.
+const Schema = "minisched.explain/v1"
+
+// Explanation says why a pod does not fit, node by node.
+type Explanation struct {
+	Schema    string `json:"schema"`
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Profile   string `json:"profile"`
+	// Sentence is the answer in one sentence.
+	Sentence string `json:"sentence"`
+	// Nodes is how many nodes there are; Fits names those the pod fits
+	// on now (it may be waiting for its next attempt).
+	Nodes int      `json:"nodes"`
+	Fits  []string `json:"fits,omitempty"`
+	// PodReason is set when the pod fits no node whatever the node: a
+	// PreFilter plugin turned it away.
+	PodReason *Failure `json:"podReason,omitempty"`
+	// Closest are the nodes with the fewest and smallest changes to make,
+	// at most MaxClosest, closest first.
+	Closest []Node `json:"closest,omitempty"`
+	// Groups gathers the nodes that fail the same way, biggest first.
+	Groups []Group `json:"groups,omitempty"`
+}
+
+// Node is one node's failures.
+type Node struct {
+	Name     string    `json:"name"`
+	Failures []Failure `json:"failures"`
+	// Distance orders nodes: how many plugins fail, then how big the
+	// changes are (see Failure.Size).
+	Distance Distance `json:"distance"`
+}
+
+// Distance is how far a node is from taking the pod.
+type Distance struct {
+	Plugins int     `json:"plugins"`
+	Size    float64 `json:"size"`
+}
+
+// Failure is one plugin's verdict on one node (or on the pod, at PreFilter).
+type Failure struct {
+	Plugin string `json:"plugin"`
+	// Code is the status code's name (Unschedulable,
+	// UnschedulableAndUnresolvable, Error).
+	Code string `json:"code"`
+	// Reason is the plugin's own message.
+	Reason string `json:"reason"`
+	// Detail says what exactly fails, in words (how much CPU is missing,
+	// which taint, which label).
+	Detail string `json:"detail,omitempty"`
+	// Change is the smallest change that would make this plugin pass,
+	// when there is one to suggest.
+	Change *Change `json:"change,omitempty"`
+	// Size measures the change, to rank nodes: for resources the share of
+	// the request that is missing (0 to 1), 1 for anything else.
+	Size float64 `json:"size"`
+}
+
+// Change is a suggestion: what to change, on the pod or on the node.
+type Change struct {
+	// Kind is reduce-request, add-toleration, add-label, uncordon,
+	// free-port or other.
+	Kind string `json:"kind"`
+	// On is "pod" or "node".
+	On string `json:"on"`
+	// Words say it for a person.
+	Words string `json:"words"`
+	// Key and Value, Resource and Quantity say it for a tool: the label
+	// or toleration's key and value, the resource and the amount to
+	// request instead.
+	Key      string `json:"key,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Effect   string `json:"effect,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	Quantity string `json:"quantity,omitempty"`
+}
+
+// Group is nodes that fail the same way: the same plugins, for the same
+// details.
+type Group struct {
+	Count int `json:"count"`
+	// Nodes names the first MaxGroupNodes of them.
+	Nodes    []string  `json:"nodes"`
+	Failures []Failure `json:"failures"`
+}
+
+// Bounds on what an explanation lists: at 5,000 nodes it stays readable and
+// a few hundred KB at most.
+const (
+	MaxClosest    = 10
+	MaxGroupNodes = 20
+	MaxGroups     = 50
+)
+
+// Assemble ranks and groups the nodes' failures and words the sentence.
+// nodes holds every node that does not fit; fits the ones that do.
+func Assemble(e *Explanation, nodes []Node, fits []string) {
+	e.Schema, e.Fits = Schema, fits
+	for i := range nodes {
+		nodes[i].Distance = distance(nodes[i].Failures)
+	}
+	e.Groups = group(nodes)
+	slices.SortStableFunc(nodes, func(a, b Node) int {
+		if c := cmp.Compare(a.Distance.Plugins, b.Distance.Plugins); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Distance.Size, b.Distance.Size); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	e.Closest = nodes[:min(len(nodes), MaxClosest)]
+	e.Sentence = sentence(e)
+}
+
+func distance(fs []Failure) Distance {
+	d := Distance{Plugins: len(fs)}
+	for _, f := range fs {
+		d.Size += f.Size
+	}
+	return d
+}
+
+// group gathers nodes whose failures read the same (plugin, detail or
+// reason), biggest group first.
+func group(nodes []Node) []Group {
+	byKey := map[string]*Group{}
+	var order []string
+	for _, n := range nodes {
+		parts := make([]string, len(n.Failures))
+		for i, f := range n.Failures {
+			parts[i] = f.Plugin + ": " + cmp.Or(f.Detail, f.Reason)
+		}
+		key := strings.Join(parts, " | ")
+		g, ok := byKey[key]
+		if !ok {
+			g = &Group{Failures: n.Failures}
+			byKey[key] = g
+			order = append(order, key)
+		}
+		g.Count++
+		if len(g.Nodes) < MaxGroupNodes {
+			g.Nodes = append(g.Nodes, n.Name)
+		}
+	}
+	groups := make([]Group, 0, len(order))
+	for _, k := range order {
+		groups = append(groups, *byKey[k])
+	}
+	slices.SortStableFunc(groups, func(a, b Group) int { return cmp.Compare(b.Count, a.Count) })
+	return groups[:min(len(groups), MaxGroups)]
+}
+
+// sentence answers in one sentence: where the pod fits, or that it fits
+// nowhere and what the closest nodes and the biggest group would need.
+func sentence(e *Explanation) string {
+	switch {
+	case e.PodReason != nil:
+		return fmt.Sprintf("Fits nowhere: %s turns the pod away before any node is looked at: %s.", e.PodReason.Plugin, strings.TrimSuffix(e.PodReason.Reason, "."))
+	case len(e.Fits) > 0:
+		return fmt.Sprintf("Fits on %s now: it waits for its next attempt.", nodeWords(e.Fits, len(e.Fits)))
+	case e.Nodes == 0:
+		return "Fits nowhere: there are no nodes."
+	case len(e.Closest) == 0:
+		return "Fits nowhere."
+	}
+	var parts []string
+	// The closest are the nodes as close as the first: as many plugins to
+	// satisfy, changes as big.
+	best := e.Closest[0].Distance
+	closest := 0
+	for _, n := range e.Closest {
+		if n.Distance == best {
+			closest++
+		}
+	}
+	parts = append(parts, "Closest: "+needWords(namesOf(e.Closest[:closest]), closest, e.Closest[0].Failures))
+	if len(e.Groups) > 0 && e.Groups[0].Count > closest {
+		g := e.Groups[0]
+		parts = append(parts, needWords(g.Nodes, g.Count, g.Failures))
+	}
+	return "Fits nowhere. " + strings.Join(parts, "; ") + "."
+}
+
+// needWords says what nodes need: "node-17 needs 200m less cpu", "3 nodes
+// (a, b, c) need a toleration for dedicated=batch:NoSchedule".
+func needWords(names []string, count int, fs []Failure) string {
+	verb := "need"
+	if count == 1 {
+		verb = "needs"
+	}
+	return nodeWords(names, count) + " " + verb + " " + needs(fs)
+}
+
+// needs says what failures ask for, joined by "and".
+func needs(fs []Failure) string {
+	words := make([]string, len(fs))
+	for i, f := range fs {
+		switch {
+		case f.Change != nil:
+			words[i] = f.Change.Words
+		case f.Detail != "":
+			words[i] = f.Detail
+		default:
+			words[i] = strings.TrimSuffix(f.Reason, ".")
+		}
+	}
+	return strings.Join(words, ", and ")
+}
+
+func namesOf(nodes []Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// nodeWords names a few nodes and counts the rest: "node-17", "3 nodes
+// (a, b, c)", "2,000 nodes (a, b, c, ...)".
+func nodeWords(names []string, count int) string {
+	if count == 1 && len(names) == 1 {
+		return names[0]
+	}
+	shown := names[:min(len(names), 3)]
+	more := ""
+	if count > len(shown) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("%s nodes (%s%s)", thousands(count), strings.Join(shown, ", "), more)
+}
+
+// thousands writes n with commas: 2,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

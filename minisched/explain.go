@@ -1,0 +1,282 @@
+package minisched
+
+// Explanations: why a pending pod fits no node. The real PreFilter and
+// Filter plugins of the pod's profile run on a snapshot of their own, every
+// Filter plugin on every node (the cycle stops at the first that fails; an
+// explanation wants them all), and each failure is read out of the
+// plugin's own verdict, with upstream's helpers for the details.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes/scheme"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/helper"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"minisched/explain"
+)
+
+// ErrNotPending refuses to explain a pod that is bound: it fits where it is.
+var ErrNotPending = errors.New("the pod is not pending")
+
+// Explain says why the pod fits no node, node by node. It changes nothing:
+// the plugins run on a snapshot and a framework of the explanation's own,
+// beside the scheduling loop. A pod that is gone is an apiserver NotFound.
+func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*explain.Explanation, error) {
+	pod, err := s.podLister.Pods(namespace).Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if pod.Spec.NodeName != "" {
+		return nil, fmt.Errorf("%w: it is bound to %s", ErrNotPending, pod.Spec.NodeName)
+	}
+	p := s.profileOf(pod)
+	if p == nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("no profile schedules pod %s/%s: its schedulerName is %q, the profiles are %s",
+			namespace, name, pod.Spec.SchedulerName, strings.Join(s.Profiles(), ", ")))
+	}
+	logger := klog.FromContext(ctx)
+	x := &p.explainer
+	x.once.Do(func() { x.build(ctx, s, p) })
+	if x.err != nil {
+		return nil, x.err
+	}
+	// One explanation at a time per profile: they share the snapshot.
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := s.cache.UpdateSnapshot(logger, x.snap); err != nil {
+		return nil, fmt.Errorf("taking a snapshot of the nodes: %w", err)
+	}
+	own := x.p
+	nodes, err := x.snap.NodeInfos().List()
+	if err != nil {
+		return nil, fmt.Errorf("listing the snapshot's nodes: %w", err)
+	}
+	e := &explain.Explanation{Namespace: namespace, Pod: name, Profile: p.name, Nodes: len(nodes)}
+	state := framework.NewCycleState()
+	pre, status, _ := own.fw.RunPreFilterPlugins(ctx, state, pod)
+	if status.IsRejected() || status.Code() == fwk.Error {
+		e.PodReason = &explain.Failure{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}
+		explain.Assemble(e, nil, nil)
+		return e, nil
+	}
+	skip := state.GetSkipFilterPlugins()
+	var failing []explain.Node
+	var fits []string
+	for _, ni := range nodes {
+		node := ni.Node()
+		var fs []explain.Failure
+		if pre != nil && !pre.AllNodes() && !pre.NodeNames.Has(node.Name) {
+			fs = append(fs, explain.Failure{Plugin: "PreFilter", Code: fwk.UnschedulableAndUnresolvable.String(),
+				Reason: "node(s) didn't satisfy the plugins that narrowed the nodes at PreFilter", Size: 1})
+		} else {
+			for _, pl := range own.filter {
+				if skip.Has(pl.Name()) {
+					continue
+				}
+				st := pl.Filter(ctx, state, pod, ni)
+				if st.IsSuccess() {
+					continue
+				}
+				fs = append(fs, s.failure(logger, pl.Name(), st, pod, ni))
+			}
+		}
+		if len(fs) == 0 {
+			fits = append(fits, node.Name)
+			continue
+		}
+		failing = append(failing, explain.Node{Name: node.Name, Failures: fs})
+	}
+	explain.Assemble(e, failing, fits)
+	return e, nil
+}
+
+// explainer is a profile's framework for explanations: the same plugins,
+// on a snapshot of its own, so that they run beside the scheduling loop
+// without touching its snapshot.
+type explainer struct {
+	once sync.Once
+	mu   sync.Mutex
+	p    *profile
+	snap *internalcache.Snapshot
+	err  error
+}
+
+// build makes the framework once. Its profile name differs from the
+// profile's: some plugins register informer indexers by profile name
+// (DynamicResources), and a second set of the same name would clash.
+func (x *explainer) build(ctx context.Context, s *Scheduler, p *profile) {
+	cfg := p.cfg.DeepCopy()
+	cfg.SchedulerName = p.name + "/explain"
+	x.snap = internalcache.NewEmptySnapshot()
+	x.p, x.err = newProfile(ctx, cfg, s.opts.OutOfTree, frameworkDeps{
+		client: s.client, restConfig: s.opts.RESTConfig, informerFactory: s.factory, snapshot: x.snap, cache: s.cache,
+		recorder: s.events.NewRecorder(scheme.Scheme, p.name), parallelism: 1, draManager: s.dra.sharedManager(),
+		shared: []frameworkruntime.Option{
+			frameworkruntime.WithWaitingPods(frameworkruntime.NewWaitingPodsMap()),
+			frameworkruntime.WithPodsInPreBind(frameworkruntime.NewPodsInPreBindMap()),
+		},
+	})
+	if x.err != nil {
+		x.err = fmt.Errorf("building the profile's plugins for explanations: %w", x.err)
+	}
+}
+
+// failure reads one plugin's verdict on one node: its message, and for the
+// plugins whose state upstream exposes, what exactly fails and the change
+// that would make it pass.
+func (s *Scheduler) failure(logger klog.Logger, plugin string, st *fwk.Status, pod *v1.Pod, ni fwk.NodeInfo) explain.Failure {
+	f := explain.Failure{Plugin: plugin, Code: st.Code().String(), Reason: st.Message(), Size: 1}
+	node := ni.Node()
+	switch plugin {
+	case names.NodeResourcesFit:
+		opts := noderesources.ResourceRequestsOptions{
+			EnablePodLevelResources:           utilfeature.DefaultFeatureGate.Enabled(features.PodLevelResources),
+			EnableDRAExtendedResource:         utilfeature.DefaultFeatureGate.Enabled(features.DRAExtendedResource),
+			EnableDRANodeAllocatableResources: utilfeature.DefaultFeatureGate.Enabled(features.DRANodeAllocatableResources),
+		}
+		var details, less, other []string
+		size := 0.0
+		var first *explain.Change
+		for _, r := range noderesources.Fits(pod, ni, s.dra.sharedManager(), opts) {
+			free := r.Capacity - r.Used
+			missing := r.Requested - free
+			details = append(details, fmt.Sprintf("%s: requests %s, %s of %s free", r.ResourceName,
+				quantity(r.ResourceName, r.Requested), quantity(r.ResourceName, max(free, 0)), quantity(r.ResourceName, r.Capacity)))
+			if r.Requested > 0 {
+				size += min(float64(missing)/float64(r.Requested), 1)
+			}
+			if r.ResourceName == v1.ResourcePods || free <= 0 {
+				other = append(other, fmt.Sprintf("room for it (no %s free)", r.ResourceName))
+				continue
+			}
+			less = append(less, fmt.Sprintf("%s less %s", quantity(r.ResourceName, missing), r.ResourceName))
+			if first == nil {
+				first = &explain.Change{Kind: "reduce-request", On: "pod", Resource: string(r.ResourceName), Quantity: quantity(r.ResourceName, free)}
+			}
+		}
+		if len(details) > 0 {
+			f.Detail, f.Size = strings.Join(details, "; "), max(size, 0.01)
+			if first != nil {
+				words := append([]string{"the pod to request " + strings.Join(less, " and ")}, other...)
+				first.Words = strings.Join(words, " and ")
+				f.Change = first
+			}
+		}
+	case names.TaintToleration:
+		taint, untolerated := v1helper.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations,
+			helper.DoNotScheduleTaintsFilterFunc(), utilfeature.DefaultFeatureGate.Enabled(features.TaintTolerationComparisonOperators))
+		if untolerated {
+			f.Detail = fmt.Sprintf("untolerated taint %s", taintWords(taint))
+			f.Change = &explain.Change{Kind: "add-toleration", On: "pod", Key: taint.Key, Value: taint.Value, Effect: string(taint.Effect),
+				Words: fmt.Sprintf("a toleration for %s", taintWords(taint))}
+		}
+	case names.NodeUnschedulable:
+		f.Detail = "cordoned (spec.unschedulable)"
+		f.Change = &explain.Change{Kind: "uncordon", On: "node", Words: "to be uncordoned"}
+	case names.NodeAffinity:
+		keys := make([]string, 0, len(pod.Spec.NodeSelector))
+		for k := range pod.Spec.NodeSelector {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if v := pod.Spec.NodeSelector[k]; node.Labels[k] != v {
+				f.Detail = fmt.Sprintf("nodeSelector %s=%s; the node has %s", k, v, labelWords(node.Labels, k))
+				f.Change = &explain.Change{Kind: "add-label", On: "node", Key: k, Value: v, Words: fmt.Sprintf("the label %s=%s", k, v)}
+				break
+			}
+		}
+		if f.Change == nil {
+			f.Detail = "matches none of the pod's required node affinity terms"
+		}
+	case names.NodePorts:
+		for _, holder := range ni.GetPods() {
+			if port, ok := sharedHostPort(pod, holder.GetPod()); ok {
+				f.Detail = fmt.Sprintf("host port %s is taken by pod %s/%s", port, holder.GetPod().Namespace, holder.GetPod().Name)
+				f.Change = &explain.Change{Kind: "free-port", On: "node", Words: fmt.Sprintf("host port %s free (pod %s/%s gone)", port, holder.GetPod().Namespace, holder.GetPod().Name)}
+				break
+			}
+		}
+	}
+	return f
+}
+
+// quantity writes an amount of a resource as Kubernetes writes it: CPU in
+// millicores, the rest as a quantity (16Gi, 3).
+func quantity(name v1.ResourceName, v int64) string {
+	if name == v1.ResourceCPU {
+		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+	}
+	if name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage {
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return resource.NewQuantity(v, resource.DecimalSI).String()
+}
+
+func taintWords(t v1.Taint) string {
+	s := t.Key
+	if t.Value != "" {
+		s += "=" + t.Value
+	}
+	return s + ":" + string(t.Effect)
+}
+
+func labelWords(labels map[string]string, key string) string {
+	if v, ok := labels[key]; ok {
+		return fmt.Sprintf("%s=%s", key, v)
+	}
+	return "no " + key + " label"
+}
+
+// sharedHostPort finds a host port of pod that holder uses too, on the same
+// protocol and a clashing IP (upstream's NodePorts rule).
+func sharedHostPort(pod, holder *v1.Pod) (string, bool) {
+	for _, c := range pod.Spec.Containers {
+		for _, want := range c.Ports {
+			if want.HostPort == 0 {
+				continue
+			}
+			for _, hc := range holder.Spec.Containers {
+				for _, have := range hc.Ports {
+					if have.HostPort != want.HostPort || protocol(have) != protocol(want) {
+						continue
+					}
+					if ipClash(have.HostIP, want.HostIP) {
+						return fmt.Sprintf("%d/%s", want.HostPort, protocol(want)), true
+					}
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+func protocol(p v1.ContainerPort) v1.Protocol {
+	if p.Protocol == "" {
+		return v1.ProtocolTCP
+	}
+	return p.Protocol
+}
+
+func ipClash(a, b string) bool {
+	wildcard := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
+	return wildcard(a) || wildcard(b) || a == b
+}

@@ -1,0 +1,106 @@
+package minisched_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"minisched/explain"
+)
+
+// TestExplain: for a pending pod, every node's failing plugins with the
+// reason read from the plugin's own verdict and the change that would make
+// it pass; the closest nodes first; one sentence on top.
+func TestExplain(t *testing.T) {
+	tainted := func(n *v1.Node) {
+		n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "batch", Effect: v1.TaintEffectNoSchedule}}
+	}
+	withPort := func(port int32) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: port, HostPort: port}}
+		}
+	}
+	tests := []struct {
+		name   string
+		nodes  []*v1.Node
+		before []*v1.Pod // bound first
+		pod    *v1.Pod
+		// want, per node, the plugin and a part of its detail; and the
+		// change's kind, key or resource.
+		want     map[string][3]string
+		sentence string
+	}{
+		{
+			name:     "resources: the shortfall per resource, and the request that would fit",
+			nodes:    []*v1.Node{node("small", "1"), node("smaller", "500m")},
+			pod:      pod("big", "1500m"),
+			want:     map[string][3]string{"small": {"NodeResourcesFit", "cpu: requests 1500m, 1 of 1 free", "reduce-request"}, "smaller": {"NodeResourcesFit", "cpu: requests 1500m, 500m of 500m free", "reduce-request"}},
+			sentence: "Closest: small needs the pod to request 500m less cpu",
+		},
+		{
+			name:     "taint: the untolerated taint, and the toleration that would pass",
+			nodes:    []*v1.Node{node("batch-1", "4", tainted), node("batch-2", "4", tainted)},
+			pod:      pod("plain", "100m"),
+			want:     map[string][3]string{"batch-1": {"TaintToleration", "untolerated taint dedicated=batch:NoSchedule", "add-toleration"}},
+			sentence: "Closest: 2 nodes (batch-1, batch-2) need a toleration for dedicated=batch:NoSchedule",
+		},
+		{
+			name:     "nodeSelector: the label that fails, and the label to add",
+			nodes:    []*v1.Node{node("a", "4", zone("a"))},
+			pod:      pod("wants-gpu", "100m", func(p *v1.Pod) { p.Spec.NodeSelector = map[string]string{"gpu": "true"} }),
+			want:     map[string][3]string{"a": {"NodeAffinity", "nodeSelector gpu=true; the node has no gpu label", "add-label"}},
+			sentence: "a needs the label gpu=true",
+		},
+		{
+			name:  "cordoned: uncordon",
+			nodes: []*v1.Node{node("cordoned", "4", unschedulableNode)},
+			pod:   pod("patient", "100m"),
+			want:  map[string][3]string{"cordoned": {"NodeUnschedulable", "cordoned", "uncordon"}},
+		},
+		{
+			name:   "host port: the pod that holds it",
+			nodes:  []*v1.Node{node("n1", "4")},
+			before: []*v1.Pod{pod("holder", "100m", withPort(8080), func(p *v1.Pod) { p.Spec.NodeName = "n1" })},
+			pod:    pod("wants-8080", "100m", withPort(8080)),
+			want:   map[string][3]string{"n1": {"NodePorts", "host port 8080/TCP is taken by pod default/holder", "free-port"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, "")
+			h.addNodes(tt.nodes...)
+			for _, p := range tt.before {
+				createPod(t, client, p)
+				waitBound(t, client, p.Name)
+			}
+			createPod(t, client, tt.pod)
+			h.waitUnschedulable(tt.pod.Name)
+			e, err := h.svc.Scheduler().Explain(context.Background(), "default", tt.pod.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Schema != explain.Schema || e.Nodes != len(tt.nodes) || len(e.Fits) != 0 {
+				t.Errorf("schema %q, %d nodes, fits %v; want %s, %d, none", e.Schema, e.Nodes, e.Fits, explain.Schema, len(tt.nodes))
+			}
+			got := map[string]explain.Failure{}
+			for _, g := range e.Groups {
+				for _, n := range g.Nodes {
+					for _, f := range g.Failures {
+						got[n] = f
+					}
+				}
+			}
+			for node, want := range tt.want {
+				f, ok := got[node]
+				if !ok || f.Plugin != want[0] || !strings.Contains(f.Detail, want[1]) || f.Change == nil || f.Change.Kind != want[2] {
+					t.Errorf("%s: %+v (change %+v); want %s, a detail with %q, a change %s", node, f, f.Change, want[0], want[1], want[2])
+				}
+			}
+			if !strings.HasPrefix(e.Sentence, "Fits nowhere.") || !strings.Contains(e.Sentence, tt.sentence) {
+				t.Errorf("sentence %q, want one with %q", e.Sentence, tt.sentence)
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+package server
+
+// GET /pods/{namespace}/{name}/explain: why a pending pod fits no node, and
+// what would make it fit (docs/API.md, "Explanations").
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"minisched/minisched"
+)
+
+func (s *Server) getExplain(c echo.Context) error {
+	sched := s.scheduler()
+	if sched == nil {
+		return apiError(http.StatusServiceUnavailable, "no scheduler runs in this process")
+	}
+	ctx, cancel := s.apiContext(c)
+	defer cancel()
+	ns, name := c.Param("namespace"), c.Param("name")
+	e, err := sched.Explain(ctx, ns, name)
+	switch {
+	case errors.Is(err, minisched.ErrNotPending):
+		return apiError(http.StatusConflict, "%v: an explanation is for a pod that waits", err)
+	case apierrors.IsNotFound(err):
+		return apiError(http.StatusNotFound, "no pod %s/%s", ns, name)
+	case apierrors.IsBadRequest(err):
+		return apiError(http.StatusUnprocessableEntity, "%v", err)
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, e)
+}
