@@ -48,6 +48,19 @@ type Node struct {
 	// Distance orders nodes: how many plugins fail, then how big the
 	// changes are (see Failure.Size).
 	Distance Distance `json:"distance"`
+	// Tried says what the real plugins made of this node's changes, all
+	// applied on copies of the pod and the node (see Trial); nil when a
+	// failure has no change to try.
+	Tried *Trial `json:"tried,omitempty"`
+}
+
+// Trial is the proof of a node's changes: PreFilter and every Filter
+// plugin ran again on the pod and the node with the changes applied (other
+// nodes as they are). Fits says the pod then passes every plugin there;
+// otherwise Failures says what still fails.
+type Trial struct {
+	Fits     bool      `json:"fits"`
+	Failures []Failure `json:"failures,omitempty"`
 }
 
 // Distance is how far a node is from taking the pod.
@@ -84,14 +97,13 @@ type Change struct {
 	On string `json:"on"`
 	// Words say it for a person.
 	Words string `json:"words"`
-	// Key and Value, Resource and Quantity say it for a tool: the label
-	// or toleration's key and value, the resource and the amount to
-	// request instead.
-	Key      string `json:"key,omitempty"`
-	Value    string `json:"value,omitempty"`
-	Effect   string `json:"effect,omitempty"`
-	Resource string `json:"resource,omitempty"`
-	Quantity string `json:"quantity,omitempty"`
+	// Key, Value and Effect say it for a tool: the label's or the
+	// toleration's. Requests are reduce-request's: for each resource, the
+	// most the pod may request in all to fit.
+	Key      string            `json:"key,omitempty"`
+	Value    string            `json:"value,omitempty"`
+	Effect   string            `json:"effect,omitempty"`
+	Requests map[string]string `json:"requests,omitempty"`
 }
 
 // Group is nodes that fail the same way: the same plugins, for the same
@@ -112,8 +124,9 @@ const (
 )
 
 // Assemble ranks and groups the nodes' failures and words the sentence.
-// nodes holds every node that does not fit; fits the ones that do.
-func Assemble(e *Explanation, nodes []Node, fits []string) {
+// nodes holds every node that does not fit; fits the ones that do. try, when
+// set, proves the closest nodes' changes (see Trial).
+func Assemble(e *Explanation, nodes []Node, fits []string, try func(*Node) *Trial) {
 	e.Schema, e.Fits = Schema, fits
 	for i := range nodes {
 		nodes[i].Distance = distance(nodes[i].Failures)
@@ -129,7 +142,22 @@ func Assemble(e *Explanation, nodes []Node, fits []string) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	e.Closest = nodes[:min(len(nodes), MaxClosest)]
+	if try != nil {
+		for i := range e.Closest {
+			e.Closest[i].Tried = try(&e.Closest[i])
+		}
+	}
 	e.Sentence = sentence(e)
+}
+
+// Tryable says whether every failure of the node comes with a change.
+func (n *Node) Tryable() bool {
+	for _, f := range n.Failures {
+		if f.Change == nil {
+			return false
+		}
+	}
+	return len(n.Failures) > 0
 }
 
 func distance(fs []Failure) Distance {
@@ -193,7 +221,16 @@ func sentence(e *Explanation) string {
 			closest++
 		}
 	}
-	parts = append(parts, "Closest: "+needWords(namesOf(e.Closest[:closest]), closest, e.Closest[0].Failures))
+	first := "Closest: " + needWords(namesOf(e.Closest[:closest]), closest, e.Closest[0].Failures)
+	switch t := e.Closest[0].Tried; {
+	case t == nil:
+		first += " (unproven)"
+	case t.Fits:
+		first += " (tried: it then fits)"
+	default:
+		first += " (tried: not enough)"
+	}
+	parts = append(parts, first)
 	if len(e.Groups) > 0 && e.Groups[0].Count > closest {
 		g := e.Groups[0]
 		parts = append(parts, needWords(g.Nodes, g.Count, g.Failures))

@@ -74,7 +74,7 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 	pre, status, _ := own.fw.RunPreFilterPlugins(ctx, state, pod)
 	if status.IsRejected() || status.Code() == fwk.Error {
 		e.PodReason = &explain.Failure{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}
-		explain.Assemble(e, nil, nil)
+		explain.Assemble(e, nil, nil, nil)
 		return e, nil
 	}
 	skip := state.GetSkipFilterPlugins()
@@ -104,8 +104,109 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 		}
 		failing = append(failing, explain.Node{Name: node.Name, Failures: fs})
 	}
-	explain.Assemble(e, failing, fits)
+	explain.Assemble(e, failing, fits, func(n *explain.Node) *explain.Trial {
+		if !n.Tryable() {
+			return nil
+		}
+		ni, err := x.snap.Get(n.Name)
+		if err != nil {
+			return nil
+		}
+		return s.try(ctx, logger, own, pod, ni, n.Failures)
+	})
 	return e, nil
+}
+
+// try applies a node's changes on copies of the pod and the node, and runs
+// the real PreFilter and Filter plugins again there: the proof a suggestion
+// shows, or what still fails.
+func (s *Scheduler) try(ctx context.Context, logger klog.Logger, own *profile, pod *v1.Pod, ni fwk.NodeInfo, fs []explain.Failure) *explain.Trial {
+	pod = pod.DeepCopy()
+	node := ni.Node().DeepCopy()
+	ni = ni.Snapshot()
+	for _, f := range fs {
+		c := f.Change
+		switch c.Kind {
+		case "reduce-request":
+			for name, total := range c.Requests {
+				reduce(pod, v1.ResourceName(name), total)
+			}
+		case "add-toleration":
+			pod.Spec.Tolerations = append(pod.Spec.Tolerations, v1.Toleration{Key: c.Key, Operator: v1.TolerationOpEqual, Value: c.Value, Effect: v1.TaintEffect(c.Effect)})
+		case "add-label":
+			if node.Labels == nil {
+				node.Labels = map[string]string{}
+			}
+			node.Labels[c.Key] = c.Value
+		case "uncordon":
+			node.Spec.Unschedulable = false
+		case "free-port":
+			for _, holder := range ni.GetPods() {
+				if _, ok := sharedHostPort(pod, holder.GetPod()); ok {
+					_ = ni.RemovePod(logger, holder.GetPod())
+					break
+				}
+			}
+		}
+	}
+	ni.SetNode(node)
+	state := framework.NewCycleState()
+	if _, status, _ := own.fw.RunPreFilterPlugins(ctx, state, pod); !status.IsSuccess() {
+		return &explain.Trial{Failures: []explain.Failure{{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}}}
+	}
+	skip := state.GetSkipFilterPlugins()
+	t := &explain.Trial{Fits: true}
+	for _, pl := range own.filter {
+		if skip.Has(pl.Name()) {
+			continue
+		}
+		if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+			t.Fits = false
+			t.Failures = append(t.Failures, explain.Failure{Plugin: pl.Name(), Code: st.Code().String(), Reason: st.Message(), Size: 1})
+		}
+	}
+	return t
+}
+
+// reduce lowers the pod's request of a resource to total, taking what is
+// too much from the containers that ask the most.
+func reduce(pod *v1.Pod, name v1.ResourceName, total string) {
+	want, err := resource.ParseQuantity(total)
+	if err != nil {
+		return
+	}
+	var sum resource.Quantity
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Requests[name]; ok {
+			sum.Add(q)
+		}
+	}
+	excess := sum.DeepCopy()
+	excess.Sub(want)
+	for excess.Sign() > 0 {
+		biggest := -1
+		for i, c := range pod.Spec.Containers {
+			q, ok := c.Resources.Requests[name]
+			if ok && q.Sign() > 0 && (biggest < 0 || q.Cmp(pod.Spec.Containers[biggest].Resources.Requests[name]) > 0) {
+				biggest = i
+			}
+		}
+		if biggest < 0 {
+			return
+		}
+		c := &pod.Spec.Containers[biggest]
+		q := c.Resources.Requests[name]
+		cut := excess.DeepCopy()
+		if cut.Cmp(q) > 0 {
+			cut = q.DeepCopy()
+		}
+		q.Sub(cut)
+		excess.Sub(cut)
+		c.Resources.Requests[name] = q
+		if l, ok := c.Resources.Limits[name]; ok && l.Cmp(q) < 0 {
+			c.Resources.Limits[name] = q
+		}
+	}
 }
 
 // explainer is a profile's framework for explanations: the same plugins,
@@ -154,7 +255,7 @@ func (s *Scheduler) failure(logger klog.Logger, plugin string, st *fwk.Status, p
 		}
 		var details, less, other []string
 		size := 0.0
-		var first *explain.Change
+		requests := map[string]string{}
 		for _, r := range noderesources.Fits(pod, ni, s.dra.sharedManager(), opts) {
 			free := r.Capacity - r.Used
 			missing := r.Requested - free
@@ -168,16 +269,13 @@ func (s *Scheduler) failure(logger klog.Logger, plugin string, st *fwk.Status, p
 				continue
 			}
 			less = append(less, fmt.Sprintf("%s less %s", quantity(r.ResourceName, missing), r.ResourceName))
-			if first == nil {
-				first = &explain.Change{Kind: "reduce-request", On: "pod", Resource: string(r.ResourceName), Quantity: quantity(r.ResourceName, free)}
-			}
+			requests[string(r.ResourceName)] = quantity(r.ResourceName, free)
 		}
 		if len(details) > 0 {
 			f.Detail, f.Size = strings.Join(details, "; "), max(size, 0.01)
-			if first != nil {
-				words := append([]string{"the pod to request " + strings.Join(less, " and ")}, other...)
-				first.Words = strings.Join(words, " and ")
-				f.Change = first
+			// Room the node does not have at all is no request to lower.
+			if len(requests) > 0 && len(other) == 0 {
+				f.Change = &explain.Change{Kind: "reduce-request", On: "pod", Requests: requests, Words: "the pod to request " + strings.Join(less, " and ")}
 			}
 		}
 	case names.TaintToleration:

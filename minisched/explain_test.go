@@ -2,12 +2,19 @@ package minisched_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"minisched/explain"
+	"minisched/minisched"
 )
 
 // TestExplain: for a pending pod, every node's failing plugins with the
@@ -98,9 +105,102 @@ func TestExplain(t *testing.T) {
 					t.Errorf("%s: %+v (change %+v); want %s, a detail with %q, a change %s", node, f, f.Change, want[0], want[1], want[2])
 				}
 			}
-			if !strings.HasPrefix(e.Sentence, "Fits nowhere.") || !strings.Contains(e.Sentence, tt.sentence) {
-				t.Errorf("sentence %q, want one with %q", e.Sentence, tt.sentence)
+			if !strings.HasPrefix(e.Sentence, "Fits nowhere.") || !strings.Contains(e.Sentence, tt.sentence) || !strings.Contains(e.Sentence, "(tried: it then fits)") {
+				t.Errorf("sentence %q, want one with %q, tried", e.Sentence, tt.sentence)
+			}
+			// The proof: the real plugins passed the closest node with its
+			// changes applied on copies...
+			closest := e.Closest[0]
+			if closest.Tried == nil || !closest.Tried.Fits {
+				t.Fatalf("the closest node %s: tried %+v, want it to fit", closest.Name, closest.Tried)
+			}
+			// ...and made for real, they let the pod bind there.
+			name := tt.pod.Name
+			for _, f := range closest.Failures {
+				name = applyChange(t, f.Change, closest.Name, tt.pod)
+			}
+			if got := waitBound(t, client, name); got != closest.Name {
+				t.Errorf("with the changes made, %s bound to %s, want %s", name, got, closest.Name)
 			}
 		})
+	}
+}
+
+// applyChange makes a suggested change on the cluster, and returns the
+// name of the pod to watch (a pod whose requests change is made again).
+func applyChange(t *testing.T, c *explain.Change, node string, p *v1.Pod) string {
+	t.Helper()
+	ctx := context.Background()
+	switch c.Kind {
+	case "reduce-request":
+		again := p.DeepCopy()
+		again.Name += "-smaller"
+		for res, q := range c.Requests {
+			again.Spec.Containers[0].Resources.Requests[v1.ResourceName(res)] = resource.MustParse(q)
+		}
+		createPod(t, client, again)
+		return again.Name
+	case "add-toleration":
+		// The scheduler writes the pod's status meanwhile: retry on conflict.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := client.CoreV1().Pods("default").Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Spec.Tolerations = append(cur.Spec.Tolerations, v1.Toleration{Key: c.Key, Operator: v1.TolerationOpEqual, Value: c.Value, Effect: v1.TaintEffect(c.Effect)})
+			_, err = client.CoreV1().Pods("default").Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	case "add-label", "uncordon":
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if c.Kind == "add-label" {
+				n.Labels[c.Key] = c.Value
+			} else {
+				n.Spec.Unschedulable = false
+			}
+			_, err = client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	case "free-port":
+		zero := int64(0)
+		if err := client.CoreV1().Pods("default").Delete(ctx, "holder", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatalf("no way to apply %+v", c)
+	}
+	return p.Name
+}
+
+// TestExplainRefusals: a pod that is bound, gone, or of no profile gets no
+// explanation, and says why.
+func TestExplainRefusals(t *testing.T) {
+	h := start(t, "")
+	h.addNodes(node("n1", "4"))
+	createPod(t, client, pod("placed", "100m"))
+	waitBound(t, client, "placed")
+	if _, err := h.svc.Scheduler().Explain(context.Background(), "default", "placed"); !errors.Is(err, minisched.ErrNotPending) {
+		t.Errorf("a bound pod: %v, want ErrNotPending", err)
+	}
+	if _, err := h.svc.Scheduler().Explain(context.Background(), "default", "nobody"); !apierrors.IsNotFound(err) {
+		t.Errorf("a pod that is not there: %v, want NotFound", err)
+	}
+	createPod(t, client, pod("elsewhere", "100m", func(p *v1.Pod) { p.Spec.SchedulerName = "other" }))
+	waitFor(t, 30*time.Second, "the informer to have the pod", func() bool {
+		_, err := h.svc.Scheduler().Explain(context.Background(), "default", "elsewhere")
+		return !apierrors.IsNotFound(err)
+	})
+	if _, err := h.svc.Scheduler().Explain(context.Background(), "default", "elsewhere"); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `schedulerName is "other"`) {
+		t.Errorf("a pod of no profile: %v, want a bad request naming its schedulerName", err)
 	}
 }
