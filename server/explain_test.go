@@ -1,0 +1,41 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"minisched/explain"
+)
+
+// TestExplainEndpoint: GET /pods/{ns}/{name}/explain answers a pending pod
+// with the schema, and a pod that is gone or bound with 404 and 409.
+func TestExplainEndpoint(t *testing.T) {
+	reset(t)
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "1"))
+	mustCreate(t, "/api/v1/pods", podJSON("too-big", "4"))
+	mustCreate(t, "/api/v1/pods", podJSON("fits", "100m"))
+	eventually(t, 10*time.Second, "too-big unschedulable, fits bound", func() bool {
+		return len(queueOf(t).Unschedulable) == 1 && boundNode(t, "fits") != ""
+	})
+	var e explain.Explanation
+	if code := api(t, "GET", "/api/v1/pods/default/too-big/explain", "", nil, &e); code != http.StatusOK {
+		t.Fatalf("GET explain: %d", code)
+	}
+	if e.Schema != explain.Schema || e.Nodes != 1 || len(e.Closest) != 1 || e.Closest[0].Name != "node-1" || !strings.HasPrefix(e.Sentence, "Fits nowhere.") {
+		t.Errorf("explanation %+v", e)
+	}
+	for _, tt := range []struct {
+		path string
+		want int
+	}{
+		{"/api/v1/pods/default/nobody/explain", http.StatusNotFound},
+		{"/api/v1/pods/default/fits/explain", http.StatusConflict},
+	} {
+		var out struct{ Error string }
+		if code := api(t, "GET", tt.path, "", nil, &out); code != tt.want || out.Error == "" {
+			t.Errorf("GET %s: %d %q, want %d with a message", tt.path, code, out.Error, tt.want)
+		}
+	}
+}
