@@ -213,6 +213,12 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.match(await page.textContent('.outcome'), /0\/2 nodes are available/);
     assert.match(await page.textContent('.filter .reasons'), /2\s*Insufficient cpu/);
     assert.ok(await page.locator('.matrix td.c-fail').count() >= 2);
+    // Why pending (issue 35): the sentence on top, the closest nodes with
+    // what each needs, and the proof that the change lets it fit.
+    await page.waitForSelector('#why-sentence');
+    assert.match(await page.textContent('#why-sentence'), /^Fits nowhere\. Closest: .* needs the pod to request .* less cpu \(tried: it then fits\)\./);
+    assert.match(await page.textContent('#why-closest'), /NodeResourcesFit: the pod to request .* less cpu/);
+    assert.match(await page.textContent('#why-closest tbody tr:first-child .badge'), /fits then/);
   });
 
   await t.test('a new node requeues the pod and it binds there', async () => {

@@ -18,6 +18,7 @@ import { createStore } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { createActions } from '../../web/static/js/actions/index.js';
 import { profilesOf, rowProfile, segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
+import { whyView } from '../../web/static/js/views/inspector/why.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeHealth, nodeRows } from '../../web/static/js/views/cluster/nodes.js';
 import { kubeletNotice } from '../../web/static/js/actions/cluster.js';
@@ -832,4 +833,23 @@ test('extender calls: nodes in and out with why (for good or not), a prioritizer
   assert.deepEqual([rows[2].error, rows[2].ignored], ['connection refused', true]);
   assert.equal(rows[3].inOut, 'to c');
   assert.deepEqual(extenderRows(undefined), []);
+});
+
+test('why pending: the closest nodes with what each needs and whether it was tried, the groups', () => {
+  const v = whyView({
+    sentence: 'Fits nowhere. Closest: small needs the pod to request 500m less cpu (tried: it then fits).',
+    closest: [
+      { name: 'small', failures: [{ plugin: 'NodeResourcesFit', reason: 'Insufficient cpu', detail: 'cpu: requests 1500m, 1 of 1 free', change: { words: 'the pod to request 500m less cpu' } }], tried: { fits: true } },
+      { name: 'gpu', failures: [{ plugin: 'TaintToleration', reason: 'node(s) had untolerated taint(s)', detail: 'untolerated taint a=b:NoSchedule', change: { words: 'a toleration for a=b:NoSchedule' } }, { plugin: 'Custom', reason: 'no' }] },
+      { name: 'x', failures: [{ plugin: 'NodeAffinity', reason: 'r', change: { words: 'the label k=v' } }], tried: { fits: false, failures: [{ plugin: 'PodTopologySpread', reason: 'skew' }] } },
+    ],
+    groups: [{ count: 25, nodes: ['a', 'b'], failures: [{ plugin: 'NodeResourcesFit', reason: 'Insufficient cpu' }] }],
+  });
+  assert.deepEqual(v.closest.map((n) => n.tried), ['fits', 'unproven', 'not enough']);
+  assert.equal(v.closest[0].needs[0].words, 'the pod to request 500m less cpu');
+  assert.equal(v.closest[1].needs[1].words, 'no', 'a plugin without a change gives its reason');
+  assert.deepEqual(v.closest[2].still, ['PodTopologySpread: skew']);
+  assert.deepEqual([v.groups[0].count, v.groups[0].more], [25, 23]);
+  assert.equal(whyView({ key: 'x', error: 'no' }), null);
+  assert.equal(whyView(null), null);
 });

@@ -8,6 +8,20 @@ import { podKey } from '../store/index.js';
 /** inspectorActions are the inspector actions; see actions/index.js for ctx. */
 export function inspectorActions({ api, store, actions }) {
   return {
+    /**
+     * Asks why a pending pod fits no node (GET /pods/{ns}/{name}/explain);
+     * a refusal (the pod is bound, gone) is kept as the explanation's error,
+     * said where the explanation would be.
+     */
+    async explainPod(key) {
+      const [ns, name] = key.split('/');
+      try {
+        store.setExplanation({ key, ...(await api.explain(ns, name)) });
+      } catch (err) {
+        store.setExplanation({ key, error: describeError(err, `Could not explain ${key}`) });
+      }
+    },
+
     /** Opens what an address's #fragment names (route.js's parseHash). */
     openRoute(route) {
       if (!route) return;

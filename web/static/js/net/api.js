@@ -95,6 +95,8 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     queue: () => request('GET', '/queue'),
     cycles: (pod, limit = 50) => request('GET', `/cycles?${pod ? `pod=${enc(pod)}&` : ''}limit=${limit}`),
     cycle: (id) => request('GET', `/cycles/${enc(id)}`),
+    /** Why a pending pod fits no node (the explanation's schema: docs/API.md). */
+    explain: (ns, name) => request('GET', `/pods/${enc(ns)}/${enc(name)}/explain`),
     snapshot: () => request('GET', '/snapshot'),
     events: (since, limit, kinds = '') => request('GET', `/events?since=${since}&limit=${limit}${kinds ? `&kinds=${kinds}` : ''}`),
     pause: () => request('POST', '/scheduler/pause'),

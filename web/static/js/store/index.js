@@ -310,6 +310,7 @@ export function createStore(options = {}) {
       server.comparison.value = c;
     }),
     setComparedPod: writer((d) => { server.comparedPod.value = d; }),
+    setExplanation: writer((e) => { server.explanation.value = e; }),
     setMirror: writer((m) => { server.mirror.value = m; }),
     /**
      * The stream asks for these kinds (null: all); applied says whether the

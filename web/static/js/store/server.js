@@ -40,6 +40,9 @@ export function createServer(limits) {
   const comparedPod = signal(null);
   // A mirrored copy's state (GET /mirror), or null.
   const mirror = signal(null);
+  // The last explanation asked for ({key, ...explanation} or {key, error}),
+  // or null.
+  const explanation = signal(null);
   // The feature gates --feature-gates set for this run ({Gate: bool}).
   const featureGates = signal({});
 
@@ -77,6 +80,7 @@ export function createServer(limits) {
     comparison,
     comparedPod,
     mirror,
+    explanation,
     copy,
     featureGates,
     setScheduler,

@@ -6,6 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife } from '../../format.js';
+import { whyView } from './why.js';
 import { extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
 
@@ -54,6 +55,43 @@ function PodHeader({ store, actions, podKey: key }) {
     ${store.page.replay.value ? html`<span class="muted small" id="delete-pod-ro">a recording: the pod is not deleted here</span>`
       : html`<${ConfirmButton} id="delete-pod" label="Delete pod" confirm=${`Delete ${key}?`} disabled=${busy} onConfirm=${() => actions.deletePod(key)} />`}
   </div>`;
+}
+
+/**
+ * Why a pending pod fits no node: the explanation's sentence, the closest
+ * nodes with what each needs (and whether the real plugins, tried with the
+ * change, then pass), and the nodes grouped by how they fail. Asked again
+ * after each attempt.
+ */
+function WhyPending({ store, actions, podKey: key }) {
+  const pod = store.cluster.pods.get(key);
+  const pending = !!pod && !pod.nodeName && !pod.terminating;
+  const last = store.podCycles(key)[0]?.id;
+  const live = !store.page.replay.value;
+  useEffect(() => {
+    if (pending && live && last != null) actions.explainPod(key);
+  }, [key, pending, live, last]);
+  const e = store.server.explanation.value;
+  if (!pending || !live || last == null || e?.key !== key) return null;
+  if (e.error) return html`<section class="why" id="why" aria-label="why pending"><p class="muted">${e.error}</p></section>`;
+  const v = whyView(e);
+  return html`<section class="why" id="why" aria-labelledby="why-h">
+    <h3 id="why-h">Why pending</h3>
+    <p class="why-sentence" id="why-sentence">${v.sentence}</p>
+    ${v.closest.length ? html`<table class="points" id="why-closest">
+      <thead><tr><th scope="col">closest node</th><th scope="col">needs</th><th scope="col">tried</th></tr></thead>
+      <tbody>${v.closest.map((n) => html`<tr key=${n.name}>
+        <th scope="row">${n.name}</th>
+        <td>${n.needs.map((x) => html`<div key=${x.plugin}><strong>${x.plugin}</strong>: ${x.words}${x.words !== x.detail ? html`<div class="muted small">${x.detail}</div>` : null}</div>`)}</td>
+        <td><span class=${`badge ${n.tried === 'fits' ? 'win' : n.tried === 'not enough' ? 'warn' : ''}`} title=${n.tried === 'fits'
+          ? 'the real plugins, run again with these changes on copies of the pod and the node, pass it'
+          : n.tried === 'not enough' ? `still: ${n.still.join('; ')}` : 'not tried: a failure has no change to make'}>${n.tried === 'fits' ? 'fits then' : n.tried}</span></td>
+      </tr>`)}</tbody>
+    </table>` : null}
+    ${v.groups.length > 1 ? html`<details class="why-groups"><summary>${v.groups.length} ways nodes fail</summary><ul>
+      ${v.groups.map((g, i) => html`<li key=${i}><strong>${g.count}</strong> node${g.count === 1 ? '' : 's'} (${g.nodes.slice(0, 5).join(', ')}${g.count > 5 ? ', …' : ''}): ${g.needs.map((x) => `${x.plugin}: ${x.words}`).join('; ')}</li>`)}
+    </ul></details>` : null}
+  </section>`;
 }
 
 const STORY_SHOWN = 6;
@@ -331,6 +369,7 @@ export default function Inspector({ store, actions }) {
     <${PodPicker} store=${store} actions=${actions} />
     ${!key ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above.</p>` : html`
       <${PodHeader} store=${store} actions=${actions} podKey=${key} />
+      <${WhyPending} store=${store} actions=${actions} podKey=${key} />
       <${Story} store=${store} actions=${actions} podKey=${key} current=${view?.id} />
       <${Attempts} cycles=${cycles} current=${view?.id} actions=${actions} />
       ${view ? html`<${CycleBody} store=${store} view=${view} />` : null}`}
