@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,13 @@ func Main(opts ...Option) {
 		fmt.Fprintln(os.Stderr, "minisched: interrupted again, quitting without waiting")
 		os.Exit(130)
 	})
-	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr, opts...)
+	args := os.Args[1:]
+	// As a kubectl plugin (kubectl-minisched on the PATH), kubectl passes
+	// what follows its "minisched": "why pod/x -n ns".
+	if filepath.Base(os.Args[0]) == "kubectl-minisched" && len(args) == 0 {
+		args = []string{"why", "--help"}
+	}
+	err := Run(ctx, args, os.Stdout, os.Stderr, opts...)
 	stop()
 	signal.Stop(signals)
 	var exit *ExitError
@@ -111,6 +118,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	}
 	if len(args) > 0 && args[0] == "whatif" {
 		return whatIf(ctx, args[1:], stdout, stderr, opts...)
+	}
+	if len(args) > 0 && args[0] == "why" {
+		return why(ctx, args[1:], stdout, stderr, opts...)
 	}
 	f, err := parseFlags(args, stderr)
 	if err != nil {

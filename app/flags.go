@@ -70,7 +70,8 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 			"  minisched scenario run FILE...    run scenarios headless and print their reports\n"+
 			"  minisched scenario diff ...       run one scenario under two configurations and compare\n"+
 			"  minisched replay FILE             replay a recording in the dashboard, with no cluster\n"+
-			"  minisched whatif ...              schedule a copy of a cluster's workload again and compare\n\nFlags:\n")
+			"  minisched whatif ...              schedule a copy of a cluster's workload again and compare\n"+
+			"  minisched why NAMESPACE/POD       why a pending pod fits no node, and what would make it fit\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
