@@ -39,6 +39,22 @@ type Explanation struct {
 	Closest []Node `json:"closest,omitempty"`
 	// Groups gathers the nodes that fail the same way, biggest first.
 	Groups []Group `json:"groups,omitempty"`
+	// Preemption says whether evicting pods of lower priority would make
+	// room: upstream's preemption, evaluated as a dry run (nothing is
+	// evicted). Nil when the profile has no preemption plugin.
+	Preemption *Preemption `json:"preemption,omitempty"`
+}
+
+// Preemption is the dry run's answer.
+type Preemption struct {
+	// Helps says it would: on Node, evicting Victims (namespace/name), the
+	// candidate upstream would choose of Candidates.
+	Helps      bool     `json:"helps"`
+	Node       string   `json:"node,omitempty"`
+	Victims    []string `json:"victims,omitempty"`
+	Candidates int      `json:"candidates,omitempty"`
+	// Reason says why it would not.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Node is one node's failures.
@@ -235,7 +251,11 @@ func sentence(e *Explanation) string {
 		g := e.Groups[0]
 		parts = append(parts, needWords(g.Nodes, g.Count, g.Failures))
 	}
-	return "Fits nowhere. " + strings.Join(parts, "; ") + "."
+	out := "Fits nowhere. " + strings.Join(parts, "; ") + "."
+	if p := e.Preemption; p != nil && p.Helps {
+		out += fmt.Sprintf(" Preemption would make room on %s, evicting %s.", p.Node, strings.Join(p.Victims, ", "))
+	}
+	return out
 }
 
 // needWords says what nodes need: "node-17 needs 200m less cpu", "3 nodes

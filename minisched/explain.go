@@ -17,6 +17,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
@@ -25,9 +26,11 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/helper"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"minisched/explain"
@@ -80,6 +83,10 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 	skip := state.GetSkipFilterPlugins()
 	var failing []explain.Node
 	var fits []string
+	// The status the cycle would have recorded for each node that fails:
+	// its first failing plugin's, as the cycle stops there. Preemption tries
+	// the nodes whose status is Unschedulable (not ...AndUnresolvable).
+	statuses := framework.NewDefaultNodeToStatus()
 	for _, ni := range nodes {
 		node := ni.Node()
 		var fs []explain.Failure
@@ -95,6 +102,9 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 				if st.IsSuccess() {
 					continue
 				}
+				if len(fs) == 0 {
+					statuses.Set(node.Name, st)
+				}
 				fs = append(fs, s.failure(logger, pl.Name(), st, pod, ni))
 			}
 		}
@@ -103,6 +113,9 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 			continue
 		}
 		failing = append(failing, explain.Node{Name: node.Name, Failures: fs})
+	}
+	if len(fits) == 0 {
+		e.Preemption = preemptionDryRun(ctx, own, state, pod, nodes, statuses)
 	}
 	explain.Assemble(e, failing, fits, func(n *explain.Node) *explain.Trial {
 		if !n.Tryable() {
@@ -237,7 +250,11 @@ func (x *explainer) build(ctx context.Context, s *Scheduler, p *profile) {
 	})
 	if x.err != nil {
 		x.err = fmt.Errorf("building the profile's plugins for explanations: %w", x.err)
+		return
 	}
+	// Preemption's dry run counts the pods nominated to a node, as the
+	// cycle's does.
+	x.p.fw.SetPodNominator(s.queue)
 }
 
 // failure reads one plugin's verdict on one node: its message, and for the
@@ -377,4 +394,50 @@ func protocol(p v1.ContainerPort) v1.Protocol {
 func ipClash(a, b string) bool {
 	wildcard := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
 	return wildcard(a) || wildcard(b) || a == b
+}
+
+// preemptionDryRun asks the profile's DefaultPreemption, as its PostFilter
+// would, whether evicting pods of lower priority would make room, without
+// evicting any: upstream's own eligibility check, dry run over every node
+// preemption could help on, and choice of candidate.
+func preemptionDryRun(ctx context.Context, own *profile, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, statuses *framework.NodeToStatus) *explain.Preemption {
+	var ev *preemption.Evaluator
+	for _, pl := range own.postFilter {
+		if dp, ok := pl.(*defaultpreemption.DefaultPreemption); ok {
+			ev = dp.Evaluator
+		}
+	}
+	if ev == nil {
+		return nil
+	}
+	nominated := statuses.Get(pod.Status.NominatedNodeName)
+	if ok, msg := ev.PodEligibleToPreemptOthers(ctx, pod, nominated); !ok {
+		return &explain.Preemption{Reason: msg}
+	}
+	var potential []fwk.NodeInfo
+	for _, ni := range nodes {
+		if statuses.Get(ni.Node().Name).Code() == fwk.Unschedulable {
+			potential = append(potential, ni)
+		}
+	}
+	if len(potential) == 0 {
+		return &explain.Preemption{Reason: "no node turns the pod away for a reason evicting pods could change"}
+	}
+	pdbs, err := ev.PdbLister.List(k8slabels.Everything())
+	if err != nil {
+		return &explain.Preemption{Reason: "listing PodDisruptionBudgets: " + err.Error()}
+	}
+	candidates, _, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, int32(len(potential)))
+	if err != nil {
+		return &explain.Preemption{Reason: "the dry run failed: " + err.Error()}
+	}
+	if len(candidates) == 0 {
+		return &explain.Preemption{Reason: "evicting pods of lower priority would make room on no node"}
+	}
+	best := ev.SelectCandidate(ctx, candidates)
+	p := &explain.Preemption{Helps: true, Node: best.Name(), Candidates: len(candidates)}
+	for _, v := range best.Victims().Pods {
+		p.Victims = append(p.Victims, v.Namespace+"/"+v.Name)
+	}
+	return p
 }

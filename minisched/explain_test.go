@@ -3,6 +3,7 @@ package minisched_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,93 @@ func TestExplainRefusals(t *testing.T) {
 	})
 	if _, err := h.svc.Scheduler().Explain(context.Background(), "default", "elsewhere"); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), `schedulerName is "other"`) {
 		t.Errorf("a pod of no profile: %v, want a bad request naming its schedulerName", err)
+	}
+}
+
+// TestExplainPreemption: when the pod fits nowhere, the explanation says
+// whether upstream's preemption would make room, as a dry run: the node and
+// the victims it would choose, or why it would not. The proof is the real
+// preemption that follows: it evicts exactly those victims.
+func TestExplainPreemption(t *testing.T) {
+	ensurePriorityClasses(t, client)
+	on := func(node, class string) func(*v1.Pod) {
+		return func(p *v1.Pod) { p.Spec.NodeName, p.Spec.PriorityClassName = node, class }
+	}
+	class := func(name string) func(*v1.Pod) { return func(p *v1.Pod) { p.Spec.PriorityClassName = name } }
+	tests := []struct {
+		name    string
+		pod     *v1.Pod
+		helps   bool
+		victims []string // when it helps; on node n2
+		reason  string   // when it does not
+	}{
+		{
+			name:    "helps: the node whose victims are of the lowest priority",
+			pod:     pod("urgent", "1", class("story-high")),
+			helps:   true,
+			victims: []string{"default/low-on-n2"},
+		},
+		{
+			name:   "preemptionPolicy Never: not eligible",
+			pod:    pod("polite", "1", class("batch-high")),
+			reason: "preemptionPolicy=Never",
+		},
+		{
+			name:   "no pod of lower priority in the way",
+			pod:    pod("humble", "1", class("story-low")),
+			reason: "would make room on no node",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := start(t, "")
+			h.addNodes(node("n1", "2"), node("n2", "2"))
+			for _, p := range []*v1.Pod{diffPod("mid-on-n1", "1500m", on("n1", "story-mid")), diffPod("low-on-n2", "1500m", on("n2", "story-low"))} {
+				createPod(t, client, p)
+				waitBound(t, client, p.Name)
+			}
+			if tt.helps {
+				// Held before its cycle, or the real preemption would come
+				// first.
+				h.svc.Pause()
+			}
+			createPod(t, client, tt.pod)
+			if !tt.helps {
+				h.waitUnschedulable(tt.pod.Name)
+			}
+			var e *explain.Explanation
+			waitFor(t, 30*time.Second, "the informer to have the pod", func() bool {
+				var err error
+				e, err = h.svc.Scheduler().Explain(context.Background(), "default", tt.pod.Name)
+				return !apierrors.IsNotFound(err)
+			})
+			p := e.Preemption
+			if p == nil {
+				t.Fatalf("no preemption in %+v", e)
+			}
+			if !tt.helps {
+				if p.Helps || !strings.Contains(p.Reason, tt.reason) {
+					t.Errorf("preemption %+v, want no help because %q", p, tt.reason)
+				}
+				return
+			}
+			if !p.Helps || p.Node != "n2" || !slices.Equal(p.Victims, tt.victims) || p.Candidates != 2 {
+				t.Fatalf("preemption %+v, want n2 evicting %v of 2 candidates", p, tt.victims)
+			}
+			if want := "Preemption would make room on n2, evicting default/low-on-n2."; !strings.Contains(e.Sentence, want) {
+				t.Errorf("sentence %q, want %q", e.Sentence, want)
+			}
+			// The real preemption evicts what the dry run named, and only.
+			h.svc.Resume()
+			if got := waitBound(t, client, tt.pod.Name); got != "n2" {
+				t.Errorf("%s bound to %s, want n2", tt.pod.Name, got)
+			}
+			if nodeOf(t, client, "low-on-n2") != "" {
+				t.Error("low-on-n2 is still there; the dry run named it the victim")
+			}
+			if nodeOf(t, client, "mid-on-n1") != "n1" {
+				t.Error("mid-on-n1 is gone; the dry run did not name it")
+			}
+		})
 	}
 }
