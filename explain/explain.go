@@ -107,7 +107,7 @@ type Failure struct {
 // Change is a suggestion: what to change, on the pod or on the node.
 type Change struct {
 	// Kind is reduce-request, add-toleration, add-label, uncordon,
-	// free-port or other.
+	// free-port or evict.
 	Kind string `json:"kind"`
 	// On is "pod" or "node".
 	On string `json:"on"`
@@ -120,6 +120,8 @@ type Change struct {
 	Value    string            `json:"value,omitempty"`
 	Effect   string            `json:"effect,omitempty"`
 	Requests map[string]string `json:"requests,omitempty"`
+	// Pods are the pods (namespace/name) free-port and evict take away.
+	Pods []string `json:"pods,omitempty"`
 }
 
 // Group is nodes that fail the same way: the same plugins, for the same
@@ -228,16 +230,16 @@ func sentence(e *Explanation) string {
 		return "Fits nowhere."
 	}
 	var parts []string
-	// The closest are the nodes as close as the first: as many plugins to
-	// satisfy, changes as big.
-	best := e.Closest[0].Distance
-	closest := 0
+	// The closest are the nodes as close as the first that need the same:
+	// as many plugins to satisfy, changes as big, in the same words.
+	best, need := e.Closest[0].Distance, needs(e.Closest[0].Failures)
+	var closest []string
 	for _, n := range e.Closest {
-		if n.Distance == best {
-			closest++
+		if n.Distance == best && needs(n.Failures) == need {
+			closest = append(closest, n.Name)
 		}
 	}
-	first := "Closest: " + needWords(namesOf(e.Closest[:closest]), closest, e.Closest[0].Failures)
+	first := "Closest: " + needWords(closest, len(closest), e.Closest[0].Failures)
 	switch t := e.Closest[0].Tried; {
 	case t == nil:
 		first += " (unproven)"
@@ -247,7 +249,8 @@ func sentence(e *Explanation) string {
 		first += " (tried: not enough)"
 	}
 	parts = append(parts, first)
-	if len(e.Groups) > 0 && e.Groups[0].Count > closest {
+	// The biggest group, unless it needs what the closest need.
+	if len(e.Groups) > 0 && needs(e.Groups[0].Failures) != need {
 		g := e.Groups[0]
 		parts = append(parts, needWords(g.Nodes, g.Count, g.Failures))
 	}
@@ -282,14 +285,6 @@ func needs(fs []Failure) string {
 		}
 	}
 	return strings.Join(words, ", and ")
-}
-
-func namesOf(nodes []Node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.Name
-	}
-	return out
 }
 
 // nodeWords names a few nodes and counts the rest: "node-17", "3 nodes

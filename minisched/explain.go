@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -18,18 +17,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/features"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/helper"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
@@ -87,6 +80,7 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 	// its first failing plugin's, as the cycle stops there. Preemption tries
 	// the nodes whose status is Unschedulable (not ...AndUnresolvable).
 	statuses := framework.NewDefaultNodeToStatus()
+	r := newReading(s, logger, pod, state, nodes)
 	for _, ni := range nodes {
 		node := ni.Node()
 		var fs []explain.Failure
@@ -105,7 +99,7 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 				if len(fs) == 0 {
 					statuses.Set(node.Name, st)
 				}
-				fs = append(fs, s.failure(logger, pl.Name(), st, pod, ni))
+				fs = append(fs, r.failure(pl.Name(), st, ni))
 			}
 		}
 		if len(fs) == 0 {
@@ -125,18 +119,21 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 		if err != nil {
 			return nil
 		}
-		return s.try(ctx, logger, own, pod, ni, n.Failures)
+		return r.try(ctx, own, ni, n.Failures)
 	})
 	return e, nil
 }
 
 // try applies a node's changes on copies of the pod and the node, and runs
 // the real PreFilter and Filter plugins again there: the proof a suggestion
-// shows, or what still fails.
-func (s *Scheduler) try(ctx context.Context, logger klog.Logger, own *profile, pod *v1.Pod, ni fwk.NodeInfo, fs []explain.Failure) *explain.Trial {
-	pod = pod.DeepCopy()
+// shows, or what still fails. Pods a change takes away leave as preemption
+// takes them away in its dry run: from the node's copy, and from the
+// PreFilter plugins' state through their RemovePod extensions.
+func (r *reading) try(ctx context.Context, own *profile, ni fwk.NodeInfo, fs []explain.Failure) *explain.Trial {
+	pod := r.pod.DeepCopy()
 	node := ni.Node().DeepCopy()
 	ni = ni.Snapshot()
+	gone := map[string]bool{}
 	for _, f := range fs {
 		c := f.Change
 		switch c.Kind {
@@ -153,12 +150,9 @@ func (s *Scheduler) try(ctx context.Context, logger klog.Logger, own *profile, p
 			node.Labels[c.Key] = c.Value
 		case "uncordon":
 			node.Spec.Unschedulable = false
-		case "free-port":
-			for _, holder := range ni.GetPods() {
-				if _, ok := sharedHostPort(pod, holder.GetPod()); ok {
-					_ = ni.RemovePod(logger, holder.GetPod())
-					break
-				}
+		case "free-port", "evict":
+			for _, p := range c.Pods {
+				gone[p] = true
 			}
 		}
 	}
@@ -166,6 +160,11 @@ func (s *Scheduler) try(ctx context.Context, logger klog.Logger, own *profile, p
 	state := framework.NewCycleState()
 	if _, status, _ := own.fw.RunPreFilterPlugins(ctx, state, pod); !status.IsSuccess() {
 		return &explain.Trial{Failures: []explain.Failure{{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}}}
+	}
+	if len(gone) > 0 {
+		if st := r.remove(ctx, own, state, pod, ni, gone); !st.IsSuccess() {
+			return &explain.Trial{Failures: []explain.Failure{{Plugin: st.Plugin(), Code: st.Code().String(), Reason: st.Message(), Size: 1}}}
+		}
 	}
 	skip := state.GetSkipFilterPlugins()
 	t := &explain.Trial{Fits: true}
@@ -179,6 +178,32 @@ func (s *Scheduler) try(ctx context.Context, logger klog.Logger, own *profile, p
 		}
 	}
 	return t
+}
+
+// remove takes pods away, wherever they run: from target (a copy) when
+// they run there, and from the state of the PreFilter plugins, which count
+// pods on other nodes too (spread, inter-pod affinity).
+func (r *reading) remove(ctx context.Context, own *profile, state fwk.CycleState, pod *v1.Pod, target fwk.NodeInfo, gone map[string]bool) *fwk.Status {
+	for _, other := range r.nodes {
+		ni := other
+		if other.Node().Name == target.Node().Name {
+			ni = target
+		}
+		for _, pi := range other.GetPods() {
+			if !gone[key(pi.GetPod())] {
+				continue
+			}
+			if ni == target {
+				if err := target.RemovePod(r.logger, pi.GetPod()); err != nil {
+					return fwk.AsStatus(fmt.Errorf("taking %s off the node's copy: %w", key(pi.GetPod()), err))
+				}
+			}
+			if st := own.fw.RunPreFilterExtensionRemovePod(ctx, state, pod, pi, ni); !st.IsSuccess() {
+				return st
+			}
+		}
+	}
+	return nil
 }
 
 // reduce lowers the pod's request of a resource to total, taking what is
@@ -255,145 +280,6 @@ func (x *explainer) build(ctx context.Context, s *Scheduler, p *profile) {
 	// Preemption's dry run counts the pods nominated to a node, as the
 	// cycle's does.
 	x.p.fw.SetPodNominator(s.queue)
-}
-
-// failure reads one plugin's verdict on one node: its message, and for the
-// plugins whose state upstream exposes, what exactly fails and the change
-// that would make it pass.
-func (s *Scheduler) failure(logger klog.Logger, plugin string, st *fwk.Status, pod *v1.Pod, ni fwk.NodeInfo) explain.Failure {
-	f := explain.Failure{Plugin: plugin, Code: st.Code().String(), Reason: st.Message(), Size: 1}
-	node := ni.Node()
-	switch plugin {
-	case names.NodeResourcesFit:
-		opts := noderesources.ResourceRequestsOptions{
-			EnablePodLevelResources:           utilfeature.DefaultFeatureGate.Enabled(features.PodLevelResources),
-			EnableDRAExtendedResource:         utilfeature.DefaultFeatureGate.Enabled(features.DRAExtendedResource),
-			EnableDRANodeAllocatableResources: utilfeature.DefaultFeatureGate.Enabled(features.DRANodeAllocatableResources),
-		}
-		var details, less, other []string
-		size := 0.0
-		requests := map[string]string{}
-		for _, r := range noderesources.Fits(pod, ni, s.dra.sharedManager(), opts) {
-			free := r.Capacity - r.Used
-			missing := r.Requested - free
-			details = append(details, fmt.Sprintf("%s: requests %s, %s of %s free", r.ResourceName,
-				quantity(r.ResourceName, r.Requested), quantity(r.ResourceName, max(free, 0)), quantity(r.ResourceName, r.Capacity)))
-			if r.Requested > 0 {
-				size += min(float64(missing)/float64(r.Requested), 1)
-			}
-			if r.ResourceName == v1.ResourcePods || free <= 0 {
-				other = append(other, fmt.Sprintf("room for it (no %s free)", r.ResourceName))
-				continue
-			}
-			less = append(less, fmt.Sprintf("%s less %s", quantity(r.ResourceName, missing), r.ResourceName))
-			requests[string(r.ResourceName)] = quantity(r.ResourceName, free)
-		}
-		if len(details) > 0 {
-			f.Detail, f.Size = strings.Join(details, "; "), max(size, 0.01)
-			// Room the node does not have at all is no request to lower.
-			if len(requests) > 0 && len(other) == 0 {
-				f.Change = &explain.Change{Kind: "reduce-request", On: "pod", Requests: requests, Words: "the pod to request " + strings.Join(less, " and ")}
-			}
-		}
-	case names.TaintToleration:
-		taint, untolerated := v1helper.FindMatchingUntoleratedTaint(logger, node.Spec.Taints, pod.Spec.Tolerations,
-			helper.DoNotScheduleTaintsFilterFunc(), utilfeature.DefaultFeatureGate.Enabled(features.TaintTolerationComparisonOperators))
-		if untolerated {
-			f.Detail = fmt.Sprintf("untolerated taint %s", taintWords(taint))
-			f.Change = &explain.Change{Kind: "add-toleration", On: "pod", Key: taint.Key, Value: taint.Value, Effect: string(taint.Effect),
-				Words: fmt.Sprintf("a toleration for %s", taintWords(taint))}
-		}
-	case names.NodeUnschedulable:
-		f.Detail = "cordoned (spec.unschedulable)"
-		f.Change = &explain.Change{Kind: "uncordon", On: "node", Words: "to be uncordoned"}
-	case names.NodeAffinity:
-		keys := make([]string, 0, len(pod.Spec.NodeSelector))
-		for k := range pod.Spec.NodeSelector {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if v := pod.Spec.NodeSelector[k]; node.Labels[k] != v {
-				f.Detail = fmt.Sprintf("nodeSelector %s=%s; the node has %s", k, v, labelWords(node.Labels, k))
-				f.Change = &explain.Change{Kind: "add-label", On: "node", Key: k, Value: v, Words: fmt.Sprintf("the label %s=%s", k, v)}
-				break
-			}
-		}
-		if f.Change == nil {
-			f.Detail = "matches none of the pod's required node affinity terms"
-		}
-	case names.NodePorts:
-		for _, holder := range ni.GetPods() {
-			if port, ok := sharedHostPort(pod, holder.GetPod()); ok {
-				f.Detail = fmt.Sprintf("host port %s is taken by pod %s/%s", port, holder.GetPod().Namespace, holder.GetPod().Name)
-				f.Change = &explain.Change{Kind: "free-port", On: "node", Words: fmt.Sprintf("host port %s free (pod %s/%s gone)", port, holder.GetPod().Namespace, holder.GetPod().Name)}
-				break
-			}
-		}
-	}
-	return f
-}
-
-// quantity writes an amount of a resource as Kubernetes writes it: CPU in
-// millicores, the rest as a quantity (16Gi, 3).
-func quantity(name v1.ResourceName, v int64) string {
-	if name == v1.ResourceCPU {
-		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
-	}
-	if name == v1.ResourceMemory || name == v1.ResourceEphemeralStorage {
-		return resource.NewQuantity(v, resource.BinarySI).String()
-	}
-	return resource.NewQuantity(v, resource.DecimalSI).String()
-}
-
-func taintWords(t v1.Taint) string {
-	s := t.Key
-	if t.Value != "" {
-		s += "=" + t.Value
-	}
-	return s + ":" + string(t.Effect)
-}
-
-func labelWords(labels map[string]string, key string) string {
-	if v, ok := labels[key]; ok {
-		return fmt.Sprintf("%s=%s", key, v)
-	}
-	return "no " + key + " label"
-}
-
-// sharedHostPort finds a host port of pod that holder uses too, on the same
-// protocol and a clashing IP (upstream's NodePorts rule).
-func sharedHostPort(pod, holder *v1.Pod) (string, bool) {
-	for _, c := range pod.Spec.Containers {
-		for _, want := range c.Ports {
-			if want.HostPort == 0 {
-				continue
-			}
-			for _, hc := range holder.Spec.Containers {
-				for _, have := range hc.Ports {
-					if have.HostPort != want.HostPort || protocol(have) != protocol(want) {
-						continue
-					}
-					if ipClash(have.HostIP, want.HostIP) {
-						return fmt.Sprintf("%d/%s", want.HostPort, protocol(want)), true
-					}
-				}
-			}
-		}
-	}
-	return "", false
-}
-
-func protocol(p v1.ContainerPort) v1.Protocol {
-	if p.Protocol == "" {
-		return v1.ProtocolTCP
-	}
-	return p.Protocol
-}
-
-func ipClash(a, b string) bool {
-	wildcard := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
-	return wildcard(a) || wildcard(b) || a == b
 }
 
 // preemptionDryRun asks the profile's DefaultPreemption, as its PostFilter

@@ -68,9 +68,52 @@ func TestExplain(t *testing.T) {
 			want:  map[string][3]string{"cordoned": {"NodeUnschedulable", "cordoned", "uncordon"}},
 		},
 		{
+			name:  "spread: the skew against maxSkew with the counts per domain, and the matching pods whose going would do",
+			nodes: []*v1.Node{node("a1", "4", zone("a")), node("b1", "4", zone("b"), tainted)},
+			before: []*v1.Pod{
+				diffPod("web-1", "100m", onNode("a1"), labelled("app", "web")),
+				diffPod("web-2", "100m", onNode("a1"), labelled("app", "web")),
+			},
+			pod: pod("web-3", "100m", labelled("app", "web"), func(p *v1.Pod) {
+				p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone,
+					WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+			}),
+			want: map[string][3]string{
+				"a1": {"PodTopologySpread", "topology.kubernetes.io/zone=a would hold 3 matching pods with this one, the fewest in a domain is 0, skew 3 > maxSkew 1 (a: 2, b: 0)", "evict"},
+				"b1": {"TaintToleration", "untolerated taint", "add-toleration"},
+			},
+			sentence: "a1 needs pods default/web-1, default/web-2 gone",
+		},
+		{
+			name:     "inter-pod anti-affinity: the pods it keeps away from, by name",
+			nodes:    []*v1.Node{node("n1", "4")},
+			before:   []*v1.Pod{diffPod("db", "100m", onNode("n1"), labelled("app", "db"))},
+			pod:      pod("apart", "100m", antiAffinity("app", "db", v1.LabelHostname)),
+			want:     map[string][3]string{"n1": {"InterPodAffinity", "its anti-affinity (app=db) turns away pod default/db in kubernetes.io/hostname=n1", "evict"}},
+			sentence: "n1 needs pod default/db gone",
+		},
+		{
+			name:     "inter-pod anti-affinity of a pod already there: that pod, by name",
+			nodes:    []*v1.Node{node("n1", "4", zone("a"))},
+			before:   []*v1.Pod{diffPod("loner", "100m", onNode("n1"), antiAffinity("app", "web", v1.LabelTopologyZone))},
+			pod:      pod("joiner", "100m", labelled("app", "web")),
+			want:     map[string][3]string{"n1": {"InterPodAffinity", "the anti-affinity of default/loner (app=web in topology.kubernetes.io/zone=a) turns it away", "evict"}},
+			sentence: "n1 needs pod default/loner gone",
+		},
+		{
+			name:  "inter-pod affinity: the term no pod in the domain matches; no change to suggest",
+			nodes: []*v1.Node{node("n1", "4", zone("a"))},
+			pod: pod("follower", "100m", func(p *v1.Pod) {
+				p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+					TopologyKey: v1.LabelTopologyZone, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cache"}}}}}}
+			}),
+			want:     map[string][3]string{"n1": {"InterPodAffinity", "its affinity needs a pod matching app=cache in topology.kubernetes.io/zone=a, and there is none", ""}},
+			sentence: "n1 needs",
+		},
+		{
 			name:   "host port: the pod that holds it",
 			nodes:  []*v1.Node{node("n1", "4")},
-			before: []*v1.Pod{pod("holder", "100m", withPort(8080), func(p *v1.Pod) { p.Spec.NodeName = "n1" })},
+			before: []*v1.Pod{pod("holder", "100m", withPort(8080), onNode("n1"))},
 			pod:    pod("wants-8080", "100m", withPort(8080)),
 			want:   map[string][3]string{"n1": {"NodePorts", "host port 8080/TCP is taken by pod default/holder", "free-port"}},
 		},
@@ -100,14 +143,29 @@ func TestExplain(t *testing.T) {
 					}
 				}
 			}
+			provable := true
 			for node, want := range tt.want {
 				f, ok := got[node]
-				if !ok || f.Plugin != want[0] || !strings.Contains(f.Detail, want[1]) || f.Change == nil || f.Change.Kind != want[2] {
-					t.Errorf("%s: %+v (change %+v); want %s, a detail with %q, a change %s", node, f, f.Change, want[0], want[1], want[2])
+				kind := ""
+				if f.Change != nil {
+					kind = f.Change.Kind
 				}
+				if !ok || f.Plugin != want[0] || !strings.Contains(f.Detail, want[1]) || kind != want[2] {
+					t.Errorf("%s: %+v (change %+v); want %s, a detail with %q, a change %q", node, f, f.Change, want[0], want[1], want[2])
+				}
+				provable = provable && want[2] != ""
 			}
-			if !strings.HasPrefix(e.Sentence, "Fits nowhere.") || !strings.Contains(e.Sentence, tt.sentence) || !strings.Contains(e.Sentence, "(tried: it then fits)") {
-				t.Errorf("sentence %q, want one with %q, tried", e.Sentence, tt.sentence)
+			if !strings.HasPrefix(e.Sentence, "Fits nowhere.") || !strings.Contains(e.Sentence, tt.sentence) {
+				t.Errorf("sentence %q, want one with %q", e.Sentence, tt.sentence)
+			}
+			if !provable {
+				if e.Closest[0].Tried != nil || !strings.Contains(e.Sentence, "(unproven)") {
+					t.Errorf("nothing to try, yet %+v, sentence %q", e.Closest[0].Tried, e.Sentence)
+				}
+				return
+			}
+			if !strings.Contains(e.Sentence, "(tried: it then fits)") {
+				t.Errorf("sentence %q, want the closest tried", e.Sentence)
 			}
 			// The proof: the real plugins passed the closest node with its
 			// changes applied on copies...
@@ -172,10 +230,13 @@ func applyChange(t *testing.T, c *explain.Change, node string, p *v1.Pod) string
 		if err != nil {
 			t.Fatal(err)
 		}
-	case "free-port":
+	case "free-port", "evict":
 		zero := int64(0)
-		if err := client.CoreV1().Pods("default").Delete(ctx, "holder", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-			t.Fatal(err)
+		for _, name := range c.Pods {
+			ns, name, _ := strings.Cut(name, "/")
+			if err := client.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	default:
 		t.Fatalf("no way to apply %+v", c)
@@ -291,5 +352,16 @@ func TestExplainPreemption(t *testing.T) {
 				t.Error("mid-on-n1 is gone; the dry run did not name it")
 			}
 		})
+	}
+}
+
+func onNode(name string) func(*v1.Pod) { return func(p *v1.Pod) { p.Spec.NodeName = name } }
+
+// antiAffinity keeps the pod away from pods labelled key=value in the
+// topology domain.
+func antiAffinity(key, value, topologyKey string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			TopologyKey: topologyKey, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}}}
 	}
 }
