@@ -139,6 +139,9 @@ const (
 	MaxClosest    = 10
 	MaxGroupNodes = 20
 	MaxGroups     = 50
+	// MaxEvict is the most pods an evict change names: more is no small
+	// change, and the detail says how many.
+	MaxEvict = 20
 )
 
 // Assemble ranks and groups the nodes' failures and words the sentence.
@@ -239,7 +242,16 @@ func sentence(e *Explanation) string {
 			closest = append(closest, n.Name)
 		}
 	}
-	first := "Closest: " + needWords(closest, len(closest), e.Closest[0].Failures)
+	count := len(closest)
+	// The closest list stops at MaxClosest; the group that needs the same
+	// counts them all.
+	for _, g := range e.Groups {
+		if g.Count > count && needs(g.Failures) == need {
+			closest, count = g.Nodes, g.Count
+			break
+		}
+	}
+	first := "Closest: " + needWords(closest, count, e.Closest[0].Failures)
 	switch t := e.Closest[0].Tried; {
 	case t == nil:
 		first += " (unproven)"
@@ -249,8 +261,9 @@ func sentence(e *Explanation) string {
 		first += " (tried: not enough)"
 	}
 	parts = append(parts, first)
-	// The biggest group, unless it needs what the closest need.
-	if len(e.Groups) > 0 && needs(e.Groups[0].Failures) != need {
+	// The biggest group, unless it needs what the closest need, or it is
+	// one node of many that each fail their own way.
+	if len(e.Groups) > 0 && needs(e.Groups[0].Failures) != need && (e.Groups[0].Count > 1 || len(e.Groups) == 2) {
 		g := e.Groups[0]
 		parts = append(parts, needWords(g.Nodes, g.Count, g.Failures))
 	}
@@ -273,15 +286,18 @@ func needWords(names []string, count int, fs []Failure) string {
 
 // needs says what failures ask for, joined by "and".
 func needs(fs []Failure) string {
-	words := make([]string, len(fs))
-	for i, f := range fs {
+	words := make([]string, 0, len(fs))
+	for _, f := range fs {
+		w := strings.TrimSuffix(f.Reason, ".")
 		switch {
 		case f.Change != nil:
-			words[i] = f.Change.Words
+			w = f.Change.Words
 		case f.Detail != "":
-			words[i] = f.Detail
-		default:
-			words[i] = strings.TrimSuffix(f.Reason, ".")
+			w = f.Detail
+		}
+		// Two plugins may ask for the same (both want a pod gone).
+		if !slices.Contains(words, w) {
+			words = append(words, w)
 		}
 	}
 	return strings.Join(words, ", and ")

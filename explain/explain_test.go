@@ -51,6 +51,12 @@ func TestSentence(t *testing.T) {
 			want:  "Fits nowhere. Closest: small needs the pod to request 200m less cpu (tried: it then fits); 2,000 nodes (t-0000, t-0001, t-0002, ...) need a toleration for a=b:NoSchedule.",
 		},
 		{
+			name:  "more nodes as close than the closest list holds: the group counts them",
+			e:     Explanation{Nodes: 30},
+			nodes: many(30, taint),
+			want:  "Fits nowhere. Closest: 30 nodes (t-0000, t-0001, t-0002, ...) need a toleration for a=b:NoSchedule (unproven).",
+		},
+		{
 			name:  "nodes as close that need different things are not counted together",
 			e:     Explanation{Nodes: 2},
 			nodes: []Node{{Name: "b", Failures: []Failure{taint}}, {Name: "a", Failures: []Failure{{Plugin: "NodeUnschedulable", Reason: "cordoned", Size: 1, Change: &Change{Kind: "uncordon", Words: "to be uncordoned"}}}}},

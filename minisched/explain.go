@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/scheme"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -284,8 +286,8 @@ func (x *explainer) build(ctx context.Context, s *Scheduler, p *profile) {
 
 // preemptionDryRun asks the profile's DefaultPreemption, as its PostFilter
 // would, whether evicting pods of lower priority would make room, without
-// evicting any: upstream's own eligibility check, dry run over every node
-// preemption could help on, and choice of candidate.
+// evicting any: upstream's own eligibility check, dry run over its
+// shortlist of the nodes preemption could help on, and choice of candidate.
 func preemptionDryRun(ctx context.Context, own *profile, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, statuses *framework.NodeToStatus) *explain.Preemption {
 	var ev *preemption.Evaluator
 	for _, pl := range own.postFilter {
@@ -300,20 +302,35 @@ func preemptionDryRun(ctx context.Context, own *profile, state fwk.CycleState, p
 	if ok, msg := ev.PodEligibleToPreemptOthers(ctx, pod, nominated); !ok {
 		return &explain.Preemption{Reason: msg}
 	}
+	// A node without a pod of lower priority gives no candidate: leaving
+	// it out changes no answer (the shortlist counts candidates, in order)
+	// and spares cloning the cycle state for it.
 	var potential []fwk.NodeInfo
+	helpable := 0
+	priority := corev1helpers.PodPriority(pod)
 	for _, ni := range nodes {
-		if statuses.Get(ni.Node().Name).Code() == fwk.Unschedulable {
+		if statuses.Get(ni.Node().Name).Code() != fwk.Unschedulable {
+			continue
+		}
+		helpable++
+		if slices.ContainsFunc(ni.GetPods(), func(pi fwk.PodInfo) bool { return corev1helpers.PodPriority(pi.GetPod()) < priority }) {
 			potential = append(potential, ni)
 		}
 	}
-	if len(potential) == 0 {
+	switch {
+	case helpable == 0:
 		return &explain.Preemption{Reason: "no node turns the pod away for a reason evicting pods could change"}
+	case len(potential) == 0:
+		return &explain.Preemption{Reason: fmt.Sprintf("no pod of lower priority runs on the %d nodes where evicting could help", helpable)}
 	}
 	pdbs, err := ev.PdbLister.List(k8slabels.Everything())
 	if err != nil {
 		return &explain.Preemption{Reason: "listing PodDisruptionBudgets: " + err.Error()}
 	}
-	candidates, _, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, int32(len(potential)))
+	// As many candidates as upstream shortlists, from the first node
+	// rather than a random one, so that the answer repeats.
+	_, shortlist := ev.GetOffsetAndNumCandidates(int32(helpable))
+	candidates, _, err := ev.DryRunPreemption(ctx, state, pod, potential, pdbs, 0, shortlist)
 	if err != nil {
 		return &explain.Preemption{Reason: "the dry run failed: " + err.Error()}
 	}

@@ -38,13 +38,17 @@ type reading struct {
 	state   fwk.CycleState
 	nodes   []fwk.NodeInfo
 	podInfo fwk.PodInfo
-	// domains[key][value] are the nodes labelled key=value, made on first
-	// use of a key.
+	// domains[key][value] are the nodes labelled key=value, by name, made
+	// on first use of a key.
 	domains map[string]map[string][]fwk.NodeInfo
+	// matched and holders keep what every node of a domain shares.
+	matched map[string][]*v1.Pod
+	holders *[]holder
 }
 
 func newReading(s *Scheduler, logger klog.Logger, pod *v1.Pod, state fwk.CycleState, nodes []fwk.NodeInfo) *reading {
-	r := &reading{s: s, logger: logger, pod: pod, state: state, nodes: nodes, domains: map[string]map[string][]fwk.NodeInfo{}}
+	r := &reading{s: s, logger: logger, pod: pod, state: state, nodes: nodes,
+		domains: map[string]map[string][]fwk.NodeInfo{}, matched: map[string][]*v1.Pod{}}
 	if pi, err := framework.NewPodInfo(pod); err == nil {
 		r.podInfo = pi
 	}
@@ -65,6 +69,9 @@ func (r *reading) domain(node *v1.Node, key string) ([]fwk.NodeInfo, string, boo
 			if v, ok := ni.Node().Labels[key]; ok {
 				byValue[v] = append(byValue[v], ni)
 			}
+		}
+		for _, nodes := range byValue {
+			slices.SortFunc(nodes, func(a, b fwk.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
 		}
 		r.domains[key] = byValue
 	}
@@ -213,10 +220,10 @@ func (r *reading) spread(f *explain.Failure, ni fwk.NodeInfo) {
 		}
 		// The smallest change: that many fewer matching pods in this
 		// domain, the node's own first.
-		victims := r.podsInDomain(node, topologyKey, skew-maxSkew, func(p *v1.Pod) bool {
+		matching := r.inDomain(fmt.Sprintf("spread %d", i), node, topologyKey, func(p *v1.Pod) bool {
 			return p.Namespace == r.pod.Namespace && p.DeletionTimestamp == nil && selector.Matches(k8slabels.Set(p.Labels))
 		})
-		if len(victims) == skew-maxSkew {
+		if victims := ownFirst(matching, node.Name, skew-maxSkew); len(victims) == skew-maxSkew {
 			f.Change = evict(victims)
 		}
 		return
@@ -242,37 +249,46 @@ func domainCounts(counts map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// podsInDomain finds up to n pods that match in node's topology domain for
-// key (all when n < 0): node's own first, then by node and pod name.
-func (r *reading) podsInDomain(node *v1.Node, topologyKey string, n int, match func(*v1.Pod) bool) []*v1.Pod {
-	nodes, _, ok := r.domain(node, topologyKey)
+// inDomain is every pod in node's topology domain for key that matches,
+// by node name, then by pod. The answer is the same for every node of the
+// domain, so it is kept under id (what match stands for) and the domain.
+func (r *reading) inDomain(id string, node *v1.Node, topologyKey string, match func(*v1.Pod) bool) []*v1.Pod {
+	nodes, value, ok := r.domain(node, topologyKey)
 	if !ok {
 		return nil
 	}
-	nodes = slices.Clone(nodes)
-	slices.SortStableFunc(nodes, func(a, b fwk.NodeInfo) int {
-		if (a.Node().Name == node.Name) != (b.Node().Name == node.Name) {
-			if a.Node().Name == node.Name {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Node().Name, b.Node().Name)
-	})
+	cacheKey := id + "\x00" + topologyKey + "\x00" + value
+	if pods, ok := r.matched[cacheKey]; ok {
+		return pods
+	}
 	var out []*v1.Pod
 	for _, ni := range nodes {
-		pods := make([]*v1.Pod, 0, len(ni.GetPods()))
+		from := len(out)
 		for _, pi := range ni.GetPods() {
 			if match(pi.GetPod()) {
-				pods = append(pods, pi.GetPod())
+				out = append(out, pi.GetPod())
 			}
 		}
-		slices.SortFunc(pods, func(a, b *v1.Pod) int { return strings.Compare(key(a), key(b)) })
+		slices.SortFunc(out[from:], func(a, b *v1.Pod) int { return strings.Compare(key(a), key(b)) })
+	}
+	r.matched[cacheKey] = out
+	return out
+}
+
+// ownFirst takes n of pods (all when n < 0), those on node first.
+func ownFirst(pods []*v1.Pod, node string, n int) []*v1.Pod {
+	if n < 0 || n > len(pods) {
+		n = len(pods)
+	}
+	out := make([]*v1.Pod, 0, n)
+	for _, own := range []bool{true, false} {
 		for _, p := range pods {
 			if len(out) == n {
 				return out
 			}
-			out = append(out, p)
+			if (p.Spec.NodeName == node) == own {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
@@ -289,9 +305,10 @@ func (r *reading) interPodAffinity(f *explain.Failure, st *fwk.Status, ni fwk.No
 	node := ni.Node()
 	switch st.Message() {
 	case interpodaffinity.ErrReasonAntiAffinityRulesNotMatch:
-		for _, term := range r.podInfo.GetRequiredAntiAffinityTerms() {
-			pods := r.podsInDomain(node, term.TopologyKey, -1, func(p *v1.Pod) bool { return term.Matches(p, r.nsLabels(p.Namespace)) })
+		for i, term := range r.podInfo.GetRequiredAntiAffinityTerms() {
+			pods := r.inDomain(fmt.Sprintf("anti-affinity %d", i), node, term.TopologyKey, func(p *v1.Pod) bool { return term.Matches(p, r.nsLabels(p.Namespace)) })
 			if len(pods) > 0 {
+				pods = ownFirst(pods, node.Name, -1)
 				_, value, _ := r.domain(node, term.TopologyKey)
 				f.Detail = fmt.Sprintf("its anti-affinity (%s) turns away %s in %s=%s", term.Selector, podWords(pods), term.TopologyKey, value)
 				f.Change = evict(pods)
@@ -301,17 +318,10 @@ func (r *reading) interPodAffinity(f *explain.Failure, st *fwk.Status, ni fwk.No
 	case interpodaffinity.ErrReasonExistingAntiAffinityRulesNotMatch:
 		var holders []*v1.Pod
 		var words []string
-		ns := r.nsLabels(r.pod.Namespace)
-		for _, other := range r.nodes {
-			for _, pi := range other.GetPodsWithRequiredAntiAffinity() {
-				for _, term := range pi.GetRequiredAntiAffinityTerms() {
-					value, ok := other.Node().Labels[term.TopologyKey]
-					if ok && node.Labels[term.TopologyKey] == value && term.Matches(r.pod, ns) {
-						holders = append(holders, pi.GetPod())
-						words = append(words, fmt.Sprintf("%s (%s in %s=%s)", key(pi.GetPod()), term.Selector, term.TopologyKey, value))
-						break
-					}
-				}
+		for _, h := range r.antiAffinityHolders() {
+			if value, ok := node.Labels[h.term.TopologyKey]; ok && value == h.value {
+				holders = append(holders, h.pod)
+				words = append(words, fmt.Sprintf("%s (%s in %s=%s)", key(h.pod), h.term.Selector, h.term.TopologyKey, value))
 			}
 		}
 		if len(holders) > 0 {
@@ -319,14 +329,14 @@ func (r *reading) interPodAffinity(f *explain.Failure, st *fwk.Status, ni fwk.No
 			f.Change = evict(holders)
 		}
 	case interpodaffinity.ErrReasonAffinityRulesNotMatch:
-		for _, term := range r.podInfo.GetRequiredAffinityTerms() {
+		for i, term := range r.podInfo.GetRequiredAffinityTerms() {
 			value, ok := node.Labels[term.TopologyKey]
 			if !ok {
 				f.Detail = fmt.Sprintf("its affinity (%s) needs a %s label, which the node lacks", term.Selector, term.TopologyKey)
 				return
 			}
 			match := func(p *v1.Pod) bool { return term.Matches(p, r.nsLabels(p.Namespace)) }
-			if len(r.podsInDomain(node, term.TopologyKey, 1, match)) == 0 {
+			if len(r.inDomain(fmt.Sprintf("affinity %d", i), node, term.TopologyKey, match)) == 0 {
 				f.Detail = fmt.Sprintf("its affinity needs a pod matching %s in %s=%s, and there is none", term.Selector, term.TopologyKey, value)
 				return
 			}
@@ -334,8 +344,42 @@ func (r *reading) interPodAffinity(f *explain.Failure, st *fwk.Status, ni fwk.No
 	}
 }
 
-// evict is the change that frees a node of pods.
+// holder is a pod whose required anti-affinity term matches the pod: the
+// pod may not go into the term's domain, value.
+type holder struct {
+	pod   *v1.Pod
+	term  fwk.AffinityTerm
+	value string
+}
+
+// antiAffinityHolders finds, once, the pods whose required anti-affinity
+// keeps the pod out of a domain.
+func (r *reading) antiAffinityHolders() []holder {
+	if r.holders != nil {
+		return *r.holders
+	}
+	var out []holder
+	ns := r.nsLabels(r.pod.Namespace)
+	for _, ni := range r.nodes {
+		for _, pi := range ni.GetPodsWithRequiredAntiAffinity() {
+			for _, term := range pi.GetRequiredAntiAffinityTerms() {
+				if value, ok := ni.Node().Labels[term.TopologyKey]; ok && term.Matches(r.pod, ns) {
+					out = append(out, holder{pod: pi.GetPod(), term: term, value: value})
+					break
+				}
+			}
+		}
+	}
+	r.holders = &out
+	return out
+}
+
+// evict is the change that frees a node of pods; none past
+// explain.MaxEvict, which is no small change.
 func evict(pods []*v1.Pod) *explain.Change {
+	if len(pods) > explain.MaxEvict {
+		return nil
+	}
 	c := &explain.Change{Kind: "evict", On: "node", Words: podWords(pods) + " gone"}
 	for _, p := range pods {
 		c.Pods = append(c.Pods, key(p))

@@ -298,7 +298,7 @@ func TestExplainPreemption(t *testing.T) {
 		{
 			name:   "no pod of lower priority in the way",
 			pod:    pod("humble", "1", class("story-low")),
-			reason: "would make room on no node",
+			reason: "no pod of lower priority runs on the 2 nodes where evicting could help",
 		},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@
 //	go run ./hack/bench reset -nodes 50 -pods 300
 //	go run ./hack/bench import -nodes 5000 -pods 50000
 //	go run ./hack/bench mirror -nodes 500 -rate 50 -seconds 30
+//	go run ./hack/bench explain -nodes 5000
 package main
 
 import (
@@ -39,12 +40,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset|import|mirror [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench startup|throughput|stream|memory|churn|history|reset|import|mirror|explain [flags]")
 		os.Exit(2)
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": historyBench, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag,
+		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": historyBench, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag, "explain": explainBench,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
