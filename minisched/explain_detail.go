@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	volumehelpers "k8s.io/cloud-provider/volume/helpers"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -166,8 +167,94 @@ func (r *reading) failure(plugin string, st *fwk.Status, ni fwk.NodeInfo) explai
 		r.spread(&f, ni)
 	case names.InterPodAffinity:
 		r.interPodAffinity(&f, st, ni)
+	case names.VolumeZone:
+		f.Detail = r.volumeZone(node)
+	case names.VolumeBinding:
+		f.Detail = r.volumeBinding(st, node)
 	}
 	return f
+}
+
+// claims are the pod's PersistentVolumeClaims with their bound volumes
+// (nil when unbound or not found), in the pod's order.
+func (r *reading) claims() []claimVolume {
+	var out []claimVolume
+	core := r.s.factory.Core().V1()
+	for _, vol := range r.pod.Spec.Volumes {
+		if vol.PersistentVolumeClaim == nil {
+			continue
+		}
+		cv := claimVolume{name: r.pod.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName}
+		if pvc, err := core.PersistentVolumeClaims().Lister().PersistentVolumeClaims(r.pod.Namespace).Get(vol.PersistentVolumeClaim.ClaimName); err == nil {
+			cv.pvc = pvc
+			if pvc.Spec.VolumeName != "" {
+				cv.pv, _ = core.PersistentVolumes().Lister().Get(pvc.Spec.VolumeName)
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+type claimVolume struct {
+	name string
+	pvc  *v1.PersistentVolumeClaim
+	pv   *v1.PersistentVolume
+}
+
+// zoneLabels are the labels VolumeZone compares, GA and beta.
+var zoneLabels = []string{v1.LabelTopologyZone, v1.LabelTopologyRegion, v1.LabelFailureDomainBetaZone, v1.LabelFailureDomainBetaRegion}
+
+// volumeZone names the claim whose volume lies in a zone or region the
+// node is not in.
+func (r *reading) volumeZone(node *v1.Node) string {
+	for _, cv := range r.claims() {
+		if cv.pv == nil {
+			continue
+		}
+		for _, k := range zoneLabels {
+			want, ok := cv.pv.Labels[k]
+			if !ok {
+				continue
+			}
+			have, ok := node.Labels[k]
+			if !ok {
+				// VolumeZone matches a PV's beta label with the node's GA one.
+				ga := strings.Replace(k, "failure-domain.beta.kubernetes.io", "topology.kubernetes.io", 1)
+				have, ok = node.Labels[ga]
+			}
+			zones, err := volumehelpers.LabelZonesToSet(want)
+			if err == nil && (!ok || !zones.Has(have)) {
+				return fmt.Sprintf("claim %s is bound to PV %s in %s=%s; the node has %s", cv.name, cv.pv.Name, k, want, labelWords(node.Labels, k))
+			}
+		}
+	}
+	return ""
+}
+
+// volumeBinding says which claim VolumeBinding could not place here.
+func (r *reading) volumeBinding(st *fwk.Status, node *v1.Node) string {
+	var parts []string
+	for _, cv := range r.claims() {
+		switch {
+		case cv.pvc == nil:
+			parts = append(parts, fmt.Sprintf("claim %s does not exist", cv.name))
+		case cv.pvc.Spec.VolumeName != "" && cv.pv == nil:
+			parts = append(parts, fmt.Sprintf("claim %s is bound to PV %s, which does not exist", cv.name, cv.pvc.Spec.VolumeName))
+		case cv.pv != nil && cv.pv.Spec.NodeAffinity != nil && cv.pv.Spec.NodeAffinity.Required != nil:
+			if ok, _ := v1helper.MatchNodeSelectorTerms(node, cv.pv.Spec.NodeAffinity.Required); !ok {
+				parts = append(parts, fmt.Sprintf("claim %s is bound to PV %s, whose node affinity the node does not match", cv.name, cv.pv.Name))
+			}
+		case cv.pv == nil:
+			class := "no class"
+			if cv.pvc.Spec.StorageClassName != nil {
+				class = "class " + *cv.pvc.Spec.StorageClassName
+			}
+			size := cv.pvc.Spec.Resources.Requests[v1.ResourceStorage]
+			parts = append(parts, fmt.Sprintf("claim %s (%s, %s) is unbound", cv.name, class, size.String()))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // key names a pod namespace/name.

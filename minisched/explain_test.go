@@ -34,6 +34,7 @@ func TestExplain(t *testing.T) {
 		name   string
 		nodes  []*v1.Node
 		before []*v1.Pod // bound first
+		claims []claimOnPV // made first
 		pod    *v1.Pod
 		// want, per node, the plugin and a part of its detail; and the
 		// change's kind, key or resource.
@@ -111,6 +112,24 @@ func TestExplain(t *testing.T) {
 			sentence: "n1 needs",
 		},
 		{
+			name:   "volume zone: the claim, its PV and the zone",
+			nodes:  []*v1.Node{node("n1", "4", zone("a"))},
+			claims: []claimOnPV{{claim: "data-b", pv: "pv-b", labels: map[string]string{v1.LabelTopologyZone: "b"}}},
+			pod:    pod("zoned", "100m", withClaim("data-b")),
+			want: map[string][3]string{"n1": {"VolumeZone",
+				"claim default/data-b is bound to PV pv-b in topology.kubernetes.io/zone=b; the node has topology.kubernetes.io/zone=a", ""}},
+			sentence: "n1 needs claim default/data-b is bound to PV pv-b",
+		},
+		{
+			name:   "volume node affinity: the claim and its PV",
+			nodes:  []*v1.Node{node("n1", "4")},
+			claims: []claimOnPV{{claim: "data-n2", pv: "pv-n2", onNode: "n2"}},
+			pod:    pod("local", "100m", withClaim("data-n2")),
+			want: map[string][3]string{"n1": {"VolumeBinding",
+				"claim default/data-n2 is bound to PV pv-n2, whose node affinity the node does not match", ""}},
+			sentence: "n1 needs claim default/data-n2",
+		},
+		{
 			name:   "host port: the pod that holds it",
 			nodes:  []*v1.Node{node("n1", "4")},
 			before: []*v1.Pod{pod("holder", "100m", withPort(8080), onNode("n1"))},
@@ -122,6 +141,9 @@ func TestExplain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := start(t, "")
 			h.addNodes(tt.nodes...)
+			for _, c := range tt.claims {
+				c.make(t)
+			}
 			for _, p := range tt.before {
 				createPod(t, client, p)
 				waitBound(t, client, p.Name)
@@ -363,5 +385,50 @@ func antiAffinity(key, value, topologyKey string) func(*v1.Pod) {
 	return func(p *v1.Pod) {
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
 			TopologyKey: topologyKey, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}}}}}
+	}
+}
+
+// claimOnPV is a claim bound to a PV, both made as the PV controller leaves
+// them: the PV's claimRef, the claim's volumeName and bind-completed.
+type claimOnPV struct {
+	claim, pv string
+	labels    map[string]string // the PV's
+	onNode    string            // the PV's node affinity, by hostname
+}
+
+func (c claimOnPV) make(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: c.pv, Labels: c.labels}, Spec: v1.PersistentVolumeSpec{
+		Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+		PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/data/" + c.pv}},
+		ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: c.claim},
+		PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+	}}
+	if c.onNode != "" {
+		pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{c.onNode}}}}}}}
+	}
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: c.claim,
+		Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}}, Spec: v1.PersistentVolumeClaimSpec{
+		AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, VolumeName: c.pv, StorageClassName: ptrTo(""),
+		Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().PersistentVolumeClaims("default").Delete(ctx, c.claim, metav1.DeleteOptions{})
+		_ = client.CoreV1().PersistentVolumes().Delete(ctx, c.pv, metav1.DeleteOptions{})
+	})
+}
+
+func withClaim(name string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: name,
+			VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: name}}})
 	}
 }
