@@ -33,7 +33,7 @@ func TestExplain(t *testing.T) {
 	tests := []struct {
 		name   string
 		nodes  []*v1.Node
-		before []*v1.Pod // bound first
+		before []*v1.Pod   // bound first
 		claims []claimOnPV // made first
 		pod    *v1.Pod
 		// want, per node, the plugin and a part of its detail; and the
