@@ -31,6 +31,9 @@ import (
 	"minisched/explain"
 )
 
+// ErrNoNode is ExplainNode's answer for a node the scheduler does not have.
+var ErrNoNode = errors.New("the scheduler has no such node")
+
 // ErrNotPending refuses to explain a pod that is bound: it fits where it is.
 var ErrNotPending = errors.New("the pod is not pending")
 
@@ -38,80 +41,107 @@ var ErrNotPending = errors.New("the pod is not pending")
 // the plugins run on a snapshot and a framework of the explanation's own,
 // beside the scheduling loop. A pod that is gone is an apiserver NotFound.
 func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*explain.Explanation, error) {
+	var e *explain.Explanation
+	err := s.explaining(ctx, namespace, name, func(x *explanation) { e = x.all(ctx) })
+	return e, err
+}
+
+// ExplainNode says why the pod does not fit one node, and tries the changes
+// that would make it fit there (see explain.Trial), for any node: the
+// explanation tries only the closest. No failures: it fits there now.
+func (s *Scheduler) ExplainNode(ctx context.Context, namespace, name, node string) (*explain.Node, error) {
+	var n *explain.Node
+	var err error
+	if err2 := s.explaining(ctx, namespace, name, func(x *explanation) { n, err = x.one(ctx, node) }); err2 != nil {
+		return nil, err2
+	}
+	return n, err
+}
+
+// explanation is one pod's explanation under way: its profile's plugins,
+// the snapshot, and the cycle state PreFilter wrote.
+type explanation struct {
+	*reading
+	e     *explain.Explanation
+	own   *profile
+	snap  *internalcache.Snapshot
+	pre   *fwk.PreFilterResult
+	state *framework.CycleState
+	// rejected is PreFilter's verdict when it turns the pod away whatever
+	// the node.
+	rejected *explain.Failure
+}
+
+// explaining takes the pod's profile's explainer, a snapshot and a PreFilter
+// run, and hands them to do, one explanation at a time per profile.
+func (s *Scheduler) explaining(ctx context.Context, namespace, name string, do func(*explanation)) error {
 	pod, err := s.podLister.Pods(namespace).Get(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if pod.Spec.NodeName != "" {
-		return nil, fmt.Errorf("%w: it is bound to %s", ErrNotPending, pod.Spec.NodeName)
+		return fmt.Errorf("%w: it is bound to %s", ErrNotPending, pod.Spec.NodeName)
 	}
 	p := s.profileOf(pod)
 	if p == nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("no profile schedules pod %s/%s: its schedulerName is %q, the profiles are %s",
+		return apierrors.NewBadRequest(fmt.Sprintf("no profile schedules pod %s/%s: its schedulerName is %q, the profiles are %s",
 			namespace, name, pod.Spec.SchedulerName, strings.Join(s.Profiles(), ", ")))
 	}
 	logger := klog.FromContext(ctx)
 	x := &p.explainer
 	x.once.Do(func() { x.build(ctx, s, p) })
 	if x.err != nil {
-		return nil, x.err
+		return x.err
 	}
-	// One explanation at a time per profile: they share the snapshot.
+	// They share the snapshot.
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := s.cache.UpdateSnapshot(logger, x.snap); err != nil {
-		return nil, fmt.Errorf("taking a snapshot of the nodes: %w", err)
+		return fmt.Errorf("taking a snapshot of the nodes: %w", err)
 	}
-	own := x.p
 	nodes, err := x.snap.NodeInfos().List()
 	if err != nil {
-		return nil, fmt.Errorf("listing the snapshot's nodes: %w", err)
+		return fmt.Errorf("listing the snapshot's nodes: %w", err)
 	}
-	e := &explain.Explanation{Namespace: namespace, Pod: name, Profile: p.name, Nodes: len(nodes)}
 	state := framework.NewCycleState()
-	pre, status, _ := own.fw.RunPreFilterPlugins(ctx, state, pod)
+	pre, status, _ := x.p.fw.RunPreFilterPlugins(ctx, state, pod)
+	ex := &explanation{reading: newReading(s, logger, pod, state, nodes), own: x.p, snap: x.snap, pre: pre, state: state,
+		e: &explain.Explanation{Namespace: namespace, Pod: name, Profile: p.name, Nodes: len(nodes)}}
 	if status.IsRejected() || status.Code() == fwk.Error {
-		e.PodReason = &explain.Failure{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}
-		explain.Assemble(e, nil, nil, nil)
-		return e, nil
+		ex.rejected = &explain.Failure{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}
 	}
-	skip := state.GetSkipFilterPlugins()
+	do(ex)
+	return nil
+}
+
+// all explains every node: the closest tried, the rest grouped, and
+// whether preemption would help.
+func (x *explanation) all(ctx context.Context) *explain.Explanation {
+	e := x.e
+	if x.rejected != nil {
+		e.PodReason = x.rejected
+		explain.Assemble(e, nil, nil, nil)
+		return e
+	}
 	var failing []explain.Node
 	var fits []string
 	// The status the cycle would have recorded for each node that fails:
 	// its first failing plugin's, as the cycle stops there. Preemption tries
 	// the nodes whose status is Unschedulable (not ...AndUnresolvable).
 	statuses := framework.NewDefaultNodeToStatus()
-	r := newReading(s, logger, pod, state, nodes)
-	for _, ni := range nodes {
-		node := ni.Node()
-		var fs []explain.Failure
-		if pre != nil && !pre.AllNodes() && !pre.NodeNames.Has(node.Name) {
-			fs = append(fs, explain.Failure{Plugin: "PreFilter", Code: fwk.UnschedulableAndUnresolvable.String(),
-				Reason: "node(s) didn't satisfy the plugins that narrowed the nodes at PreFilter", Size: 1})
-		} else {
-			for _, pl := range own.filter {
-				if skip.Has(pl.Name()) {
-					continue
-				}
-				st := pl.Filter(ctx, state, pod, ni)
-				if st.IsSuccess() {
-					continue
-				}
-				if len(fs) == 0 {
-					statuses.Set(node.Name, st)
-				}
-				fs = append(fs, r.failure(pl.Name(), st, ni))
-			}
-		}
+	for _, ni := range x.nodes {
+		fs, first := x.failures(ctx, ni)
 		if len(fs) == 0 {
-			fits = append(fits, node.Name)
+			fits = append(fits, ni.Node().Name)
 			continue
 		}
-		failing = append(failing, explain.Node{Name: node.Name, Failures: fs})
+		if first != nil {
+			statuses.Set(ni.Node().Name, first)
+		}
+		failing = append(failing, explain.Node{Name: ni.Node().Name, Failures: fs})
 	}
 	if len(fits) == 0 {
-		e.Preemption = preemptionDryRun(ctx, own, state, pod, nodes, statuses)
+		e.Preemption = preemptionDryRun(ctx, x.own, x.state, x.pod, x.nodes, statuses)
 	}
 	explain.Assemble(e, failing, fits, func(n *explain.Node) *explain.Trial {
 		if !n.Tryable() {
@@ -121,9 +151,54 @@ func (s *Scheduler) Explain(ctx context.Context, namespace, name string) (*expla
 		if err != nil {
 			return nil
 		}
-		return r.try(ctx, own, ni, n.Failures)
+		return x.try(ctx, x.own, ni, n.Failures)
 	})
-	return e, nil
+	return e
+}
+
+// one explains one node, and tries its changes.
+func (x *explanation) one(ctx context.Context, name string) (*explain.Node, error) {
+	ni, err := x.snap.Get(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoNode, name)
+	}
+	n := &explain.Node{Name: name}
+	if x.rejected != nil {
+		n.Failures = []explain.Failure{*x.rejected}
+		return n, nil
+	}
+	n.Failures, _ = x.failures(ctx, ni)
+	if n.Tryable() {
+		n.Tried = x.try(ctx, x.own, ni, n.Failures)
+	}
+	return n, nil
+}
+
+// failures runs every Filter plugin on the node and reads each failure;
+// first is the status of the first that failed, where a cycle stops.
+func (x *explanation) failures(ctx context.Context, ni fwk.NodeInfo) ([]explain.Failure, *fwk.Status) {
+	node := ni.Node()
+	if x.pre != nil && !x.pre.AllNodes() && !x.pre.NodeNames.Has(node.Name) {
+		return []explain.Failure{{Plugin: "PreFilter", Code: fwk.UnschedulableAndUnresolvable.String(),
+			Reason: "node(s) didn't satisfy the plugins that narrowed the nodes at PreFilter", Size: 1}}, nil
+	}
+	var fs []explain.Failure
+	var first *fwk.Status
+	skip := x.state.GetSkipFilterPlugins()
+	for _, pl := range x.own.filter {
+		if skip.Has(pl.Name()) {
+			continue
+		}
+		st := pl.Filter(ctx, x.state, x.pod, ni)
+		if st.IsSuccess() {
+			continue
+		}
+		if first == nil {
+			first = st
+		}
+		fs = append(fs, x.failure(pl.Name(), st, ni))
+	}
+	return fs, first
 }
 
 // try applies a node's changes on copies of the pod and the node, and runs

@@ -1,7 +1,8 @@
 package server
 
 // GET /pods/{namespace}/{name}/explain: why a pending pod fits no node, and
-// what would make it fit (docs/API.md, "Explanations").
+// what would make it fit; .../explain/nodes/{node}: one node, its changes
+// tried (docs/API.md, "Explanations").
 
 import (
 	"errors"
@@ -20,9 +21,17 @@ func (s *Server) getExplain(c echo.Context) error {
 	}
 	ctx, cancel := s.apiContext(c)
 	defer cancel()
-	ns, name := c.Param("namespace"), c.Param("name")
-	e, err := sched.Explain(ctx, ns, name)
+	ns, name, node := c.Param("namespace"), c.Param("name"), c.Param("node")
+	var e any
+	var err error
+	if node == "" {
+		e, err = sched.Explain(ctx, ns, name)
+	} else {
+		e, err = sched.ExplainNode(ctx, ns, name, node)
+	}
 	switch {
+	case errors.Is(err, minisched.ErrNoNode):
+		return apiError(http.StatusNotFound, "%v", err)
 	case errors.Is(err, minisched.ErrNotPending):
 		return apiError(http.StatusConflict, "%v: an explanation is for a pod that waits", err)
 	case apierrors.IsNotFound(err):

@@ -10,7 +10,8 @@ import (
 )
 
 // TestExplainEndpoint: GET /pods/{ns}/{name}/explain answers a pending pod
-// with the schema, and a pod that is gone or bound with 404 and 409.
+// with the schema, .../explain/nodes/{node} with one node tried, and a pod
+// or node that is gone, or a pod that is bound, with 404 and 409.
 func TestExplainEndpoint(t *testing.T) {
 	reset(t)
 	mustCreate(t, "/api/v1/nodes", nodeJSON("node-1", "1"))
@@ -26,12 +27,22 @@ func TestExplainEndpoint(t *testing.T) {
 	if e.Schema != explain.Schema || e.Nodes != 1 || len(e.Closest) != 1 || e.Closest[0].Name != "node-1" || !strings.HasPrefix(e.Sentence, "Fits nowhere.") {
 		t.Errorf("explanation %+v", e)
 	}
+	// One node, its change tried.
+	var n explain.Node
+	if code := api(t, "GET", "/api/v1/pods/default/too-big/explain/nodes/node-1", "", nil, &n); code != http.StatusOK {
+		t.Fatalf("GET explain for node-1: %d", code)
+	}
+	if n.Name != "node-1" || len(n.Failures) != 1 || n.Failures[0].Plugin != "NodeResourcesFit" || n.Tried == nil || !n.Tried.Fits {
+		t.Errorf("node-1: %+v, want NodeResourcesFit, tried and fits", n)
+	}
 	for _, tt := range []struct {
 		path string
 		want int
 	}{
 		{"/api/v1/pods/default/nobody/explain", http.StatusNotFound},
 		{"/api/v1/pods/default/fits/explain", http.StatusConflict},
+		{"/api/v1/pods/default/too-big/explain/nodes/node-9", http.StatusNotFound},
+		{"/api/v1/pods/default/fits/explain/nodes/node-1", http.StatusConflict},
 	} {
 		var out struct{ Error string }
 		if code := api(t, "GET", tt.path, "", nil, &out); code != tt.want || out.Error == "" {

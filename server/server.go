@@ -226,6 +226,7 @@ func (s *Server) routes() {
 	api.POST("/pods", s.createPod)
 	api.GET("/pods/:namespace/:name", s.getPod)
 	api.GET("/pods/:namespace/:name/explain", s.getExplain)
+	api.GET("/pods/:namespace/:name/explain/nodes/:node", s.getExplain)
 	api.DELETE("/pods/:namespace/:name", s.deletePod)
 	api.GET("/priorityclasses", s.listPriorityClasses)
 	api.POST("/priorityclasses", s.createPriorityClass)

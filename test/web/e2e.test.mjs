@@ -216,9 +216,12 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     // Why pending (issue 35): the sentence on top, the closest nodes with
     // what each needs, and the proof that the change lets it fit.
     await page.waitForSelector('#why-sentence');
-    assert.match(await page.textContent('#why-sentence'), /^Fits nowhere\. Closest: .* needs the pod to request .* less cpu \(tried: it then fits\)\./);
+    assert.match(await page.textContent('#why-sentence'), /^Fits nowhere\. Closest: .* needs the pod to request .* less cpu \(tried: it then fits\)[.;]/);
     assert.match(await page.textContent('#why-closest'), /NodeResourcesFit: the pod to request .* less cpu/);
     assert.match(await page.textContent('#why-closest tbody tr:first-child .badge'), /fits then/);
+    // "Try it" on a node: its change, run through the real plugins there.
+    await page.click('#why-try button[type=submit]');
+    await page.waitForFunction(() => /fits then[\s\S]*NodeResourcesFit: the pod to request .* less cpu/.test(document.querySelector('#why-trial')?.textContent || ''));
   });
 
   await t.test('a new node requeues the pod and it binds there', async () => {

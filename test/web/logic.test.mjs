@@ -18,7 +18,7 @@ import { createStore } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { createActions } from '../../web/static/js/actions/index.js';
 import { profilesOf, rowProfile, segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
-import { whyView } from '../../web/static/js/views/inspector/why.js';
+import { trialView, whyView } from '../../web/static/js/views/inspector/why.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeHealth, nodeRows } from '../../web/static/js/views/cluster/nodes.js';
 import { kubeletNotice } from '../../web/static/js/actions/cluster.js';
@@ -852,4 +852,24 @@ test('why pending: the closest nodes with what each needs and whether it was tri
   assert.deepEqual([v.groups[0].count, v.groups[0].more], [25, 23]);
   assert.equal(whyView({ key: 'x', error: 'no' }), null);
   assert.equal(whyView(null), null);
+  // "Try it" offers every node it names, once; preemption in words.
+  assert.deepEqual(v.tryNodes, ['small', 'gpu', 'x', 'a', 'b']);
+  assert.equal(v.preemption, '');
+  assert.equal(v.trial, null);
+  const p = whyView({ sentence: 's', preemption: { helps: true, node: 'n1', victims: ['default/low'], candidates: 1 } });
+  assert.equal(p.preemption, 'Preemption would make room on n1, evicting default/low (of 1 candidate node).');
+  assert.equal(whyView({ sentence: 's', preemption: { helps: false, reason: 'not eligible due to preemptionPolicy=Never.' } }).preemption,
+    'Preemption would not help: not eligible due to preemptionPolicy=Never.');
+});
+
+test('why pending: a node tried, in words', () => {
+  assert.equal(trialView(null), null);
+  assert.equal(trialView({ node: 'a', state: 'trying' }).busy, true);
+  assert.equal(trialView({ node: 'a', state: 'error', error: 'no node a' }).label, 'no node a');
+  assert.equal(trialView({ node: 'a', state: 'done', result: { name: 'a', failures: [] } }).label, 'fits now');
+  const fits = trialView({ node: 'a', state: 'done', result: { name: 'a', failures: [{ plugin: 'TaintToleration', reason: 'r', change: { words: 'a toleration for k=v:NoSchedule' } }], tried: { fits: true } } });
+  assert.deepEqual([fits.label, fits.cls, fits.needs[0].words], ['fits then', 'win', 'a toleration for k=v:NoSchedule']);
+  const short = trialView({ node: 'a', state: 'done', result: { name: 'a', failures: [{ plugin: 'P', reason: 'r', change: { words: 'w' } }], tried: { fits: false, failures: [{ plugin: 'Q', reason: 'still no' }] } } });
+  assert.deepEqual([short.label, short.still], ['not enough', ['Q: still no']]);
+  assert.match(trialView({ node: 'a', state: 'done', result: { name: 'a', failures: [{ plugin: 'P', reason: 'r' }] } }).label, /^unproven/);
 });

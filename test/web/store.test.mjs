@@ -859,3 +859,15 @@ test('an extender call is part of its cycle\'s detail, in the order made', () =>
   assert.deepEqual(d.extenders.map((c) => c.verb), ['filter', 'bind']);
   assert.equal(d.extenders[0].failed.a, 'no');
 });
+
+test('a node tried joins the explanation it was tried for, and no other', () => {
+  const store = fresh();
+  store.setExplanation({ key: 'default/a', sentence: 'Fits nowhere.' });
+  store.setTrial({ key: 'default/a', node: 'n1', state: 'trying' });
+  assert.equal(store.server.explanation.value.trial.state, 'trying');
+  assert.equal(store.server.explanation.value.sentence, 'Fits nowhere.');
+  // Late news of another pod's trial, after the inspector moved on.
+  store.setExplanation({ key: 'default/b', sentence: 'Fits on n2 now.' });
+  store.setTrial({ key: 'default/a', node: 'n1', state: 'done', result: { name: 'n1', failures: [] } });
+  assert.equal(store.server.explanation.value.trial, undefined);
+});

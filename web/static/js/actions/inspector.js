@@ -22,6 +22,21 @@ export function inspectorActions({ api, store, actions }) {
       }
     },
 
+    /**
+     * "Try it": the changes that would let the pod fit on a node, applied on
+     * copies and run through the real plugins there
+     * (GET .../explain/nodes/{node}). The answer joins the explanation.
+     */
+    async tryOnNode(key, node) {
+      const [ns, name] = key.split('/');
+      store.setTrial({ key, node, state: 'trying' });
+      try {
+        store.setTrial({ key, node, state: 'done', result: await api.explainNode(ns, name, node) });
+      } catch (err) {
+        store.setTrial({ key, node, state: 'error', error: describeError(err, `Could not try ${node}`) });
+      }
+    },
+
     /** Opens what an address's #fragment names (route.js's parseHash). */
     openRoute(route) {
       if (!route) return;

@@ -97,6 +97,8 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     cycle: (id) => request('GET', `/cycles/${enc(id)}`),
     /** Why a pending pod fits no node (the explanation's schema: docs/API.md). */
     explain: (ns, name) => request('GET', `/pods/${enc(ns)}/${enc(name)}/explain`),
+    /** One node of it, its changes tried. */
+    explainNode: (ns, name, node) => request('GET', `/pods/${enc(ns)}/${enc(name)}/explain/nodes/${enc(node)}`),
     snapshot: () => request('GET', '/snapshot'),
     events: (since, limit, kinds = '') => request('GET', `/events?since=${since}&limit=${limit}${kinds ? `&kinds=${kinds}` : ''}`),
     pause: () => request('POST', '/scheduler/pause'),

@@ -311,6 +311,11 @@ export function createStore(options = {}) {
     }),
     setComparedPod: writer((d) => { server.comparedPod.value = d; }),
     setExplanation: writer((e) => { server.explanation.value = e; }),
+    /** A node tried for the explanation shown ({key, node, state, result | error}); late news of another pod's is dropped. */
+    setTrial: writer((t) => {
+      const e = server.explanation.peek();
+      if (e?.key === t.key) server.explanation.value = { ...e, trial: t };
+    }),
     setMirror: writer((m) => { server.mirror.value = m; }),
     /**
      * The stream asks for these kinds (null: all); applied says whether the

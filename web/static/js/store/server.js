@@ -41,7 +41,7 @@ export function createServer(limits) {
   // A mirrored copy's state (GET /mirror), or null.
   const mirror = signal(null);
   // The last explanation asked for ({key, ...explanation} or {key, error}),
-  // or null.
+  // or null; trial is the last node tried for it (setTrial).
   const explanation = signal(null);
   // The feature gates --feature-gates set for this run ({Gate: bool}).
   const featureGates = signal({});

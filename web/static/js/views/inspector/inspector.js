@@ -91,7 +91,29 @@ function WhyPending({ store, actions, podKey: key }) {
     ${v.groups.length > 1 ? html`<details class="why-groups"><summary>${v.groups.length} ways nodes fail</summary><ul>
       ${v.groups.map((g, i) => html`<li key=${i}><strong>${g.count}</strong> node${g.count === 1 ? '' : 's'} (${g.nodes.slice(0, 5).join(', ')}${g.count > 5 ? ', …' : ''}): ${g.needs.map((x) => `${x.plugin}: ${x.words}`).join('; ')}</li>`)}
     </ul></details>` : null}
+    ${v.preemption ? html`<p class="small" id="why-preemption">${v.preemption}</p>` : null}
+    ${v.tryNodes.length ? html`<${TryIt} actions=${actions} podKey=${key} nodes=${v.tryNodes} trial=${v.trial} />` : null}
   </section>`;
+}
+
+/**
+ * "Try it" on any node the explanation names: its changes applied on copies
+ * and run through the real plugins there (the closest are tried already).
+ */
+function TryIt({ actions, podKey: key, nodes, trial }) {
+  const onSubmit = (ev) => {
+    ev.preventDefault();
+    actions.tryOnNode(key, ev.currentTarget.elements.node.value);
+  };
+  return html`<form class="why-try" id="why-try" onSubmit=${onSubmit}>
+    <label>Try it on <select name="node" aria-label="node to try">${nodes.map((n) => html`<option key=${n} value=${n}>${n}</option>`)}</select></label>
+    <button type="submit" disabled=${!!trial?.busy}>Try it</button>
+    ${trial ? html`<div id="why-trial" role="status">
+      <strong>${trial.node}</strong>: <span class=${`badge ${trial.cls}`}>${trial.label}</span>
+      ${trial.needs.map((x) => html`<div key=${x.plugin} class="small"><strong>${x.plugin}</strong>: ${x.words}</div>`)}
+      ${trial.still.length ? html`<div class="muted small">still: ${trial.still.join('; ')}</div>` : null}
+    </div>` : null}
+  </form>`;
 }
 
 const STORY_SHOWN = 6;
