@@ -6,6 +6,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -67,6 +68,10 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 		}
 		add(fmt.Sprintf("pod %s tried at least %d times", key, e.MinAttempts), attempts >= e.MinAttempts, fmt.Sprintf("%d attempts", attempts))
 	}
+	if e.Explains != "" {
+		ok, saw := u.explains(ctx, key, e.Explains)
+		add(fmt.Sprintf("pod %s explained with %q", key, e.Explains), ok, saw)
+	}
 	if np := e.NodePods; np != nil {
 		pods, err := u.r.env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + np.Node, LabelSelector: e.Selector})
 		saw, n := "", 0
@@ -101,6 +106,21 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 		}
 	}
 	return out
+}
+
+// explains asks for the pod's explanation and whether its sentence says
+// want; what it saw instead.
+func (u *run) explains(ctx context.Context, key, want string) (bool, string) {
+	sched := u.r.env.Scheduler.Scheduler()
+	if sched == nil {
+		return false, "no scheduler runs"
+	}
+	ns, name, _ := strings.Cut(key, "/")
+	e, err := sched.Explain(ctx, ns, name)
+	if err != nil {
+		return false, err.Error()
+	}
+	return strings.Contains(e.Sentence, want), e.Sentence
 }
 
 func (u *run) queueOf(key string) string {

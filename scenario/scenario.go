@@ -142,6 +142,9 @@ type Expect struct {
 	GatedBy string `json:"gatedBy,omitempty"`
 	// MinAttempts: the pod was tried at least this many times.
 	MinAttempts int `json:"minAttempts,omitempty"`
+	// Explains: the pod's explanation (why it is pending, GET
+	// .../explain) says this in its sentence.
+	Explains string `json:"explains,omitempty"`
 	// ScheduledPods and UnscheduledPods count every pod in the cluster, or
 	// those Selector matches; a pod being deleted counts for neither.
 	ScheduledPods   *int `json:"scheduledPods,omitempty"`

@@ -302,10 +302,10 @@ func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bo
 }
 
 func validateExpect(path string, e *Expect, known map[string]map[string]bool, plugins []string) error {
-	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.GatedBy != "" || e.MinAttempts != 0
+	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.GatedBy != "" || e.MinAttempts != 0 || e.Explains != ""
 	counts := e.ScheduledPods != nil || e.UnscheduledPods != nil || e.NodePods != nil
 	if !podChecks && !counts {
-		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, gatedBy, minAttempts, scheduledPods, unscheduledPods or nodePods")
+		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, gatedBy, minAttempts, explains, scheduledPods, unscheduledPods or nodePods")
 	}
 	if e.Selector != "" {
 		if !counts {
