@@ -6,8 +6,6 @@ package minisched
 
 import (
 	"fmt"
-	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -15,14 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	volumehelpers "k8s.io/cloud-provider/volume/helpers"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	draCEL "k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/helper"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/interpodaffinity"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 
@@ -45,6 +42,20 @@ type reading struct {
 	// matched and holders keep what every node of a domain shares.
 	matched map[string][]*v1.Pod
 	holders *[]holder
+	// celCache compiles device selectors once, made on first use.
+	celCache *draCEL.Cache
+}
+
+// cel is the explanation's cache of compiled device selectors, with the
+// features the DRA gates enable, as the scheduler's allocator has.
+func (r *reading) cel() *draCEL.Cache {
+	if r.celCache == nil {
+		r.celCache = draCEL.NewCache(64, draCEL.Features{
+			EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+			EnableListTypeAttributes: utilfeature.DefaultFeatureGate.Enabled(features.DRAListTypeAttributes),
+		})
+	}
+	return r.celCache
 }
 
 func newReading(s *Scheduler, logger klog.Logger, pod *v1.Pod, state fwk.CycleState, nodes []fwk.NodeInfo) *reading {
@@ -54,29 +65,6 @@ func newReading(s *Scheduler, logger klog.Logger, pod *v1.Pod, state fwk.CycleSt
 		r.podInfo = pi
 	}
 	return r
-}
-
-// domain is the nodes in the same topology domain as node for key, and
-// the domain's value; none when node has no such label.
-func (r *reading) domain(node *v1.Node, key string) ([]fwk.NodeInfo, string, bool) {
-	value, ok := node.Labels[key]
-	if !ok {
-		return nil, "", false
-	}
-	byValue, ok := r.domains[key]
-	if !ok {
-		byValue = map[string][]fwk.NodeInfo{}
-		for _, ni := range r.nodes {
-			if v, ok := ni.Node().Labels[key]; ok {
-				byValue[v] = append(byValue[v], ni)
-			}
-		}
-		for _, nodes := range byValue {
-			slices.SortFunc(nodes, func(a, b fwk.NodeInfo) int { return strings.Compare(a.Node().Name, b.Node().Name) })
-		}
-		r.domains[key] = byValue
-	}
-	return byValue[value], value, true
 }
 
 // nsLabels are a namespace's labels, for affinity terms with a namespace
@@ -171,324 +159,14 @@ func (r *reading) failure(plugin string, st *fwk.Status, ni fwk.NodeInfo) explai
 		f.Detail = r.volumeZone(node)
 	case names.VolumeBinding:
 		f.Detail = r.volumeBinding(st, node)
+	case names.DynamicResources:
+		f.Detail = r.dynamicResources(node)
 	}
 	return f
 }
 
-// claims are the pod's PersistentVolumeClaims with their bound volumes
-// (nil when unbound or not found), in the pod's order.
-func (r *reading) claims() []claimVolume {
-	var out []claimVolume
-	core := r.s.factory.Core().V1()
-	for _, vol := range r.pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim == nil {
-			continue
-		}
-		cv := claimVolume{name: r.pod.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName}
-		if pvc, err := core.PersistentVolumeClaims().Lister().PersistentVolumeClaims(r.pod.Namespace).Get(vol.PersistentVolumeClaim.ClaimName); err == nil {
-			cv.pvc = pvc
-			if pvc.Spec.VolumeName != "" {
-				cv.pv, _ = core.PersistentVolumes().Lister().Get(pvc.Spec.VolumeName)
-			}
-		}
-		out = append(out, cv)
-	}
-	return out
-}
-
-type claimVolume struct {
-	name string
-	pvc  *v1.PersistentVolumeClaim
-	pv   *v1.PersistentVolume
-}
-
-// zoneLabels are the labels VolumeZone compares, GA and beta.
-var zoneLabels = []string{v1.LabelTopologyZone, v1.LabelTopologyRegion, v1.LabelFailureDomainBetaZone, v1.LabelFailureDomainBetaRegion}
-
-// volumeZone names the claim whose volume lies in a zone or region the
-// node is not in.
-func (r *reading) volumeZone(node *v1.Node) string {
-	for _, cv := range r.claims() {
-		if cv.pv == nil {
-			continue
-		}
-		for _, k := range zoneLabels {
-			want, ok := cv.pv.Labels[k]
-			if !ok {
-				continue
-			}
-			have, ok := node.Labels[k]
-			if !ok {
-				// VolumeZone matches a PV's beta label with the node's GA one.
-				ga := strings.Replace(k, "failure-domain.beta.kubernetes.io", "topology.kubernetes.io", 1)
-				have, ok = node.Labels[ga]
-			}
-			zones, err := volumehelpers.LabelZonesToSet(want)
-			if err == nil && (!ok || !zones.Has(have)) {
-				return fmt.Sprintf("claim %s is bound to PV %s in %s=%s; the node has %s", cv.name, cv.pv.Name, k, want, labelWords(node.Labels, k))
-			}
-		}
-	}
-	return ""
-}
-
-// volumeBinding says which claim VolumeBinding could not place here.
-func (r *reading) volumeBinding(st *fwk.Status, node *v1.Node) string {
-	var parts []string
-	for _, cv := range r.claims() {
-		switch {
-		case cv.pvc == nil:
-			parts = append(parts, fmt.Sprintf("claim %s does not exist", cv.name))
-		case cv.pvc.Spec.VolumeName != "" && cv.pv == nil:
-			parts = append(parts, fmt.Sprintf("claim %s is bound to PV %s, which does not exist", cv.name, cv.pvc.Spec.VolumeName))
-		case cv.pv != nil && cv.pv.Spec.NodeAffinity != nil && cv.pv.Spec.NodeAffinity.Required != nil:
-			if ok, _ := v1helper.MatchNodeSelectorTerms(node, cv.pv.Spec.NodeAffinity.Required); !ok {
-				parts = append(parts, fmt.Sprintf("claim %s is bound to PV %s, whose node affinity the node does not match", cv.name, cv.pv.Name))
-			}
-		case cv.pv == nil:
-			class := "no class"
-			if cv.pvc.Spec.StorageClassName != nil {
-				class = "class " + *cv.pvc.Spec.StorageClassName
-			}
-			size := cv.pvc.Spec.Resources.Requests[v1.ResourceStorage]
-			parts = append(parts, fmt.Sprintf("claim %s (%s, %s) is unbound", cv.name, class, size.String()))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // key names a pod namespace/name.
 func key(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
-
-// spread reads PodTopologySpread's own PreFilter state: the constraints and
-// the matching pods per domain. Its type is unexported but its fields are
-// exported (upstream compares them in its tests), so reflection reads them
-// without a copy of the plugin's code. The skew is the plugin's rule:
-// matching pods in the node's domain, plus the pod itself if it matches,
-// minus the fewest in any domain (0 when there are fewer than minDomains).
-func (r *reading) spread(f *explain.Failure, ni fwk.NodeInfo) {
-	data, err := r.state.Read(fwk.StateKey("PreFilter" + names.PodTopologySpread))
-	if err != nil {
-		return
-	}
-	v := reflect.Indirect(reflect.ValueOf(data))
-	constraints, paths := v.FieldByName("Constraints"), v.FieldByName("CriticalPaths")
-	counts, ok := v.FieldByName("TpValueToMatchNum").Interface().([]map[string]int)
-	if !ok || constraints.Len() != len(counts) || paths.Len() != len(counts) {
-		return
-	}
-	node := ni.Node()
-	for i := range counts {
-		c := constraints.Index(i)
-		topologyKey := c.FieldByName("TopologyKey").String()
-		maxSkew, minDomains := int(c.FieldByName("MaxSkew").Int()), int(c.FieldByName("MinDomains").Int())
-		selector, _ := c.FieldByName("Selector").Interface().(k8slabels.Selector)
-		value, has := node.Labels[topologyKey]
-		if !has {
-			f.Detail = fmt.Sprintf("the node has no %s label, which the constraint spreads over", topologyKey)
-			return
-		}
-		fewest := int(paths.Index(i).Elem().Index(0).FieldByName("MatchNum").Int())
-		if len(counts[i]) < minDomains {
-			fewest = 0
-		}
-		self := 0
-		if selector != nil && selector.Matches(k8slabels.Set(r.pod.Labels)) {
-			self = 1
-		}
-		skew := counts[i][value] + self - fewest
-		if skew <= maxSkew {
-			continue
-		}
-		f.Detail = fmt.Sprintf("spread over %s: %s=%s would hold %d matching pods with this one, the fewest in a domain is %d, skew %d > maxSkew %d (%s)",
-			topologyKey, topologyKey, value, counts[i][value]+self, fewest, skew, maxSkew, domainCounts(counts[i]))
-		if selector == nil {
-			return
-		}
-		// The smallest change: that many fewer matching pods in this
-		// domain, the node's own first.
-		matching := r.inDomain(fmt.Sprintf("spread %d", i), node, topologyKey, func(p *v1.Pod) bool {
-			return p.Namespace == r.pod.Namespace && p.DeletionTimestamp == nil && selector.Matches(k8slabels.Set(p.Labels))
-		})
-		if victims := ownFirst(matching, node.Name, skew-maxSkew); len(victims) == skew-maxSkew {
-			f.Change = evict(victims)
-		}
-		return
-	}
-}
-
-// domainCounts writes the matching pods per domain, most first.
-func domainCounts(counts map[string]int) string {
-	values := slices.Collect(maps.Keys(counts))
-	slices.SortFunc(values, func(a, b string) int {
-		if counts[a] != counts[b] {
-			return counts[b] - counts[a]
-		}
-		return strings.Compare(a, b)
-	})
-	parts := make([]string, 0, min(len(values), 8))
-	for _, v := range values[:min(len(values), 8)] {
-		parts = append(parts, fmt.Sprintf("%s: %d", v, counts[v]))
-	}
-	if len(values) > 8 {
-		parts = append(parts, fmt.Sprintf("%d more domains", len(values)-8))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// inDomain is every pod in node's topology domain for key that matches,
-// by node name, then by pod. The answer is the same for every node of the
-// domain, so it is kept under id (what match stands for) and the domain.
-func (r *reading) inDomain(id string, node *v1.Node, topologyKey string, match func(*v1.Pod) bool) []*v1.Pod {
-	nodes, value, ok := r.domain(node, topologyKey)
-	if !ok {
-		return nil
-	}
-	cacheKey := id + "\x00" + topologyKey + "\x00" + value
-	if pods, ok := r.matched[cacheKey]; ok {
-		return pods
-	}
-	var out []*v1.Pod
-	for _, ni := range nodes {
-		from := len(out)
-		for _, pi := range ni.GetPods() {
-			if match(pi.GetPod()) {
-				out = append(out, pi.GetPod())
-			}
-		}
-		slices.SortFunc(out[from:], func(a, b *v1.Pod) int { return strings.Compare(key(a), key(b)) })
-	}
-	r.matched[cacheKey] = out
-	return out
-}
-
-// ownFirst takes n of pods (all when n < 0), those on node first.
-func ownFirst(pods []*v1.Pod, node string, n int) []*v1.Pod {
-	if n < 0 || n > len(pods) {
-		n = len(pods)
-	}
-	out := make([]*v1.Pod, 0, n)
-	for _, own := range []bool{true, false} {
-		for _, p := range pods {
-			if len(out) == n {
-				return out
-			}
-			if (p.Spec.NodeName == node) == own {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// interPodAffinity names the pods: those in the node's domain that the
-// pod's anti-affinity turns away, those whose own anti-affinity turns the
-// pod away, or the affinity term no pod in the domain matches. The terms
-// and the matching are upstream's (PodInfo's parsed terms, AffinityTerm.Matches).
-func (r *reading) interPodAffinity(f *explain.Failure, st *fwk.Status, ni fwk.NodeInfo) {
-	if r.podInfo == nil {
-		return
-	}
-	node := ni.Node()
-	switch st.Message() {
-	case interpodaffinity.ErrReasonAntiAffinityRulesNotMatch:
-		for i, term := range r.podInfo.GetRequiredAntiAffinityTerms() {
-			pods := r.inDomain(fmt.Sprintf("anti-affinity %d", i), node, term.TopologyKey, func(p *v1.Pod) bool { return term.Matches(p, r.nsLabels(p.Namespace)) })
-			if len(pods) > 0 {
-				pods = ownFirst(pods, node.Name, -1)
-				_, value, _ := r.domain(node, term.TopologyKey)
-				f.Detail = fmt.Sprintf("its anti-affinity (%s) turns away %s in %s=%s", term.Selector, podWords(pods), term.TopologyKey, value)
-				f.Change = evict(pods)
-				return
-			}
-		}
-	case interpodaffinity.ErrReasonExistingAntiAffinityRulesNotMatch:
-		var holders []*v1.Pod
-		var words []string
-		for _, h := range r.antiAffinityHolders() {
-			if value, ok := node.Labels[h.term.TopologyKey]; ok && value == h.value {
-				holders = append(holders, h.pod)
-				words = append(words, fmt.Sprintf("%s (%s in %s=%s)", key(h.pod), h.term.Selector, h.term.TopologyKey, value))
-			}
-		}
-		if len(holders) > 0 {
-			f.Detail = "the anti-affinity of " + strings.Join(words, ", ") + " turns it away"
-			f.Change = evict(holders)
-		}
-	case interpodaffinity.ErrReasonAffinityRulesNotMatch:
-		for i, term := range r.podInfo.GetRequiredAffinityTerms() {
-			value, ok := node.Labels[term.TopologyKey]
-			if !ok {
-				f.Detail = fmt.Sprintf("its affinity (%s) needs a %s label, which the node lacks", term.Selector, term.TopologyKey)
-				return
-			}
-			match := func(p *v1.Pod) bool { return term.Matches(p, r.nsLabels(p.Namespace)) }
-			if len(r.inDomain(fmt.Sprintf("affinity %d", i), node, term.TopologyKey, match)) == 0 {
-				f.Detail = fmt.Sprintf("its affinity needs a pod matching %s in %s=%s, and there is none", term.Selector, term.TopologyKey, value)
-				return
-			}
-		}
-	}
-}
-
-// holder is a pod whose required anti-affinity term matches the pod: the
-// pod may not go into the term's domain, value.
-type holder struct {
-	pod   *v1.Pod
-	term  fwk.AffinityTerm
-	value string
-}
-
-// antiAffinityHolders finds, once, the pods whose required anti-affinity
-// keeps the pod out of a domain.
-func (r *reading) antiAffinityHolders() []holder {
-	if r.holders != nil {
-		return *r.holders
-	}
-	var out []holder
-	ns := r.nsLabels(r.pod.Namespace)
-	for _, ni := range r.nodes {
-		for _, pi := range ni.GetPodsWithRequiredAntiAffinity() {
-			for _, term := range pi.GetRequiredAntiAffinityTerms() {
-				if value, ok := ni.Node().Labels[term.TopologyKey]; ok && term.Matches(r.pod, ns) {
-					out = append(out, holder{pod: pi.GetPod(), term: term, value: value})
-					break
-				}
-			}
-		}
-	}
-	r.holders = &out
-	return out
-}
-
-// evict is the change that frees a node of pods; none past
-// explain.MaxEvict, which is no small change.
-func evict(pods []*v1.Pod) *explain.Change {
-	if len(pods) > explain.MaxEvict {
-		return nil
-	}
-	c := &explain.Change{Kind: "evict", On: "node", Words: podWords(pods) + " gone"}
-	for _, p := range pods {
-		c.Pods = append(c.Pods, key(p))
-	}
-	return c
-}
-
-// podWords names pods: "pod default/a", "pods default/a, default/b", "12
-// pods (default/a, ...)".
-func podWords(pods []*v1.Pod) string {
-	names := make([]string, 0, min(len(pods), 5))
-	for _, p := range pods[:min(len(pods), 5)] {
-		names = append(names, key(p))
-	}
-	switch {
-	case len(pods) == 1:
-		return "pod " + names[0]
-	case len(pods) <= 5:
-		return "pods " + strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%d pods (%s, ...)", len(pods), strings.Join(names, ", "))
-}
 
 // quantity writes an amount of a resource as Kubernetes writes it: CPU in
 // millicores, the rest as a quantity (16Gi, 3).

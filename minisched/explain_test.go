@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,7 @@ func TestExplain(t *testing.T) {
 		nodes  []*v1.Node
 		before []*v1.Pod   // bound first
 		claims []claimOnPV // made first
+		setup  func(t *testing.T)
 		pod    *v1.Pod
 		// want, per node, the plugin and a part of its detail; and the
 		// change's kind, key or resource.
@@ -130,6 +132,16 @@ func TestExplain(t *testing.T) {
 			sentence: "n1 needs claim default/data-n2",
 		},
 		{
+			name:   "devices: each request, and what each device of the node is",
+			nodes:  []*v1.Node{node("n1", "4")},
+			setup:  devices("n1"),
+			before: []*v1.Pod{pod("first", "100m", withDeviceClaim("first"))},
+			pod:    pod("second", "100m", withDeviceClaim("second")),
+			want: map[string][3]string{"n1": {"DynamicResources",
+				"claim default/second, request gpu wants 1 device(s) of class explain-gpu; the node's devices: 0 free, 1 allocated already (gpu-0), 1 of other classes", ""}},
+			sentence: "n1 needs claim default/second, request gpu wants 1 device(s)",
+		},
+		{
 			name:   "host port: the pod that holds it",
 			nodes:  []*v1.Node{node("n1", "4")},
 			before: []*v1.Pod{pod("holder", "100m", withPort(8080), onNode("n1"))},
@@ -143,6 +155,9 @@ func TestExplain(t *testing.T) {
 			h.addNodes(tt.nodes...)
 			for _, c := range tt.claims {
 				c.make(t)
+			}
+			if tt.setup != nil {
+				tt.setup(t)
 			}
 			for _, p := range tt.before {
 				createPod(t, client, p)
@@ -430,5 +445,64 @@ func withClaim(name string) func(*v1.Pod) {
 	return func(p *v1.Pod) {
 		p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: name,
 			VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: name}}})
+	}
+}
+
+// devices publishes on node one device of class explain-gpu (gpu-0) and
+// one of another driver, and makes the claims first and second, one
+// device of the class each.
+func devices(node string) func(t *testing.T) {
+	return func(t *testing.T) {
+		t.Helper()
+		ctx := context.Background()
+		const driver = "explain.example.com"
+		class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "explain-gpu"}, Spec: resourcev1.DeviceClassSpec{
+			Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + driver + `"`}}}}}
+		slice := func(driver, device string) *resourcev1.ResourceSlice {
+			return &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-" + driver}, Spec: resourcev1.ResourceSliceSpec{
+				Driver: driver, NodeName: ptrTo(node), Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
+				Devices: []resourcev1.Device{{Name: device}}}}
+		}
+		must := func(_ any, err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(client.ResourceV1().DeviceClasses().Create(ctx, class, metav1.CreateOptions{}))
+		must(client.ResourceV1().ResourceSlices().Create(ctx, slice(driver, "gpu-0"), metav1.CreateOptions{}))
+		must(client.ResourceV1().ResourceSlices().Create(ctx, slice("other.example.com", "nic-0"), metav1.CreateOptions{}))
+		for _, name := range []string{"first", "second"} {
+			must(client.ResourceV1().ResourceClaims("default").Create(ctx, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+				Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpu",
+					Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: class.Name}}}}}}, metav1.CreateOptions{}))
+		}
+		t.Cleanup(func() {
+			// The pods go first (emptyCluster), then the claims without
+			// the finalizer no resourceclaim controller takes away here.
+			emptyCluster(t, client)
+			for _, name := range []string{"first", "second"} {
+				_ = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					cl, err := client.ResourceV1().ResourceClaims("default").Get(ctx, name, metav1.GetOptions{})
+					if err != nil {
+						return nil
+					}
+					cl.Finalizers = nil
+					_, err = client.ResourceV1().ResourceClaims("default").Update(ctx, cl, metav1.UpdateOptions{})
+					return err
+				})
+				_ = client.ResourceV1().ResourceClaims("default").Delete(ctx, name, metav1.DeleteOptions{})
+			}
+			_ = client.ResourceV1().ResourceSlices().Delete(ctx, node+"-"+driver, metav1.DeleteOptions{})
+			_ = client.ResourceV1().ResourceSlices().Delete(ctx, node+"-other.example.com", metav1.DeleteOptions{})
+			_ = client.ResourceV1().DeviceClasses().Delete(ctx, class.Name, metav1.DeleteOptions{})
+		})
+	}
+}
+
+func withDeviceClaim(claim string) func(*v1.Pod) {
+	return func(p *v1.Pod) {
+		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptrTo(claim)}}
+		p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
 	}
 }
