@@ -169,10 +169,17 @@ func printWhy(w io.Writer, e *explain.Explanation) {
 				if f.Change != nil {
 					needs = f.Change.Words
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", node, f.Plugin, needs, f.Detail, t)
+				detail := f.Detail
+				if len(f.UsedBy) > 0 {
+					detail += " (used by " + strings.Join(f.UsedBy, ", ") + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", node, f.Plugin, needs, detail, t)
 			}
 		}
 		tw.Flush()
+	}
+	if p := e.Preemption; p != nil && !p.Helps {
+		fmt.Fprintf(w, "\npreemption would not help: %s\n", strings.TrimSuffix(p.Reason, "."))
 	}
 	if len(e.Groups) > 1 {
 		fmt.Fprintln(w, "\nnodes by how they fail:")

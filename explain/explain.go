@@ -99,6 +99,11 @@ type Failure struct {
 	// Change is the smallest change that would make this plugin pass,
 	// when there is one to suggest.
 	Change *Change `json:"change,omitempty"`
+	// UsedBy names the pods that use the most of what the node lacks
+	// ("default/db 1500m"), biggest first, at most MaxUsedBy: where the
+	// room went. NodeResourcesFit's only; groups do not tell nodes apart
+	// by it.
+	UsedBy []string `json:"usedBy,omitempty"`
 	// Size measures the change, to rank nodes: for resources the share of
 	// the request that is missing (0 to 1), 1 for anything else.
 	Size float64 `json:"size"`
@@ -142,6 +147,8 @@ const (
 	// MaxEvict is the most pods an evict change names: more is no small
 	// change, and the detail says how many.
 	MaxEvict = 20
+	// MaxUsedBy is the most pods UsedBy names.
+	MaxUsedBy = 5
 )
 
 // Assemble ranks and groups the nodes' failures and words the sentence.

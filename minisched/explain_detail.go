@@ -5,6 +5,7 @@ package minisched
 // change that would make it pass.
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -91,11 +92,15 @@ func (r *reading) failure(plugin string, st *fwk.Status, ni fwk.NodeInfo) explai
 			EnableDRANodeAllocatableResources: utilfeature.DefaultFeatureGate.Enabled(features.DRANodeAllocatableResources),
 		}
 		var details, less, other []string
+		var short v1.ResourceName // the first resource the node lacks
 		size := 0.0
 		requests := map[string]string{}
 		for _, r := range noderesources.Fits(pod, ni, s.dra.sharedManager(), opts) {
 			free := r.Capacity - r.Used
 			missing := r.Requested - free
+			if short == "" {
+				short = r.ResourceName
+			}
 			details = append(details, fmt.Sprintf("%s: requests %s, %s of %s free", r.ResourceName,
 				quantity(r.ResourceName, r.Requested), quantity(r.ResourceName, max(free, 0)), quantity(r.ResourceName, r.Capacity)))
 			if r.Requested > 0 {
@@ -110,6 +115,7 @@ func (r *reading) failure(plugin string, st *fwk.Status, ni fwk.NodeInfo) explai
 		}
 		if len(details) > 0 {
 			f.Detail, f.Size = strings.Join(details, "; "), max(size, 0.01)
+			f.UsedBy = usedBy(ni, short)
 			// Room the node does not have at all is no request to lower.
 			if len(requests) > 0 && len(other) == 0 {
 				f.Change = &explain.Change{Kind: "reduce-request", On: "pod", Requests: requests, Words: "the pod to request " + strings.Join(less, " and ")}
@@ -228,4 +234,44 @@ func protocol(p v1.ContainerPort) v1.Protocol {
 func ipClash(a, b string) bool {
 	wildcard := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
 	return wildcard(a) || wildcard(b) || a == b
+}
+
+// usedBy names the pods on the node that use the most of a resource, with
+// the amounts the node counts for them.
+func usedBy(ni fwk.NodeInfo, name v1.ResourceName) []string {
+	type use struct {
+		pod    *v1.Pod
+		amount int64
+	}
+	var uses []use
+	for _, pi := range ni.GetPods() {
+		r := pi.CalculateResource().Resource
+		var amount int64
+		switch name {
+		case v1.ResourceCPU:
+			amount = r.GetMilliCPU()
+		case v1.ResourceMemory:
+			amount = r.GetMemory()
+		case v1.ResourceEphemeralStorage:
+			amount = r.GetEphemeralStorage()
+		case v1.ResourcePods:
+			amount = 1
+		default:
+			amount = r.GetScalarResources()[name]
+		}
+		if amount > 0 {
+			uses = append(uses, use{pi.GetPod(), amount})
+		}
+	}
+	slices.SortFunc(uses, func(a, b use) int {
+		if a.amount != b.amount {
+			return cmp.Compare(b.amount, a.amount)
+		}
+		return strings.Compare(key(a.pod), key(b.pod))
+	})
+	out := make([]string, 0, min(len(uses), explain.MaxUsedBy))
+	for _, u := range uses[:min(len(uses), explain.MaxUsedBy)] {
+		out = append(out, key(u.pod)+" "+quantity(name, u.amount))
+	}
+	return out
 }

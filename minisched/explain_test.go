@@ -377,6 +377,12 @@ func TestExplainPreemption(t *testing.T) {
 			if want := "Preemption would make room on n2, evicting default/low-on-n2."; !strings.Contains(e.Sentence, want) {
 				t.Errorf("sentence %q, want %q", e.Sentence, want)
 			}
+			// Where the room went: the pods using the CPU the node lacks.
+			for _, n := range e.Closest {
+				if want := map[string]string{"n1": "default/mid-on-n1 1500m", "n2": "default/low-on-n2 1500m"}[n.Name]; !slices.Equal(n.Failures[0].UsedBy, []string{want}) {
+					t.Errorf("%s: used by %v, want %s", n.Name, n.Failures[0].UsedBy, want)
+				}
+			}
 			// The real preemption evicts what the dry run named, and only.
 			h.svc.Resume()
 			if got := waitBound(t, client, tt.pod.Name); got != "n2" {

@@ -839,7 +839,7 @@ test('why pending: the closest nodes with what each needs and whether it was tri
   const v = whyView({
     sentence: 'Fits nowhere. Closest: small needs the pod to request 500m less cpu (tried: it then fits).',
     closest: [
-      { name: 'small', failures: [{ plugin: 'NodeResourcesFit', reason: 'Insufficient cpu', detail: 'cpu: requests 1500m, 1 of 1 free', change: { words: 'the pod to request 500m less cpu' } }], tried: { fits: true } },
+      { name: 'small', failures: [{ plugin: 'NodeResourcesFit', reason: 'Insufficient cpu', detail: 'cpu: requests 1500m, 1 of 1 free', usedBy: ['default/db 1'], change: { words: 'the pod to request 500m less cpu' } }], tried: { fits: true } },
       { name: 'gpu', failures: [{ plugin: 'TaintToleration', reason: 'node(s) had untolerated taint(s)', detail: 'untolerated taint a=b:NoSchedule', change: { words: 'a toleration for a=b:NoSchedule' } }, { plugin: 'Custom', reason: 'no' }] },
       { name: 'x', failures: [{ plugin: 'NodeAffinity', reason: 'r', change: { words: 'the label k=v' } }], tried: { fits: false, failures: [{ plugin: 'PodTopologySpread', reason: 'skew' }] } },
     ],
@@ -847,6 +847,8 @@ test('why pending: the closest nodes with what each needs and whether it was tri
   });
   assert.deepEqual(v.closest.map((n) => n.tried), ['fits', 'unproven', 'not enough']);
   assert.equal(v.closest[0].needs[0].words, 'the pod to request 500m less cpu');
+  assert.deepEqual(v.closest[0].needs[0].usedBy, ['default/db 1']);
+  assert.deepEqual(v.closest[1].needs[0].usedBy, []);
   assert.equal(v.closest[1].needs[1].words, 'no', 'a plugin without a change gives its reason');
   assert.deepEqual(v.closest[2].still, ['PodTopologySpread: skew']);
   assert.deepEqual([v.groups[0].count, v.groups[0].more], [25, 23]);

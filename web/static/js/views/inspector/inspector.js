@@ -82,7 +82,7 @@ function WhyPending({ store, actions, podKey: key }) {
       <thead><tr><th scope="col">closest node</th><th scope="col">needs</th><th scope="col">tried</th></tr></thead>
       <tbody>${v.closest.map((n) => html`<tr key=${n.name}>
         <th scope="row">${n.name}</th>
-        <td>${n.needs.map((x) => html`<div key=${x.plugin}><strong>${x.plugin}</strong>: ${x.words}${x.words !== x.detail ? html`<div class="muted small">${x.detail}</div>` : null}</div>`)}</td>
+        <td>${n.needs.map((x) => html`<div key=${x.plugin}><strong>${x.plugin}</strong>: ${x.words}${x.words !== x.detail ? html`<div class="muted small">${x.detail}</div>` : null}${x.usedBy.length ? html`<div class="muted small">used by ${x.usedBy.join(', ')}</div>` : null}</div>`)}</td>
         <td><span class=${`badge ${n.tried === 'fits' ? 'win' : n.tried === 'not enough' ? 'warn' : ''}`} title=${n.tried === 'fits'
           ? 'the real plugins, run again with these changes on copies of the pod and the node, pass it'
           : n.tried === 'not enough' ? `still: ${n.still.join('; ')}` : 'not tried: a failure has no change to make'}>${n.tried === 'fits' ? 'fits then' : n.tried}</span></td>

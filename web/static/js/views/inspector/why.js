@@ -7,7 +7,7 @@ function need(f) {
   return f.change?.words || f.detail || f.reason;
 }
 
-const needs = (fs) => (fs || []).map((f) => ({ plugin: f.plugin, words: need(f), detail: f.detail || f.reason }));
+const needs = (fs) => (fs || []).map((f) => ({ plugin: f.plugin, words: need(f), detail: f.detail || f.reason, usedBy: f.usedBy || [] }));
 
 /** A node's tried result: 'fits', 'not enough' (with still) or 'unproven'. */
 function triedOf(n) {
