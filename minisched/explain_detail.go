@@ -146,7 +146,7 @@ func (r *reading) failure(plugin string, st *fwk.Status, ni fwk.NodeInfo) explai
 			}
 		}
 		if f.Change == nil {
-			f.Detail = "matches none of the pod's required node affinity terms"
+			f.Detail, f.Change = requiredAffinity(pod, node)
 		}
 	case names.NodePorts:
 		for _, holder := range ni.GetPods() {
@@ -274,4 +274,44 @@ func usedBy(ni fwk.NodeInfo, name v1.ResourceName) []string {
 		out = append(out, key(u.pod)+" "+quantity(name, u.amount))
 	}
 	return out
+}
+
+// requiredAffinity says which requirement of each of the pod's required
+// node affinity terms the node fails (the terms are ORed; each one's
+// requirements ANDed), with upstream's matcher. When there is one term and
+// one requirement of it fails, an In of it is a label to add.
+func requiredAffinity(pod *v1.Pod, node *v1.Node) (string, *explain.Change) {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return "", nil
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	var parts []string
+	var change *explain.Change
+	for i, term := range terms {
+		var failing []v1.NodeSelectorRequirement
+		for _, req := range term.MatchExpressions {
+			one := &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{req}}}}
+			if ok, _ := v1helper.MatchNodeSelectorTerms(node, one); !ok {
+				failing = append(failing, req)
+			}
+		}
+		words := make([]string, len(failing))
+		for j, req := range failing {
+			words[j] = fmt.Sprintf("%s %s %s; the node has %s", req.Key, req.Operator, strings.Join(req.Values, ","), labelWords(node.Labels, req.Key))
+		}
+		if len(failing) == 0 {
+			words = []string{"its matchFields"}
+		}
+		prefix := "required node affinity: "
+		if len(terms) > 1 {
+			prefix = fmt.Sprintf("term %d: ", i+1)
+		}
+		parts = append(parts, prefix+strings.Join(words, "; and "))
+		if len(terms) == 1 && len(failing) == 1 && failing[0].Operator == v1.NodeSelectorOpIn && len(failing[0].Values) > 0 {
+			k, v := failing[0].Key, failing[0].Values[0]
+			change = &explain.Change{Kind: "add-label", On: "node", Key: k, Value: v, Words: fmt.Sprintf("the label %s=%s", k, v)}
+		}
+	}
+	return strings.Join(parts, " | "), change
 }

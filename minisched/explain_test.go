@@ -65,6 +65,13 @@ func TestExplain(t *testing.T) {
 			sentence: "a needs the label gpu=true",
 		},
 		{
+			name:     "required node affinity: the requirement that fails, and the label that would pass",
+			nodes:    []*v1.Node{node("c1", "4", zone("c"))},
+			pod:      pod("east-only", "100m", requireZone("a")),
+			want:     map[string][3]string{"c1": {"NodeAffinity", "required node affinity: topology.kubernetes.io/zone In a; the node has topology.kubernetes.io/zone=c", "add-label"}},
+			sentence: "c1 needs the label topology.kubernetes.io/zone=a",
+		},
+		{
 			name:  "cordoned: uncordon",
 			nodes: []*v1.Node{node("cordoned", "4", unschedulableNode)},
 			pod:   pod("patient", "100m"),
