@@ -323,13 +323,24 @@ spec:
 		{refused, 2, "spec.steps[0]: unknown field \"jump\""},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := app.Run(context.Background(), []string{"scenario", "run", tt.file}, &stdout, &stderr)
+		junit := filepath.Join(dir, filepath.Base(tt.file)+".xml")
+		err := app.Run(context.Background(), []string{"scenario", "run", "--junit", junit, tt.file}, &stdout, &stderr)
 		var exit *app.ExitError
 		if !errors.As(err, &exit) || exit.Code != tt.code {
 			t.Errorf("%s: %v, want exit code %d", filepath.Base(tt.file), err, tt.code)
 		}
 		if out := stdout.String() + stderr.String(); !strings.Contains(out, tt.mention) {
 			t.Errorf("%s: output does not mention %q:\n%s", filepath.Base(tt.file), tt.mention, out)
+		}
+		// A run that failed is in the JUnit report as a failing case (the
+		// format is checked against its schema in package scenario); a
+		// refused scenario runs nothing, and writes none.
+		xmlOut, err := os.ReadFile(junit)
+		switch {
+		case tt.code == 1 && (err != nil || !strings.Contains(string(xmlOut), `<failure message="saw: 1 scheduled" type="ExpectationFailed">`)):
+			t.Errorf("the JUnit report of a failing run: %v\n%s", err, xmlOut)
+		case tt.code == 2 && err == nil:
+			t.Errorf("a refused scenario wrote a JUnit report:\n%s", xmlOut)
 		}
 	}
 }

@@ -32,6 +32,7 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	bundled := fset.Bool("bundled", false, "run every bundled scenario (the learning path)")
 	output := fset.String("output", "text", "report format: text or json")
 	record := fset.String("record", "", "save the run as a recording in this file (one scenario), to replay in the dashboard")
+	junit := fset.String("junit", "", "also write the reports as JUnit XML to this file, for CI (a suite a run, a case a step and an expectation)")
 	repeat := fset.Int("repeat", 1, "run the scenarios this many times in a row, to prove them repeatable (text output then prints full reports of failed runs only)")
 	f := DefaultFlags()
 	fset.StringVar(&f.SchedulerConfig, "scheduler-config", "", "a KubeSchedulerConfiguration to start from")
@@ -122,6 +123,11 @@ run:
 			}
 		}
 	}
+	if *junit != "" {
+		if err := writeJUnit(*junit, reports); err != nil {
+			return err
+		}
+	}
 	total := 0
 	for _, n := range passed {
 		total += n
@@ -146,18 +152,28 @@ run:
 	return nil
 }
 
+// writeJUnit writes the reports as JUnit XML to path.
+func writeJUnit(path string, reports []*scenario.Report) error {
+	return writeFile(path, "the JUnit report", func(w io.Writer) error { return scenario.WriteJUnit(w, reports) })
+}
+
 // saveRecording writes the history from since into a new file at path.
 func saveRecording(inst *Instance, path string, since uint64) error {
+	return writeFile(path, "the recording", func(w io.Writer) error { return inst.Server.WriteRecording(w, "", since) })
+}
+
+// writeFile creates path and fills it with write; errors name what.
+func writeFile(path, what string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("saving the recording: %w", err)
+		return fmt.Errorf("saving %s: %w", what, err)
 	}
-	if err := inst.Server.WriteRecording(f, "", since); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("saving the recording in %s: %w", path, err)
+		return fmt.Errorf("saving %s in %s: %w", what, path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("saving the recording in %s: %w", path, err)
+		return fmt.Errorf("saving %s in %s: %w", what, path, err)
 	}
 	return nil
 }

@@ -2,7 +2,8 @@
 # Runs every test of minisched: Go unit and integration tests (against a real
 # embedded kube-apiserver), the race detector on every package, the
 # dashboard's node tests and its end-to-end test in headless Chromium.
-# Installs what a fresh machine lacks (Debian's chromium, the npm test deps).
+# Installs what a fresh machine lacks (Debian's chromium and libxml2-utils,
+# the npm test deps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Build and test the static binary the image ships (hack/build.sh), with one
@@ -11,13 +12,15 @@ export CGO_ENABLED=0 GOFLAGS=-trimpath
 
 log() { printf '\n== %s\n' "$*"; }
 
-ensure_chromium() {
-  if command -v chromium >/dev/null 2>&1; then return; fi
-  log "installing Debian's chromium for the browser tests"
+# ensure_deb COMMAND PACKAGE WHY installs Debian's PACKAGE when COMMAND is
+# missing.
+ensure_deb() {
+  if command -v "$1" >/dev/null 2>&1; then return; fi
+  log "installing Debian's $2 $3"
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$2" >/dev/null
 }
 
 ensure_node_deps() {
@@ -46,6 +49,8 @@ log "building kubectl v1.37.2 from the module cache (tests run it against the em
 hack/build.sh bin/kubectl k8s.io/kubernetes/cmd/kubectl
 export KUBECTL="$PWD/bin/kubectl" PATH="$PWD/bin:$PATH"
 
+ensure_deb xmllint libxml2-utils "(xmllint checks the JUnit reports against their schema)"
+
 log "Go tests"
 # One package at a time: each starts its own control planes, and two at once
 # on a 2-core machine make the timing-sensitive tests flaky.
@@ -65,7 +70,7 @@ for target in "./manifest FuzzDecode" "./minisched/schedconfig FuzzLoad" "./scen
 done
 
 if [ -d test/web ]; then
-  ensure_chromium
+  ensure_deb chromium chromium "for the browser tests"
   ensure_node_deps
   log "dashboard tests (node --test, headless Chromium)"
   MINISCHED_BIN="$PWD/bin/minisched" node --test test/web/
