@@ -122,6 +122,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 	if len(args) > 0 && args[0] == "why" {
 		return why(ctx, args[1:], stdout, stderr, opts...)
 	}
+	if len(args) > 0 && args[0] == "bench" {
+		return bench(ctx, args[1:], stdout, stderr, opts...)
+	}
 	f, err := parseFlags(args, stderr)
 	if err != nil {
 		return usage(err, stderr)

@@ -44,17 +44,27 @@ func parseFeatureGates(value string) (map[string]bool, error) {
 		}
 		gates[k] = on
 	}
+	if err := checkFeatureGates(gates); err != nil {
+		return nil, fmt.Errorf("--feature-gates: %w", err)
+	}
+	return gates, nil
+}
+
+// checkFeatureGates tries the gates on a copy of the process's gate: an
+// unknown gate, one locked to its default, or one minisched does not model
+// is an error, and nothing changes.
+func checkFeatureGates(gates map[string]bool) error {
 	probe := utilfeature.DefaultMutableFeatureGate.DeepCopy()
 	if err := probe.SetFromMap(gates); err != nil {
-		return nil, fmt.Errorf("--feature-gates: %w", err)
+		return err
 	}
 	defaults := utilfeature.DefaultMutableFeatureGate.GetAll()
 	for name, on := range gates {
 		if why, ok := unmodelled[featuregate.Feature(name)]; ok && on != defaults[featuregate.Feature(name)].Default {
-			return nil, fmt.Errorf("--feature-gates: %s=%t: minisched cannot show it yet: %s", name, on, why)
+			return fmt.Errorf("%s=%t: minisched cannot show it yet: %s", name, on, why)
 		}
 	}
-	return gates, nil
+	return nil
 }
 
 // setFeatureGates sets the gates for this process and returns what puts the

@@ -11,7 +11,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -27,6 +26,7 @@ import (
 	"minisched/kubelet"
 	"minisched/minisched"
 	"minisched/minisched/schedconfig"
+	"minisched/schedperf"
 )
 
 // throughput binds the same pre-created pods with minisched (every event
@@ -152,17 +152,6 @@ func throughputOne(args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(oneRun{Rate: rate, CPUPerPod: cpuPerPod, Detail: detail})
 }
 
-// processCPU is the CPU time this process has used, user and system: the
-// scheduler, the control plane and the informers together. On a machine
-// other work shares, CPU per pod compares better than pods per second.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // phaseProfile takes a CPU profile of the scheduling phase alone, from the
 // scheduler's start to the last pod bound, into $BENCH_CPUPROFILE.<which>;
 // the workload's creation is left out. Beside it go the allocation
@@ -251,12 +240,12 @@ func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (f
 		}
 		// What the cluster costs with nothing to schedule: the Leases, the
 		// controllers' loops. The scheduler gets what is left of the cores.
-		cpu0, calls0 := processCPU(), apiCalls()
+		cpu0, calls0 := schedperf.ProcessCPU(), schedperf.APICalls()
 		stopIdle := phaseProfile(which + ".idle")
 		time.Sleep(idleWindow)
 		stopIdle()
-		idle = fmt.Sprintf("\n    idle before scheduling: %.2f cores, %s", float64(processCPU()-cpu0)/float64(idleWindow),
-			perSecond(calls0, apiCalls(), idleWindow))
+		idle = fmt.Sprintf("\n    idle before scheduling: %.2f cores, %s", float64(schedperf.ProcessCPU()-cpu0)/float64(idleWindow),
+			perSecond(calls0, schedperf.APICalls(), idleWindow))
 	}
 	counter := countBound(c, pods)
 	cfg, err := schedconfig.Default("")
@@ -269,7 +258,7 @@ func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (f
 	runtime.GC()
 	stopProfile := phaseProfile(which)
 	defer stopProfile()
-	cpuBefore, callsBefore := processCPU(), apiCalls()
+	cpuBefore, callsBefore := schedperf.ProcessCPU(), schedperf.APICalls()
 	begun := time.Now()
 	switch which {
 	case "minisched", "minisched+cluster":
@@ -315,10 +304,10 @@ func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (f
 		return 0, 0, "", err
 	}
 	elapsed := time.Since(begun)
-	used := processCPU() - cpuBefore
+	used := schedperf.ProcessCPU() - cpuBefore
 	stopProfile()
 	return float64(pods) / elapsed.Seconds(), float64(used.Microseconds()) / 1000 / float64(pods),
-		detail() + "\n    " + perPod(callsBefore, apiCalls(), pods) + idle, nil
+		detail() + "\n    " + perPod(callsBefore, schedperf.APICalls(), pods) + idle, nil
 }
 
 // idleWindow is how long the cluster's idle cost is measured.

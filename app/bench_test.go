@@ -1,0 +1,145 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"minisched/app"
+)
+
+// benchJSON is what `minisched bench -o json` prints, as far as the tests
+// read it.
+type benchJSON struct {
+	Rounds []struct {
+		Runs []struct {
+			Scheduler string
+			Measures  []struct {
+				Name          string
+				Pods, Placed  int
+				PodsPerSecond float64
+				CPUPerPod     float64
+				APICalls      string
+			}
+		}
+	}
+	Plugins []struct {
+		Point, Plugin string
+		Calls         int64
+		Share         float64
+		Binding       bool
+	}
+	Cycles int
+}
+
+// TestBench runs upstream's scheduler_perf workloads, from the module
+// cache, on minisched and on kube-scheduler, each run in a process of its
+// own (this test binary as minisched): both place every measured pod, and
+// minisched's plugins report their calls at the points the workload
+// exercises.
+func TestBench(t *testing.T) {
+	// The runs' processes are this binary; they are minisched with it.
+	t.Setenv("MINISCHED_AS_MAIN", "1")
+	tests := []struct {
+		workload string
+		pods     int
+		// plugins are point/plugin pairs that must have been called.
+		plugins []string
+	}{
+		{"SchedulingBasic/5Nodes", 10, []string{"PreFilter/NodeResourcesFit", "Filter/NodeResourcesFit", "Filter/TaintToleration",
+			"Score/NodeResourcesBalancedAllocation", "Reserve/VolumeBinding", "Bind/DefaultBinder"}},
+		{"TopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Filter/PodTopologySpread", "PreScore/PodTopologySpread", "Bind/DefaultBinder"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.workload, func(t *testing.T) {
+			code, stdout, stderr := runCommand(t, "bench", "--against", "kube-scheduler", "--output", "json", tt.workload)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep benchJSON
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("reading the report: %v\n%s", err, stdout)
+			}
+			if len(rep.Rounds) != 1 || len(rep.Rounds[0].Runs) != 2 {
+				t.Fatalf("want 1 round of 2 runs, got %+v", rep.Rounds)
+			}
+			seen := map[string]bool{}
+			for _, run := range rep.Rounds[0].Runs {
+				seen[run.Scheduler] = true
+				if len(run.Measures) != 1 {
+					t.Fatalf("%s: want 1 measured window, got %+v", run.Scheduler, run.Measures)
+				}
+				m := run.Measures[0]
+				if m.Pods != tt.pods || m.Placed != tt.pods || m.PodsPerSecond <= 0 || m.CPUPerPod <= 0 || !strings.Contains(m.APICalls, "POST pods/binding 1.00") {
+					t.Errorf("%s: want %d of %d pods placed, a rate, CPU and one binding a pod; got %+v", run.Scheduler, tt.pods, tt.pods, m)
+				}
+			}
+			if !seen["minisched"] || !seen["kube-scheduler"] {
+				t.Errorf("want runs of minisched and kube-scheduler, got %v", seen)
+			}
+			calls := map[string]int64{}
+			for _, r := range rep.Plugins {
+				calls[r.Point+"/"+r.Plugin] = r.Calls
+				if r.Binding != (r.Point == "Bind" || r.Point == "PreBindPreFlight" || r.Point == "PreBind" || r.Point == "PostBind") {
+					t.Errorf("%s/%s: binding %t", r.Point, r.Plugin, r.Binding)
+				}
+				if !r.Binding && (r.Share <= 0 || r.Share > 16) {
+					t.Errorf("%s/%s: share %v of the cycles", r.Point, r.Plugin, r.Share)
+				}
+			}
+			// The workload's every pod, measured or not, has one cycle.
+			if rep.Cycles < tt.pods {
+				t.Errorf("%d scheduling cycles, want at least %d", rep.Cycles, tt.pods)
+			}
+			for _, want := range tt.plugins {
+				if calls[want] < int64(tt.pods) {
+					t.Errorf("%s: %d calls, want at least %d (rows: %v)", want, calls[want], tt.pods, calls)
+				}
+			}
+		})
+	}
+}
+
+// TestBenchRefuses: what the bench cannot run it says, and runs nothing.
+func TestBenchRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no workload", []string{"bench"}, "name one workload"},
+		{"an unknown workload", []string{"bench", "SchedulingBasic/7Nodes"}, "has no workload 7Nodes"},
+		{"an unknown scheduler", []string{"bench", "--against", "volcano", "SchedulingBasic/5Nodes"}, `--against "volcano"`},
+		{"no rounds", []string{"bench", "--rounds", "0", "SchedulingBasic/5Nodes"}, "--rounds 0"},
+		{"an op it does not interpret", []string{"bench", "PreemptionAsync/5Nodes"}, "churn is not interpreted"},
+		{"a missing directory", []string{"bench", "--workloads", "no/such/dir", "SchedulingBasic/5Nodes"}, "no/such/dir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errs bytes.Buffer
+			err := app.Run(context.Background(), tt.args, &out, &errs)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("want an error naming %q, got %v", tt.want, err)
+			}
+			if out.Len() > 0 {
+				t.Errorf("printed %q", out.String())
+			}
+		})
+	}
+}
+
+// TestBenchList lists upstream's workloads, each supported or skipped with
+// why.
+func TestBenchList(t *testing.T) {
+	code, stdout, stderr := runCommand(t, "bench", "--list")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"SchedulingBasic/5Nodes", "supported", "skipped: op createPodGroups is not interpreted", " supported, "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the list lacks %q", want)
+		}
+	}
+}

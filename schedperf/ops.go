@@ -1,0 +1,250 @@
+package schedperf
+
+// The ops of a workload template, read as upstream's runner reads them
+// (field names match case-insensitively, as its untagged structs do), with
+// the workload's parameters put in. A field or an op this package does not
+// interpret makes the workload skipped, not run differently.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+type createNodesOp struct {
+	Opcode                   string                   `json:"opcode"`
+	Count                    int                      `json:"count"`
+	CountParam               string                   `json:"countParam"`
+	NodeTemplatePath         *string                  `json:"nodeTemplatePath"`
+	NodeAllocatableStrategy  *nodeAllocatableStrategy `json:"nodeAllocatableStrategy"`
+	LabelNodePrepareStrategy *labelNodeStrategy       `json:"labelNodePrepareStrategy"`
+	UniqueNodeLabelStrategy  *uniqueNodeLabelStrategy `json:"uniqueNodeLabelStrategy"`
+	TemplateParams           map[string]any           `json:"templateParams"`
+}
+
+// nodeAllocatableStrategy sets allocatable resources on every node; CSI
+// node limits (csiNodeAllocatable) are not interpreted.
+type nodeAllocatableStrategy struct {
+	NodeAllocatable map[v1.ResourceName]string `json:"nodeAllocatable"`
+}
+
+// labelNodeStrategy labels the nodes with the values in turn.
+type labelNodeStrategy struct {
+	LabelKey    string   `json:"labelKey"`
+	LabelValues []string `json:"labelValues"`
+}
+
+// uniqueNodeLabelStrategy gives each node its own value of a label.
+type uniqueNodeLabelStrategy struct {
+	LabelKey string `json:"labelKey"`
+}
+
+type createNamespacesOp struct {
+	Opcode                string  `json:"opcode"`
+	Prefix                string  `json:"prefix"`
+	Count                 int     `json:"count"`
+	CountParam            string  `json:"countParam"`
+	NamespaceTemplatePath *string `json:"namespaceTemplatePath"`
+}
+
+type createPodsOp struct {
+	Opcode                  string         `json:"opcode"`
+	Count                   int            `json:"count"`
+	CountParam              string         `json:"countParam"`
+	CountMultiplierParam    string         `json:"countMultiplierParam"`
+	CollectMetrics          bool           `json:"collectMetrics"`
+	Namespace               *string        `json:"namespace"`
+	PodTemplatePath         *string        `json:"podTemplatePath"`
+	SkipWaitToCompletion    bool           `json:"skipWaitToCompletion"`
+	TemplateParams          map[string]any `json:"templateParams"`
+	SignatureBatchSize      int            `json:"signatureBatchSize"`
+	SignatureBatchSizeParam string         `json:"signatureBatchSizeParam"`
+}
+
+type barrierOp struct {
+	Opcode           string            `json:"opcode"`
+	Namespaces       []string          `json:"namespaces"`
+	LabelSelector    map[string]string `json:"labelSelector"`
+	StageRequirement string            `json:"stageRequirement"`
+}
+
+type sleepOp struct {
+	Opcode        string `json:"opcode"`
+	Duration      string `json:"duration"`
+	DurationParam string `json:"durationParam"`
+}
+
+type deletePodsOp struct {
+	Opcode               string            `json:"opcode"`
+	Namespace            string            `json:"namespace"`
+	LabelSelector        map[string]string `json:"labelSelector"`
+	SkipWaitToCompletion bool              `json:"skipWaitToCompletion"`
+	DeletePodsPerSecond  int               `json:"deletePodsPerSecond"`
+}
+
+type startCollectingMetricsOp struct {
+	Opcode        string            `json:"opcode"`
+	Name          string            `json:"name"`
+	Namespaces    []string          `json:"namespaces"`
+	LabelSelector map[string]string `json:"labelSelector"`
+}
+
+type stopCollectingMetricsOp struct {
+	Opcode string `json:"opcode"`
+}
+
+// decode reads one op of a template, strictly: an unknown field is one this
+// package does not interpret.
+func decode(raw json.RawMessage) (any, error) {
+	var head struct {
+		Opcode string `json:"opcode"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("reading an op: %w", err)
+	}
+	var op any
+	switch head.Opcode {
+	case "createNodes":
+		op = &createNodesOp{}
+	case "createNamespaces":
+		op = &createNamespacesOp{}
+	case "createPods":
+		op = &createPodsOp{}
+	case "barrier":
+		op = &barrierOp{}
+	case "sleep":
+		op = &sleepOp{}
+	case "deletePods":
+		op = &deletePodsOp{}
+	case "startCollectingMetrics":
+		op = &startCollectingMetricsOp{}
+	case "stopCollectingMetrics":
+		op = &stopCollectingMetricsOp{}
+	default:
+		return nil, &SkipError{Reason: fmt.Sprintf("op %s is not interpreted", head.Opcode)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(op); err != nil {
+		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return nil, &SkipError{Reason: fmt.Sprintf("op %s: field %s is not interpreted", head.Opcode, field)}
+		}
+		return nil, fmt.Errorf("reading op %s: %w", head.Opcode, err)
+	}
+	return op, nil
+}
+
+// SkipError says why a workload is not run: it needs what this package
+// does not interpret, or what minisched does not model.
+type SkipError struct{ Reason string }
+
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// Plan reads the test case's ops with the workload's parameters put in.
+func Plan(tc *TestCase, w *Workload) ([]any, error) {
+	var ops []any
+	for i, raw := range tc.WorkloadTemplate {
+		op, err := decode(raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := resolve(op, w.Params); err != nil {
+			return nil, fmt.Errorf("op %d: %w", i, err)
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+// resolve puts the workload's parameters into an op's $param fields.
+func resolve(op any, params map[string]any) error {
+	count := func(n *int, name string) error {
+		if name == "" {
+			return nil
+		}
+		v, err := intParam(params, name)
+		*n = v
+		return err
+	}
+	switch o := op.(type) {
+	case *createNodesOp:
+		if err := count(&o.Count, o.CountParam); err != nil {
+			return err
+		}
+		return resolveTemplateParams(o.TemplateParams, params)
+	case *createNamespacesOp:
+		return count(&o.Count, o.CountParam)
+	case *createPodsOp:
+		if err := count(&o.Count, o.CountParam); err != nil {
+			return err
+		}
+		if o.CountMultiplierParam != "" {
+			m, err := intParam(params, o.CountMultiplierParam)
+			if err != nil {
+				return err
+			}
+			o.Count *= m
+		}
+		if err := count(&o.SignatureBatchSize, o.SignatureBatchSizeParam); err != nil {
+			return err
+		}
+		if o.SignatureBatchSize == 0 {
+			o.SignatureBatchSize = 1
+		}
+		return resolveTemplateParams(o.TemplateParams, params)
+	case *barrierOp:
+		if o.StageRequirement != "" && o.StageRequirement != "Scheduled" {
+			return &SkipError{Reason: fmt.Sprintf("barrier: stageRequirement %s is not interpreted", o.StageRequirement)}
+		}
+	case *sleepOp:
+		d := o.Duration
+		if o.DurationParam != "" {
+			s, ok := params[strings.TrimPrefix(o.DurationParam, "$")].(string)
+			if !ok {
+				return fmt.Errorf("parameter %s: want a duration", o.DurationParam)
+			}
+			d = s
+		}
+		if _, err := time.ParseDuration(d); err != nil {
+			return fmt.Errorf("sleep: %w", err)
+		}
+		o.Duration = d
+	case *deletePodsOp:
+		if o.DeletePodsPerSecond > 0 {
+			return &SkipError{Reason: "deletePods: deletePodsPerSecond is not interpreted"}
+		}
+	}
+	return nil
+}
+
+func intParam(params map[string]any, name string) (int, error) {
+	v, ok := params[strings.TrimPrefix(name, "$")]
+	if !ok {
+		return 0, fmt.Errorf("no parameter %s", name)
+	}
+	f, ok := v.(float64)
+	if !ok || f != float64(int(f)) {
+		return 0, fmt.Errorf("parameter %s: want a whole number, got %v", name, v)
+	}
+	return int(f), nil
+}
+
+// resolveTemplateParams replaces "$name" values by the parameters'.
+func resolveTemplateParams(tp map[string]any, params map[string]any) error {
+	for k, v := range tp {
+		s, ok := v.(string)
+		if !ok || !strings.HasPrefix(s, "$") {
+			continue
+		}
+		p, ok := params[s[1:]]
+		if !ok {
+			return fmt.Errorf("template parameter %s: no parameter %s", k, s)
+		}
+		tp[k] = p
+	}
+	return nil
+}

@@ -1,0 +1,542 @@
+package schedperf
+
+// Running a planned workload against a cluster: the ops in order, each
+// createPods op waiting until its pods are scheduled (unless told not to),
+// and the measured ops sampled as upstream's throughput collector samples.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Options are what a run writes with and how long it waits.
+type Options struct {
+	Client kubernetes.Interface
+	// Timeout bounds each wait for pods to be scheduled or deleted;
+	// upstream's is 10 minutes.
+	Timeout time.Duration
+	// Progress, when set, hears what each op does as it starts.
+	Progress func(string)
+}
+
+// Result is what a run measured: a Measure for each window the workload
+// collects metrics in (a createPods with collectMetrics, or
+// startCollectingMetrics to stopCollectingMetrics).
+type Result struct {
+	Measures []Measure
+}
+
+// Measure is one measured window.
+type Measure struct {
+	Name string
+	// Pods were created in the window, Placed were scheduled by its end.
+	Pods, Placed int
+	Seconds      float64
+	// PodsPerSecond is Placed over Seconds: the window's whole rate.
+	PodsPerSecond float64
+	// Throughput is upstream's SchedulingThroughput: pods scheduled per
+	// second, sampled every second from the first pod scheduled; nil when
+	// the window was too short to take a sample (upstream warns so).
+	Throughput *Throughput
+	// CPUPerPod is the process's CPU in the window over the pods placed,
+	// in milliseconds; APICalls the requests the apiserver served in it,
+	// per pod placed (CallsPer).
+	CPUPerPod float64
+	APICalls  string
+}
+
+// Throughput is upstream's summary of the samples, in pods/s.
+type Throughput struct {
+	Average, Perc50, Perc90, Perc95, Perc99 float64
+	Samples                                 int
+}
+
+// Run runs the ops on the cluster of o.Client, against the scheduler that
+// watches it.
+func Run(ctx context.Context, tc *TestCase, ops []any, o Options) (*Result, error) {
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.Progress == nil {
+		o.Progress = func(string) {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e := &executor{tc: tc, o: o, expected: map[string]int{}, changed: make(chan struct{}, 1)}
+	factory := informers.NewSharedInformerFactory(o.Client, 0)
+	e.pods = factory.Core().V1().Pods().Informer()
+	if _, err := e.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { e.signal() },
+		UpdateFunc: func(any, any) { e.signal() },
+		DeleteFunc: func(any) { e.signal() },
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	// Shutdown waits for the informer, which stops with ctx.
+	defer func() { cancel(); factory.Shutdown() }()
+	if !cache.WaitForCacheSync(ctx.Done(), e.pods.HasSynced) {
+		return nil, fmt.Errorf("the pod informer did not sync: %w", ctx.Err())
+	}
+	for i, op := range ops {
+		if err := e.run(ctx, i, op); err != nil {
+			e.stopSampling()
+			return nil, fmt.Errorf("op %d (%s): %w", i, opcode(op), err)
+		}
+	}
+	if e.sampling != nil {
+		e.finish()
+	}
+	return &Result{Measures: e.measures}, nil
+}
+
+type executor struct {
+	tc *TestCase
+	o  Options
+	// expected is how many pods each namespace is to have scheduled, as
+	// upstream's numPodsScheduledPerNamespace.
+	expected map[string]int
+	pods     cache.SharedIndexInformer
+	changed  chan struct{}
+	nodes    int // nodes made so far, for unique names
+	measures []Measure
+	// sampling is the window being measured.
+	sampling *sampler
+}
+
+func opcode(op any) string {
+	return strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", op), "*schedperf."), "Op")
+}
+
+func (e *executor) run(ctx context.Context, index int, op any) error {
+	switch o := op.(type) {
+	case *createNodesOp:
+		e.o.Progress(fmt.Sprintf("creating %d nodes", o.Count))
+		return e.createNodes(ctx, index, o)
+	case *createNamespacesOp:
+		e.o.Progress(fmt.Sprintf("creating %d namespaces", o.Count))
+		for i := range o.Count {
+			ns := &v1.Namespace{}
+			if o.NamespaceTemplatePath != nil {
+				if err := render(e.path(*o.NamespaceTemplatePath), map[string]any{"Index": i, "Count": o.Count}, ns); err != nil {
+					return err
+				}
+			}
+			ns.Name = fmt.Sprintf("%s-%d", o.Prefix, i)
+			if _, err := e.o.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			if _, ok := e.expected[ns.Name]; !ok {
+				e.expected[ns.Name] = 0
+			}
+		}
+		return nil
+	case *createPodsOp:
+		return e.createPods(ctx, index, o)
+	case *barrierOp:
+		e.o.Progress("waiting for every pod to be scheduled")
+		namespaces := o.Namespaces
+		if len(namespaces) == 0 {
+			namespaces = sortedKeys(e.expected)
+		}
+		for _, ns := range namespaces {
+			want, ok := e.expected[ns]
+			if !ok {
+				return fmt.Errorf("unknown namespace %s", ns)
+			}
+			if err := e.waitScheduled(ctx, ns, labels.SelectorFromSet(o.LabelSelector), want); err != nil {
+				return err
+			}
+		}
+		if len(o.Namespaces) == 0 {
+			e.expected = map[string]int{}
+		}
+		for _, ns := range o.Namespaces {
+			delete(e.expected, ns)
+		}
+		return nil
+	case *sleepOp:
+		d, _ := time.ParseDuration(o.Duration)
+		e.o.Progress("sleeping " + d.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+		return nil
+	case *deletePodsOp:
+		return e.deletePods(ctx, o)
+	case *startCollectingMetricsOp:
+		if e.sampling != nil {
+			return fmt.Errorf("metrics are collected already")
+		}
+		e.startSampling(cmp.Or(o.Name, fmt.Sprintf("op %d", index)), o.Namespaces, labels.SelectorFromSet(o.LabelSelector), 0)
+		return nil
+	case *stopCollectingMetricsOp:
+		if e.sampling == nil {
+			return fmt.Errorf("no metrics are collected")
+		}
+		e.finish()
+		return nil
+	}
+	return fmt.Errorf("op %T is not interpreted", op)
+}
+
+func (e *executor) path(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	return e.tc.Dir + "/" + p
+}
+
+func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp) error {
+	env := maps.Clone(o.TemplateParams)
+	if env == nil {
+		env = map[string]any{}
+	}
+	round := 0
+	build := func(i int) (*v1.Node, error) {
+		node := baseNode(fmt.Sprintf("node-%d-", index))
+		if o.NodeTemplatePath != nil {
+			node = &v1.Node{}
+			env := maps.Clone(env)
+			env["Index"], env["Count"] = e.nodes+i, o.Count
+			if err := render(e.path(*o.NodeTemplatePath), env, node); err != nil {
+				return nil, err
+			}
+		}
+		if node.Labels == nil {
+			node.Labels = map[string]string{}
+		}
+		switch s := o; {
+		case s.NodeAllocatableStrategy != nil:
+			if node.Status.Allocatable == nil {
+				node.Status.Allocatable = node.Status.Capacity.DeepCopy()
+			}
+			for name, q := range s.NodeAllocatableStrategy.NodeAllocatable {
+				v, err := resource.ParseQuantity(q)
+				if err != nil {
+					return nil, fmt.Errorf("nodeAllocatableStrategy %s: %w", name, err)
+				}
+				node.Status.Allocatable[name] = v
+			}
+		case s.LabelNodePrepareStrategy != nil:
+			l := s.LabelNodePrepareStrategy
+			node.Labels[l.LabelKey] = l.LabelValues[round%len(l.LabelValues)]
+			round++
+		case s.UniqueNodeLabelStrategy != nil:
+			node.Labels[s.UniqueNodeLabelStrategy.LabelKey] = fmt.Sprintf("node-%d-%d", index, e.nodes+i)
+		}
+		return node, nil
+	}
+	// The label values go round in the nodes' order, as upstream's do.
+	nodes := make([]*v1.Node, 0, o.Count)
+	for i := range o.Count {
+		n, err := build(i)
+		if err != nil {
+			return err
+		}
+		nodes = append(nodes, n)
+	}
+	e.nodes += o.Count
+	return parallel(ctx, len(nodes), func(i int) error {
+		_, err := e.o.Client.CoreV1().Nodes().Create(ctx, nodes[i], metav1.CreateOptions{})
+		return err
+	})
+}
+
+func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) error {
+	ns := fmt.Sprintf("namespace-%d", index)
+	if o.Namespace != nil {
+		ns = *o.Namespace
+	}
+	if _, ok := e.expected[ns]; !ok {
+		_, err := e.o.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		e.expected[ns] = 0
+	}
+	template := o.PodTemplatePath
+	if template == nil {
+		template = e.tc.DefaultPodTemplatePath
+	}
+	pods := make([]*v1.Pod, 0, o.Count)
+	for i := range o.Count {
+		p := basePod()
+		if template != nil {
+			p = &v1.Pod{}
+			env := maps.Clone(o.TemplateParams)
+			if env == nil {
+				env = map[string]any{}
+			}
+			env["Index"], env["Count"] = i, o.Count
+			if err := render(e.path(*template), env, p); err != nil {
+				return err
+			}
+		}
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		p.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/o.SignatureBatchSize)
+		pods = append(pods, p)
+	}
+	if o.CollectMetrics {
+		if e.sampling != nil {
+			return fmt.Errorf("metrics collection is overlapping")
+		}
+		e.startSampling(fmt.Sprintf("op %d", index), []string{ns}, labels.Everything(), o.Count)
+	}
+	e.o.Progress(fmt.Sprintf("creating %d pods in %s", o.Count, ns))
+	if err := parallel(ctx, len(pods), func(i int) error {
+		_, err := e.o.Client.CoreV1().Pods(ns).Create(ctx, pods[i], metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	e.expected[ns] += o.Count
+	if o.SkipWaitToCompletion {
+		return nil
+	}
+	if err := e.waitScheduled(ctx, ns, labels.Everything(), e.expected[ns]); err != nil {
+		return err
+	}
+	if o.CollectMetrics {
+		e.finish()
+	}
+	return nil
+}
+
+func (e *executor) deletePods(ctx context.Context, o *deletePodsOp) error {
+	sel := labels.SelectorFromSet(o.LabelSelector)
+	var names []string
+	for _, obj := range e.pods.GetStore().List() {
+		p := obj.(*v1.Pod)
+		if p.Namespace == o.Namespace && sel.Matches(labels.Set(p.Labels)) {
+			names = append(names, p.Name)
+		}
+	}
+	e.o.Progress(fmt.Sprintf("deleting %d pods in %s", len(names), o.Namespace))
+	zero := int64(0)
+	if err := parallel(ctx, len(names), func(i int) error {
+		err := e.o.Client.CoreV1().Pods(o.Namespace).Delete(ctx, names[i], metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if o.SkipWaitToCompletion {
+		return nil
+	}
+	return e.wait(ctx, fmt.Sprintf("the pods of %s deleted", o.Namespace), func() bool {
+		for _, obj := range e.pods.GetStore().List() {
+			p := obj.(*v1.Pod)
+			if p.Namespace == o.Namespace && sel.Matches(labels.Set(p.Labels)) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (e *executor) signal() {
+	select {
+	case e.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitScheduled waits until want pods of the namespace that sel matches
+// are scheduled.
+func (e *executor) waitScheduled(ctx context.Context, ns string, sel labels.Selector, want int) error {
+	return e.wait(ctx, fmt.Sprintf("%d pods of %s scheduled", want, ns), func() bool {
+		n := 0
+		for _, obj := range e.pods.GetStore().List() {
+			p := obj.(*v1.Pod)
+			if p.Namespace == ns && p.Spec.NodeName != "" && sel.Matches(labels.Set(p.Labels)) {
+				n++
+			}
+		}
+		return n >= want
+	})
+}
+
+// wait waits for the informer's news until done holds, up to the timeout.
+func (e *executor) wait(ctx context.Context, what string, done func() bool) error {
+	timeout := time.NewTimer(e.o.Timeout)
+	defer timeout.Stop()
+	// Pods that change before the first check wake the next.
+	for !done() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			return fmt.Errorf("waited %s for %s", e.o.Timeout, what)
+		case <-e.changed:
+		}
+	}
+	return nil
+}
+
+// sampler is upstream's throughput collector: every second, the pods
+// scheduled since the last sample over the time since it, from the first
+// sample that finds a pod scheduled. As upstream's, it counts the
+// scheduled pods the informer holds (the informer's store, not its
+// handlers, which may lag behind it: the waits read the store).
+type sampler struct {
+	name       string
+	namespaces map[string]bool
+	selector   labels.Selector
+	pods       int
+	store      cache.Store
+	// base is the matching pods scheduled before the window.
+	base    int
+	begun   time.Time
+	cpu     time.Duration
+	calls   map[string]float64
+	stop    chan struct{}
+	done    sync.WaitGroup
+	samples []float64
+}
+
+// scheduled is how many pods the window has seen scheduled.
+func (s *sampler) scheduled() int {
+	n := 0
+	for _, obj := range s.store.List() {
+		p := obj.(*v1.Pod)
+		if p.Spec.NodeName != "" && (len(s.namespaces) == 0 || s.namespaces[p.Namespace]) && s.selector.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n - s.base
+}
+
+func (e *executor) startSampling(name string, namespaces []string, sel labels.Selector, pods int) {
+	s := &sampler{name: name, namespaces: map[string]bool{}, selector: sel, pods: pods, store: e.pods.GetStore(), begun: time.Now(),
+		cpu: ProcessCPU(), calls: APICalls(), stop: make(chan struct{})}
+	for _, ns := range namespaces {
+		s.namespaces[ns] = true
+	}
+	s.base = s.scheduled()
+	e.sampling = s
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var last int
+		var lastAt time.Time
+		started, skipped := false, 0
+		for {
+			select {
+			case <-s.stop:
+				return
+			case now := <-tick.C:
+				n := s.scheduled()
+				switch {
+				case n == 0:
+				case !started:
+					started, last, lastAt = true, n, now
+				case n == last:
+					skipped++
+				default:
+					rate := float64(n-last) / now.Sub(lastAt).Seconds()
+					for range skipped + 1 {
+						s.samples = append(s.samples, rate)
+					}
+					last, lastAt, skipped = n, now, 0
+				}
+			}
+		}
+	}()
+}
+
+func (e *executor) stopSampling() *sampler {
+	s := e.sampling
+	e.sampling = nil
+	if s != nil {
+		close(s.stop)
+		s.done.Wait()
+	}
+	return s
+}
+
+// finish ends the measured window and keeps its figures.
+func (e *executor) finish() {
+	s := e.stopSampling()
+	m := Measure{Name: s.name, Pods: s.pods, Placed: s.scheduled(), Seconds: time.Since(s.begun).Seconds()}
+	if m.Seconds > 0 {
+		m.PodsPerSecond = float64(m.Placed) / m.Seconds
+	}
+	if m.Placed > 0 {
+		m.CPUPerPod = float64((ProcessCPU() - s.cpu).Microseconds()) / 1000 / float64(m.Placed)
+		m.APICalls = CallsPer(s.calls, APICalls(), float64(m.Placed), "pod")
+	}
+	if n := len(s.samples); n > 0 {
+		sort.Float64s(s.samples)
+		sum := 0.0
+		for _, v := range s.samples {
+			sum += v
+		}
+		perc := func(p int) float64 { return s.samples[int(math.Ceil(float64(n*p)/100))-1] }
+		m.Throughput = &Throughput{Average: sum / float64(n), Perc50: perc(50), Perc90: perc(90), Perc95: perc(95), Perc99: perc(99), Samples: n}
+	}
+	e.measures = append(e.measures, m)
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// parallel runs f for 0..n-1 with a few writers at once, as upstream's
+// runner creates objects; the first error stops the rest.
+func parallel(ctx context.Context, n int, f func(i int) error) error {
+	const workers = 16
+	var next atomic.Int64
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+					next.Store(int64(n))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
