@@ -18,11 +18,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"minisched/event"
 	"minisched/history"
@@ -81,6 +78,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 	switch {
 	case *against != "" && *against != kubeScheduler:
 		return fmt.Errorf("--against %q: want %s", *against, kubeScheduler)
+	case *runOne != "" && *runOne != "minisched" && *runOne != kubeScheduler:
+		return fmt.Errorf("--run-one %q: want minisched or %s", *runOne, kubeScheduler)
 	case *output != "text" && *output != "json":
 		return fmt.Errorf("--output %q: want text or json", *output)
 	case *rounds < 1:
@@ -246,20 +245,9 @@ func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, ops []
 		return nil, err
 	}
 	if which == kubeScheduler {
-		factory := scheduler.NewInformerFactory(client, 0, nil)
-		broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
-		sched, err := scheduler.New(ctx, client, factory, nil, profile.NewRecorderFactory(broadcaster),
-			scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(outOfTree),
-			scheduler.WithParallelism(cfg.Parallelism), scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
-			scheduler.WithExtenders(cfg.Extenders...))
-		if err != nil {
-			return nil, fmt.Errorf("starting kube-scheduler: %w", err)
+		if err := schedperf.StartKubeScheduler(ctx, client, cfg, outOfTree); err != nil {
+			return nil, err
 		}
-		broadcaster.StartRecordingToSink(ctx.Done())
-		defer broadcaster.Shutdown()
-		factory.Start(ctx.Done())
-		factory.WaitForCacheSync(ctx.Done())
-		go sched.Run(ctx)
 	} else {
 		svc := minisched.NewService(minisched.ServiceOptions{Client: client, RESTConfig: cp.RESTConfig(), OutOfTree: outOfTree,
 			Observer: event.Multi(history.New(history.Options{}), plugins)})

@@ -16,9 +16,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/events"
-	"k8s.io/kubernetes/pkg/scheduler"
-	"k8s.io/kubernetes/pkg/scheduler/profile"
 
 	"minisched/controllers"
 	"minisched/history"
@@ -288,16 +285,9 @@ func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (f
 		}()
 		detail = func() string { return "(16 parallel writers)" }
 	default:
-		factory := scheduler.NewInformerFactory(c, 0, nil)
-		broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.EventsV1()})
-		sched, err := scheduler.New(ctx, c, factory, nil, profile.NewRecorderFactory(broadcaster), scheduler.WithProfiles(cfg.Profiles...))
-		if err != nil {
+		if err := schedperf.StartKubeScheduler(ctx, c, cfg, nil); err != nil {
 			return 0, 0, "", err
 		}
-		broadcaster.StartRecordingToSink(ctx.Done())
-		factory.Start(ctx.Done())
-		factory.WaitForCacheSync(ctx.Done())
-		go sched.Run(ctx)
 		detail = func() string { return "" }
 	}
 	if err := counter.wait(10 * time.Minute); err != nil {

@@ -1,0 +1,34 @@
+package schedperf
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+)
+
+// StartKubeScheduler runs upstream's scheduler on client, configured as
+// cfg says and with the out-of-tree plugins, until ctx ends: the contender
+// minisched is measured against.
+func StartKubeScheduler(ctx context.Context, client kubernetes.Interface, cfg *config.KubeSchedulerConfiguration, outOfTree frameworkruntime.Registry) error {
+	factory := scheduler.NewInformerFactory(client, 0, nil)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	sched, err := scheduler.New(ctx, client, factory, nil, profile.NewRecorderFactory(broadcaster),
+		scheduler.WithProfiles(cfg.Profiles...), scheduler.WithFrameworkOutOfTreeRegistry(outOfTree),
+		scheduler.WithParallelism(cfg.Parallelism), scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithExtenders(cfg.Extenders...))
+	if err != nil {
+		return fmt.Errorf("starting kube-scheduler: %w", err)
+	}
+	broadcaster.StartRecordingToSink(ctx.Done())
+	context.AfterFunc(ctx, broadcaster.Shutdown)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	go sched.Run(ctx)
+	return nil
+}
