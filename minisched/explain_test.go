@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"minisched/event"
 	"minisched/explain"
 	"minisched/minisched"
 )
@@ -171,7 +172,12 @@ func TestExplain(t *testing.T) {
 				waitBound(t, client, p.Name)
 			}
 			createPod(t, client, tt.pod)
-			h.waitUnschedulable(tt.pod.Name)
+			// A cycle that ran before the scheduler's informers had the
+			// claim, its PV or the devices fails on "not found"; their
+			// arrival tries the pod again.
+			h.await(tt.pod.Name, tt.pod.Name+" found unschedulable with every object in the cache", func(e event.Event) bool {
+				return e.Kind == event.KindCycleEnd && e.CycleEnd.Result == event.ResultUnschedulable && !strings.Contains(e.CycleEnd.Message, "not found")
+			})
 			e, err := h.svc.Scheduler().Explain(context.Background(), "default", tt.pod.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -201,6 +207,9 @@ func TestExplain(t *testing.T) {
 			}
 			if !strings.HasPrefix(e.Sentence, "Fits nowhere.") || !strings.Contains(e.Sentence, tt.sentence) {
 				t.Errorf("sentence %q, want one with %q", e.Sentence, tt.sentence)
+			}
+			if len(e.Closest) == 0 {
+				t.Fatal("no closest node")
 			}
 			if !provable {
 				if e.Closest[0].Tried != nil || !strings.Contains(e.Sentence, "(unproven)") {
