@@ -45,27 +45,32 @@ type Result struct {
 
 // Measure is one measured window.
 type Measure struct {
-	Name string
+	Name string `json:"name"`
 	// Pods were created in the window, Placed were scheduled by its end.
-	Pods, Placed int
-	Seconds      float64
+	Pods    int     `json:"pods"`
+	Placed  int     `json:"placed"`
+	Seconds float64 `json:"seconds"`
 	// PodsPerSecond is Placed over Seconds: the window's whole rate.
-	PodsPerSecond float64
+	PodsPerSecond float64 `json:"podsPerSecond"`
 	// Throughput is upstream's SchedulingThroughput: pods scheduled per
 	// second, sampled every second from the first pod scheduled; nil when
 	// the window was too short to take a sample (upstream warns so).
-	Throughput *Throughput
+	Throughput *Throughput `json:"throughput,omitempty"`
 	// CPUPerPod is the process's CPU in the window over the pods placed,
 	// in milliseconds; APICalls the requests the apiserver served in it,
 	// per pod placed (CallsPer).
-	CPUPerPod float64
-	APICalls  string
+	CPUPerPod float64 `json:"cpuPerPod"`
+	APICalls  string  `json:"apiCalls"`
 }
 
 // Throughput is upstream's summary of the samples, in pods/s.
 type Throughput struct {
-	Average, Perc50, Perc90, Perc95, Perc99 float64
-	Samples                                 int
+	Average float64 `json:"average"`
+	Perc50  float64 `json:"perc50"`
+	Perc90  float64 `json:"perc90"`
+	Perc95  float64 `json:"perc95"`
+	Perc99  float64 `json:"perc99"`
+	Samples int     `json:"samples"`
 }
 
 // Run runs the ops on the cluster of o.Client, against the scheduler that
