@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -116,10 +115,4 @@ func (tc *TestCase) Gates(w *Workload) map[string]bool {
 		out[k] = v
 	}
 	return out
-}
-
-// HasLabel says whether the workload (or its test case) carries the label
-// (performance, integration-test, short).
-func (tc *TestCase) HasLabel(w *Workload, label string) bool {
-	return slices.Contains(w.Labels, label) || slices.Contains(tc.Labels, label)
 }
