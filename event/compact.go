@@ -18,6 +18,7 @@ type FilterSummary struct {
 	Plugins       []string `json:"plugins"`
 	Nanos         int64    `json:"nanos"`
 	NominatedNode bool     `json:"nominatedNode,omitempty"`
+	Batch         string   `json:"batch,omitempty"`
 	// Nodes is how many nodes Filter checked, Passed how many passed every
 	// plugin.
 	Nodes  int `json:"nodes"`
@@ -46,6 +47,7 @@ type ScoreSummary struct {
 	Best    int64         `json:"best"`
 	Tied    int           `json:"tied"`
 	Top     []NodeScore   `json:"top"`
+	Batch   string        `json:"batch,omitempty"`
 }
 
 // Compact returns e as a compact stream sends it: a Filter or Score matrix
@@ -83,7 +85,7 @@ func withoutTies(end *CycleEnd) *CycleEnd {
 }
 
 func (f *FilterResults) summary() *FilterSummary {
-	sum := &FilterSummary{Plugins: f.Plugins, Nanos: f.Nanos, NominatedNode: f.NominatedNode, Nodes: f.Len(), Failures: []FilterFailure{}}
+	sum := &FilterSummary{Plugins: f.Plugins, Nanos: f.Nanos, NominatedNode: f.NominatedNode, Batch: f.Batch, Nodes: f.Len(), Failures: []FilterFailure{}}
 	index := map[FilterFailure]int{}
 	for i := range f.NodeNames {
 		codes, _ := f.Calls(i)
@@ -111,7 +113,7 @@ func (f *FilterResults) summary() *FilterSummary {
 }
 
 func (s *ScoreResults) summary() *ScoreSummary {
-	sum := &ScoreSummary{Plugins: s.Plugins, Nanos: s.Nanos, Nodes: s.Len(), Top: []NodeScore{}}
+	sum := &ScoreSummary{Plugins: s.Plugins, Nanos: s.Nanos, Nodes: s.Len(), Top: []NodeScore{}, Batch: s.Batch}
 	// The best TopNodes by total, ties in the matrix's order: one pass,
 	// inserting into a short sorted list of row indexes.
 	top := make([]int, 0, TopNodes+1)

@@ -25,10 +25,10 @@ func asRows(e *Event) any {
 		Score  *scoreRows  `json:"score,omitempty"`
 	}{reference: (*reference)(e)}
 	if f := e.Filter; f != nil {
-		r.Filter = &filterRows{Plugins: f.Plugins, Nodes: f.Rows(), Nanos: f.Nanos, NominatedNode: f.NominatedNode}
+		r.Filter = &filterRows{Plugins: f.Plugins, Nodes: f.Rows(), Nanos: f.Nanos, NominatedNode: f.NominatedNode, Batch: f.Batch}
 	}
 	if s := e.Score; s != nil {
-		r.Score = &scoreRows{Plugins: s.Plugins, Nodes: s.Rows(), Nanos: s.Nanos}
+		r.Score = &scoreRows{Plugins: s.Plugins, Nodes: s.Rows(), Nanos: s.Nanos, Batch: s.Batch}
 	}
 	return r
 }
@@ -64,6 +64,15 @@ func TestMarshalJSONMatchesEncodingJSON(t *testing.T) {
 			Plugins:   []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}, {Name: "ImageLocality", Weight: 2, Code: 1, Reason: "boom"}, {Name: "http://127.0.0.1:8888/", Weight: 3, Extender: true, Nanos: 1500}},
 			NodeNames: []string{"node-1", ""}, Raw: []int64{50, 0, 0, 0}, PluginNanos: []int64{800, 12, 0, 0},
 			Nanos: 9000}}},
+		{"a batch's recheck", Event{Seq: 13, Kind: KindFilter, Pod: pod, Filter: func() *FilterResults {
+			f := filterOf(t, []string{"NodeResourcesFit"}, []NodeFilter{{Node: "node-1", Codes: []int{2}, Nanos: []int64{40}, Reason: "Insufficient cpu"}}, 90, false)
+			f.Batch = BatchRecheck
+			return f
+		}()}},
+		{"a batch's rescore", Event{Seq: 14, Kind: KindScore, Pod: pod, Score: &ScoreResults{
+			Plugins:   []ScorePlugin{{Name: "NodeResourcesFit", Weight: 1}},
+			NodeNames: []string{"node-2", "node-1"}, Raw: []int64{50, 40}, Normalized: []int64{50, 40}, PluginNanos: []int64{0, 300},
+			Nanos: 700, Batch: BatchRescore}}},
 		{"score with nil lists", Event{Seq: 10, Kind: KindScore, Score: &ScoreResults{}}},
 		{"a queue move goes through encoding/json", Event{Seq: 11, Time: at, Kind: KindQueue, Pod: pod, Queue: &QueueMove{To: ActiveQ, Plugins: []string{"x"}}}},
 		{"a filter event with a summary goes through encoding/json", Event{Seq: 12, Kind: KindFilter, Filter: &FilterResults{}, Summary: &CycleSummary{ID: 4}}},

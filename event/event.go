@@ -151,6 +151,12 @@ func (e *Event) Bytes() int {
 		}
 	case e.CycleEnd != nil:
 		b += len(e.CycleEnd.Message) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
+		if x := e.CycleEnd.Batch; x != nil {
+			b += 256 + len(x.Hint) + len(x.NoHint) + len(x.Dropped)
+			if x.From != nil {
+				b += len(x.From.Namespace) + len(x.From.Name) + len(x.From.UID)
+			}
+		}
 	case e.Extender != nil:
 		x := e.Extender
 		b += len(x.Extender) + len(x.Verb) + len(x.Node) + len(x.Error)
@@ -320,7 +326,19 @@ type FilterResults struct {
 	// which comes before the pass over all nodes; when the pod fits there,
 	// it goes there, and no other node is filtered or scored.
 	NominatedNode bool
+	// Batch marks a pass opportunistic batching made (see Batch):
+	// BatchRecheck over the node the last pod went to, BatchHint over the
+	// node the batch offered (then NominatedNode is set too: the hint takes
+	// the nominated node's path, as upstream).
+	Batch string
 }
+
+// What a Filter or Score run did for opportunistic batching.
+const (
+	BatchRecheck = "recheck"
+	BatchHint    = "hint"
+	BatchRescore = "rescore"
+)
 
 // NodeFilter is one row of a FilterResults as JSON has it: the Filter
 // calls for one node.
@@ -352,6 +370,11 @@ type ScoreResults struct {
 	Raw, Normalized, PluginNanos []int64
 	// Nanos is the wall time of the whole run.
 	Nanos int64
+	// Batch is BatchRescore for opportunistic batching's rescore: the last
+	// row, the node the last pod went to, was scored again; the other rows
+	// are the batch's cached raw scores, not scored again (no timings),
+	// normalized anew with it.
+	Batch string
 }
 
 // ScorePlugin describes one Score plugin in a ScoreResults, or one
@@ -412,6 +435,37 @@ type CycleEnd struct {
 	Ties     []string `json:"ties,omitempty"`
 	TieCount int      `json:"tieCount,omitempty"`
 	Nanos    int64    `json:"nanos"`
+	// Batch is what opportunistic batching made of the cycle; nil with the
+	// OpportunisticBatching gate off.
+	Batch *Batch `json:"batch,omitempty"`
+}
+
+// Batch is opportunistic batching in one cycle (upstream's
+// framework/runtime/batch.go). A cycle that places a pod keeps its sorted,
+// scored nodes but the chosen one; the next pod popped, if it has the same
+// signature and comes within 500 ms, is offered the best of them (the
+// hint), checked by Filter alone, unscored.
+type Batch struct {
+	// Signed: the profile's plugins signed the pod (the Sign point shows
+	// the calls, and the plugin that refused).
+	Signed bool `json:"signed"`
+	// Hint is the node the batch offered; From and FromCycle are the pod
+	// and cycle that kept the batch, AgeNanos its age, NodesLeft the nodes
+	// it holds after the hint.
+	Hint      string  `json:"hint,omitempty"`
+	From      *PodRef `json:"from,omitempty"`
+	FromCycle int64   `json:"fromCycle,omitempty"`
+	AgeNanos  int64   `json:"ageNanos,omitempty"`
+	NodesLeft int     `json:"nodesLeft,omitempty"`
+	// Used: the pod went to the hint.
+	Used bool `json:"used,omitempty"`
+	// NoHint says why there was no hint, in upstream's metric words
+	// (pod_incompatible, expired, ...; "none" when no batch was kept).
+	NoHint string `json:"noHint,omitempty"`
+	// Kept is how many nodes the cycle kept for the next pod; Dropped says
+	// why it kept none (pod_not_batchable, empty_list).
+	Kept    int    `json:"kept,omitempty"`
+	Dropped string `json:"dropped,omitempty"`
 }
 
 // PermitWait reports a pod held at Permit.

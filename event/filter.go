@@ -88,6 +88,9 @@ func (f *FilterResults) appendJSON(b []byte) []byte {
 	if f.NominatedNode {
 		b = append(b, `,"nominatedNode":true`...)
 	}
+	if f.Batch != "" {
+		b = appendString(append(b, `,"batch":`...), f.Batch)
+	}
 	return append(b, '}')
 }
 
@@ -102,6 +105,7 @@ type filterRows struct {
 	Nodes         []NodeFilter `json:"nodes"`
 	Nanos         int64        `json:"nanos"`
 	NominatedNode bool         `json:"nominatedNode,omitempty"`
+	Batch         string       `json:"batch,omitempty"`
 }
 
 // UnmarshalJSON reads the rows MarshalJSON writes into columns.
@@ -114,7 +118,7 @@ func (f *FilterResults) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	out.Nanos, out.NominatedNode = in.Nanos, in.NominatedNode
+	out.Nanos, out.NominatedNode, out.Batch = in.Nanos, in.NominatedNode, in.Batch
 	*f = *out
 	return nil
 }

@@ -135,6 +135,9 @@ func (s *ScoreResults) appendJSON(b []byte) []byte {
 		b = append(b, ']')
 	}
 	b = strconv.AppendInt(append(b, `,"nanos":`...), s.Nanos, 10)
+	if s.Batch != "" {
+		b = appendString(append(b, `,"batch":`...), s.Batch)
+	}
 	return append(b, '}')
 }
 
@@ -148,6 +151,7 @@ type scoreRows struct {
 	Plugins []ScorePlugin `json:"plugins"`
 	Nodes   []NodeScore   `json:"nodes"`
 	Nanos   int64         `json:"nanos"`
+	Batch   string        `json:"batch,omitempty"`
 }
 
 // UnmarshalJSON reads the rows MarshalJSON writes into columns.
@@ -160,7 +164,7 @@ func (s *ScoreResults) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	out.Nanos = in.Nanos
+	out.Nanos, out.Batch = in.Nanos, in.Batch
 	*s = *out
 	return nil
 }

@@ -31,6 +31,9 @@ type cycle struct {
 	plugin atomic.Value
 	// scratch is the scheduler's, lent to one cycle at a time.
 	scratch *scratch
+	// batch reports what opportunistic batching made of the cycle; nil
+	// with the gate off.
+	batch *event.Batch
 }
 
 func (c *cycle) emit(e event.Event) {
@@ -45,7 +48,7 @@ func (c *cycle) start(nodes int) {
 func (c *cycle) end(result event.CycleResult, node, msg string, plugins []string, feasible int, ties []string) {
 	c.emit(event.Event{Kind: event.KindCycleEnd, CycleEnd: &event.CycleEnd{
 		Result: result, Node: node, Message: msg, Plugins: plugins, FeasibleNodes: feasible, Ties: ties, TieCount: len(ties),
-		Nanos: time.Since(c.begun).Nanoseconds(),
+		Nanos: time.Since(c.begun).Nanoseconds(), Batch: c.batch,
 	}})
 }
 

@@ -15,10 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
-	featuregatetesting "k8s.io/component-base/featuregate/testing"
-	"k8s.io/kubernetes/pkg/features"
 
 	"minisched/event"
 	"minisched/examples/extender"
@@ -44,11 +41,13 @@ import (
 // an extender (withExtender), the example's, which both schedulers call.
 //
 // Both schedulers run with parallelism 1 and minisched with a seed, so that
-// Filter checks the nodes one at a time in order on both sides, and
-// kube-scheduler runs without OpportunisticBatching, which minisched
-// deliberately does not do (docs/FIDELITY.md). kube-scheduler's choice is
-// then deterministic, ties included: the head of its score heap over the
-// feasible nodes in filter order. So every node must agree exactly.
+// Filter checks the nodes one at a time in order on both sides.
+// OpportunisticBatching is on for both, as by default: these profiles
+// sign no pod (PodTopologySpread's default constraints refuse), so no pod
+// is batched; TestBatchingAgreesWithUpstream compares batching itself.
+// kube-scheduler's choice is then deterministic, ties included: the head of
+// its score heap over the feasible nodes in filter order. So every node
+// must agree exactly.
 //
 // Every seed also runs the stories (differential_stories_test.go): three of
 // preemption, an external nomination, and one of DRA (a claim, and pods
@@ -148,7 +147,6 @@ var diffPriorityClasses = []schedulingv1.PriorityClass{
 
 // TestAgreesWithUpstream is the placement differential; see above.
 func TestAgreesWithUpstream(t *testing.T) {
-	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.OpportunisticBatching, false)
 	second := startSecondControlPlane(t)
 	for _, c := range []kubernetes.Interface{client, second} {
 		ensurePriorityClasses(t, c)

@@ -96,6 +96,11 @@ type filterRun struct {
 	inOrder bool
 	// nominatedNode marks the pass over the pod's nominated node alone.
 	nominatedNode bool
+	// batch marks a pass of opportunistic batching's (event.BatchRecheck,
+	// event.BatchHint); withoutNominated leaves nominated pods out, as
+	// upstream's RunFilterPlugins, which the batch's recheck calls.
+	batch            string
+	withoutNominated bool
 }
 
 // filter runs every Filter plugin on the nodes, in parallel, starting at
@@ -165,7 +170,10 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 			res := sc.check(ni.Node().Name)
 			// Pods nominated here by preemption hold their room: the first pass
 			// counts them, the second makes sure the pod does not rely on them.
-			withNominated, nominatedState, nodeInfo, err := c.addNominatedPods(ctx, state, r.pod, ni)
+			withNominated, nominatedState, nodeInfo, err := false, state, ni, error(nil)
+			if !r.withoutNominated {
+				withNominated, nominatedState, nodeInfo, err = c.addNominatedPods(ctx, state, r.pod, ni)
+			}
 			var status *fwk.Status
 			if err != nil {
 				status = fwk.AsStatus(err)
@@ -227,7 +235,7 @@ func (c *cycle) filter(ctx context.Context, r filterRun) ([]fwk.NodeInfo, int, *
 		}
 	}
 	c.scratch.putFilter(sc)
-	evaluated.Nanos, evaluated.NominatedNode = time.Since(begun).Nanoseconds(), r.nominatedNode
+	evaluated.Nanos, evaluated.NominatedNode, evaluated.Batch = time.Since(begun).Nanoseconds(), r.nominatedNode, r.batch
 	c.emit(event.Event{Kind: event.KindFilter, Filter: evaluated})
 	processed := len(feasible) + r.diagnosis.NodeToStatus.Len()
 	if s := failed.Load(); s != nil {
@@ -289,11 +297,16 @@ func (c *cycle) postFilter(ctx context.Context, state fwk.CycleState, pod *v1.Po
 	return res, status
 }
 
-// filterNominatedNode runs Filter on the pod's nominated node alone. The
-// diagnosis is passed by value, as upstream does: the statuses it records
-// are shared, plugins it blames as Pending are not.
-func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk.CycleState, pod *v1.Pod, d framework.Diagnosis) []fwk.NodeInfo {
-	name := pod.Status.NominatedNodeName
+// filterNominatedNode runs Filter on the pod's nominated node alone, or,
+// for a pod with none, on the node opportunistic batching hinted, as
+// upstream's evaluateNominatedNode. The diagnosis is passed by value, as
+// upstream does: the statuses it records are shared, plugins it blames as
+// Pending are not.
+func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk.CycleState, pod *v1.Pod, hint string, d framework.Diagnosis) []fwk.NodeInfo {
+	name, batch := pod.Status.NominatedNodeName, ""
+	if name == "" {
+		name, batch = hint, event.BatchHint
+	}
 	if name == "" {
 		return nil
 	}
@@ -303,7 +316,7 @@ func (s *Scheduler) filterNominatedNode(ctx context.Context, c *cycle, state fwk
 		return nil
 	}
 	feasible, _, status := c.filter(ctx, filterRun{
-		state: state, pod: pod, nodes: []fwk.NodeInfo{ni}, diagnosis: &d, numToFind: 1, nominatedNode: true,
+		state: state, pod: pod, nodes: []fwk.NodeInfo{ni}, diagnosis: &d, numToFind: 1, nominatedNode: true, batch: batch,
 	})
 	if !status.IsSuccess() {
 		c.logger.Error(status.AsError(), "Evaluating the nominated node", "node", name)

@@ -56,6 +56,8 @@ type profile struct {
 	// extenders are the scheduler's: they count in how many nodes Filter
 	// looks for.
 	extenders *extenders
+	// batch is the profile's opportunistic batching (batch.go).
+	batch *batch
 }
 
 // frameworkDeps are what a framework needs from the scheduler around it.

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,8 +133,11 @@ type Scheduler struct {
 	seen    seenVersions
 	// scratch holds Filter's and Score's working tables between cycles.
 	scratch scratch
-	// nominateBeforeBinding is the NominatedNodeNameForExpectation gate.
-	nominateBeforeBinding bool
+	// nominateBeforeBinding is the NominatedNodeNameForExpectation gate,
+	// batching the OpportunisticBatching gate.
+	nominateBeforeBinding, batching bool
+	// pops counts the pods popped, as upstream's scheduling cycles.
+	pops int64
 }
 
 // New builds a scheduler; Run starts it.
@@ -171,6 +175,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 		snapshot: internalcache.NewEmptySnapshot(),
 
 		nominateBeforeBinding: utilfeature.DefaultFeatureGate.Enabled(features.NominatedNodeNameForExpectation),
+		batching:              utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching),
 		// The upstream factory: its pod informer skips finished pods.
 		factory: kubescheduler.NewInformerFactory(opts.Client, 0, nil),
 	}
@@ -229,6 +234,7 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 			registered[plugin] = append(registered[plugin], events...)
 		}
 		p.extenders = s.extenders
+		p.batch = newBatch(p, len(s.extenders.list) > 0)
 		s.profiles[p.name] = p
 		s.order = append(s.order, p)
 	}
@@ -375,6 +381,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Pops are counted as upstream's scheduling cycles: a batch serves the
+	// very next pod popped only.
+	s.pops++
+	pop := s.pops
 	pod := pi.Pod
 	p := s.profileOf(pod)
 	if p == nil {
@@ -414,11 +424,19 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		return nil
 	}
 
+	// Sign (OpportunisticBatching): the plugins sign the pod; the next pod
+	// of the same signature may be offered this one's other nodes.
+	var sig fwk.PodSignature
+	if c.batch != nil {
+		sig = c.sign(ctx, state, pod)
+	}
+
 	// PreFilter: plugins prepare state, may reject the pod outright, may
 	// narrow the nodes to look at, may ask to be skipped at Filter.
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}
 	preResult, status := c.preFilter(ctx, state, pod, nodes, &diagnosis)
 	var feasible []fwk.NodeInfo
+	hint := ""
 	switch {
 	case status.IsRejected():
 		// No node can fit; PostFilter may still help.
@@ -426,9 +444,13 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		s.fail(ctx, c, pi, status, nil)
 		return nil
 	default:
-		// Filter, first on the node an earlier preemption nominated: if the
-		// pod fits there, it goes there, unscored.
-		feasible = s.filterNominatedNode(ctx, c, state, pod, diagnosis)
+		// The batch's hint: the best node the last pod like this one left.
+		if c.batch != nil {
+			hint = s.hint(ctx, c, state, pod, sig, pop)
+		}
+		// Filter, first on the node an earlier preemption nominated, or
+		// else the hint: if the pod fits there, it goes there, unscored.
+		feasible = s.filterNominatedNode(ctx, c, state, pod, hint, diagnosis)
 		if len(feasible) == 0 {
 			// Filter: every plugin on the nodes, in parallel, from where the
 			// last cycle stopped, until enough nodes fit.
@@ -469,6 +491,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	// PreScore, Score, NormalizeScore and the weights, when there is a
 	// choice to make; then the best node wins.
 	host, ties := feasible[0].Node().Name, []string(nil)
+	var others framework.SortedScoredNodes
 	if len(feasible) > 1 {
 		var totals []fwk.NodePluginScores
 		if len(c.p.score) > 0 || len(c.extenders.list) > 0 {
@@ -476,9 +499,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 				s.fail(ctx, c, pi, status, nil)
 				return nil
 			}
-			if totals, status = c.score(ctx, state, pod, feasible); !status.IsSuccess() {
+			var res *event.ScoreResults
+			if totals, res, status = c.score(ctx, state, pod, feasible); !status.IsSuccess() {
 				s.fail(ctx, c, pi, status, nil)
 				return nil
+			}
+			if sig != nil {
+				// The batch keeps them: its own copy, with the raw scores.
+				totals = scoredNodes(res)
 			}
 		} else {
 			// With no Score plugin every node scores 1, as upstream.
@@ -486,8 +514,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 			for i, n := range feasible {
 				totals[i] = fwk.NodePluginScores{Name: n.Node().Name, TotalScore: 1}
 			}
+			if sig != nil {
+				totals = slices.Clone(totals)
+			}
 		}
-		host, ties = selectHost(totals)
+		host, ties, others = selectHost(totals)
+	}
+	if c.batch != nil {
+		c.p.batch.store(c, sig, hint, host, others, pop)
 	}
 
 	// Assume: from now on the cache counts the pod on its node, so the next
@@ -540,6 +574,10 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 // newCycle begins the reporting of one attempt at pi: its cycle id, the
 // profile whose plugins it calls, and the scratch it may use.
 func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo, p *profile) *cycle {
+	var batch *event.Batch
+	if s.batching {
+		batch = &event.Batch{}
+	}
 	return &cycle{
 		id:        s.cycles.Add(1),
 		pod:       event.RefOf(pi.Pod),
@@ -552,6 +590,7 @@ func (s *Scheduler) newCycle(ctx context.Context, pi *queue.PodInfo, p *profile)
 		timeout:   s.opts.CycleTimeout,
 		binding:   s.opts.BindingTimeout,
 		scratch:   &s.scratch,
+		batch:     batch,
 	}
 }
 

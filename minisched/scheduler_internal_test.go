@@ -144,7 +144,7 @@ func TestSelectHost(t *testing.T) {
 				totals[i] = fwk.NodePluginScores{Name: n, TotalScore: tt.totals[n]}
 			}
 			given := slices.Clone(totals)
-			winner, ties := selectHost(totals)
+			winner, ties, _ := selectHost(totals)
 			if winner != tt.wantWinner || !slices.Equal(ties, tt.wantTies) {
 				t.Errorf("selectHost = %s, ties %v; want %s, ties %v", winner, ties, tt.wantWinner, tt.wantTies)
 			}

@@ -45,8 +45,8 @@ func (c *cycle) preScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 
 // score runs Score on every node (in parallel), then NormalizeScore and the
 // weights, then the extenders that prioritize, and returns each node's
-// total.
-func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
+// total, and the matrix it reported.
+func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *event.ScoreResults, *fwk.Status) {
 	skip := state.GetSkipScorePlugins()
 	plugins := slices.DeleteFunc(slices.Clone(c.p.score), func(pl fwk.ScorePlugin) bool { return skip.Has(pl.Name()) })
 	prioritizers := c.extenders.prioritizers(pod)
@@ -115,7 +115,7 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 	})
 	if timeout != nil {
 		// The rows are the abandoned goroutine's: nothing to show.
-		return nil, timeout
+		return nil, nil, timeout
 	}
 	status := failed.Load()
 	if status != nil {
@@ -137,7 +137,7 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 	res.Nanos = time.Since(begun).Nanoseconds()
 	c.emit(event.Event{Kind: event.KindScore, Score: res})
 	if status != nil {
-		return nil, status
+		return nil, nil, status
 	}
 	totals := c.scratch.totalsFor(len(nodes))
 	for i, name := range res.NodeNames {
@@ -146,7 +146,7 @@ func (c *cycle) score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, no
 	if scored != nil {
 		c.extenders.randomize(totals, scored)
 	}
-	return totals, nil
+	return totals, res, nil
 }
 
 // normalize runs plugin j's NormalizeScore over every node's raw score into
@@ -181,8 +181,9 @@ func (c *cycle) normalize(ctx context.Context, state fwk.CycleState, pod *v1.Pod
 // extender scored the nodes (as upstream: see extenders.randomize), so the
 // heap's layout decides, and the same inputs always give the same node. The other nodes with the best total are
 // reported as ties, in Filter's order. The heap is built in totals itself,
-// which selectHost leaves reordered.
-func selectHost(totals []fwk.NodePluginScores) (string, []string) {
+// which selectHost leaves reordered; it returns the heap, the winner popped,
+// for opportunistic batching.
+func selectHost(totals []fwk.NodePluginScores) (string, []string, framework.SortedScoredNodes) {
 	best := slices.MaxFunc(totals, func(a, b fwk.NodePluginScores) int { return cmp.Compare(a.TotalScore, b.TotalScore) }).TotalScore
 	// Counted first: the history and the cycle index keep the list, which
 	// on a cluster of alike nodes holds hundreds of names.
@@ -199,6 +200,7 @@ func selectHost(totals []fwk.NodePluginScores) (string, []string) {
 		}
 	}
 	// The heap reorders totals in place, which is why the ties come first.
-	winner := framework.NewSortedScoredNodes(totals).Pop().Name
-	return winner, slices.DeleteFunc(ties, func(name string) bool { return name == winner })
+	sorted := framework.NewSortedScoredNodes(totals)
+	winner := sorted.Pop().Name
+	return winner, slices.DeleteFunc(ties, func(name string) bool { return name == winner }), sorted
 }

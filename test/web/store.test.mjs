@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createStore, podKey, TIES_NAMED, toMillis } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { describeMove, waitReasons } from '../../web/static/js/format.js';
-import { filterMatrix } from '../../web/static/js/views/inspector/cycle.js';
+import { batchLines, filterMatrix } from '../../web/static/js/views/inspector/cycle.js';
 import { E, at, cycleSummaries, events, nodeSummary, podSummary, queued, resetSeq, snapshot, successfulCycle, VOCABULARY } from './fixtures.mjs';
 
 const GI = 2 ** 30;
@@ -542,6 +542,43 @@ test('a Filter pass over the nominated node is kept beside the pass over all nod
   const codes = s.server.vocabulary.value.codes;
   assert.equal(filterMatrix(view.detail.nominatedFilter, codes).nominatedNode, true);
   assert.equal(filterMatrix(view.detail.filter, codes).nominatedNode, false);
+});
+
+test('opportunistic batching: the recheck and the rescore are kept apart from the Filter and Score of the cycle, and said in words', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({ at: 0, nodes: [nodeSummary('n1'), nodeSummary('n2'), nodeSummary('n3')] }));
+  const recheck = { plugins: ['NodeResourcesFit'], nodes: [{ node: 'n1', codes: [2], nanos: [5], reason: 'Insufficient cpu' }], nanos: 5, batch: 'recheck' };
+  const rescore = { plugins: [{ name: 'NodeResourcesFit', weight: 1 }], nodes: [
+    { node: 'n2', raw: [60], normalized: [60], weighted: [60], nanos: [0], total: 60 },
+    { node: 'n3', raw: [40], normalized: [40], weighted: [40], nanos: [0], total: 40 }], nanos: 9, batch: 'rescore' };
+  const hinted = { plugins: ['NodeResourcesFit'], nodes: [{ node: 'n2', codes: [0], nanos: [5] }], nanos: 5, nominatedNode: true, batch: 'hint' };
+  s.applyMessage(events([
+    E.queue('p', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 1),
+    E.cycleStart('p', 8, 1, 3, 2),
+    { ...E.filter('p', 8, [], [], 3), filter: recheck },
+    { ...E.filter('p', 8, [], [], 4), score: rescore, filter: undefined, kind: 'score' },
+    { ...E.filter('p', 8, [], [], 5), filter: hinted },
+  ]));
+  const view = s.cycleView('default/p', 8);
+  assert.equal(view.detail.batchRecheck.nodes[0].node, 'n1');
+  assert.equal(view.detail.batchScore.nodes.length, 2);
+  assert.equal(view.detail.score, null, 'the rescore is not the cycle\'s Score');
+  assert.equal(view.detail.filter.batch, 'hint');
+  const codes = s.server.vocabulary.value.codes;
+  assert.equal(filterMatrix(view.detail.filter, codes).batch, 'hint');
+
+  const used = { signed: true, hint: 'n2', from: { name: 'web-1' }, fromCycle: 7, ageNanos: 3e6, nodesLeft: 1, used: true, kept: 1 };
+  assert.deepEqual(batchLines(used, '', recheck), [
+    'The node the last pod went to, n1, no longer fits (Insufficient cpu).',
+    'Placed from the batch of web-1 (cycle 7, 3 ms old, 1 node left): its best node, n2, passed Filter, so nothing was scored.',
+  ]);
+  assert.deepEqual(batchLines({ signed: false, noHint: 'pod_incompatible', dropped: 'pod_not_batchable' }, 'PodTopologySpread'),
+    ['Not batched: PodTopologySpread would not sign the pod, so it cannot share a batch.']);
+  assert.deepEqual(batchLines({ signed: true, noHint: 'expired', kept: 2 }), [
+    'No hint from a batch: the batch was older than 500 ms.',
+    'Kept 2 other scored nodes for the next pod of its signature.',
+  ]);
+  assert.deepEqual(batchLines(undefined), [], 'no batch with the gate off');
 });
 
 test('rejecters and requeuers are told apart, live and from a snapshot (issue 16, 4)', () => {

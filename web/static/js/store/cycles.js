@@ -46,7 +46,7 @@ function cycleSummary(s) {
  * index.js): once the cycle ends they are loaded over REST.
  */
 function newDetail(partial = false) {
-  return { points: [], filter: null, nominatedFilter: null, score: null, permitWait: null, extenders: [], partial };
+  return { points: [], filter: null, nominatedFilter: null, score: null, batchRecheck: null, batchScore: null, permitWait: null, extenders: [], partial };
 }
 
 /** The detail with one more of its cycle's events. */
@@ -55,10 +55,14 @@ function withEvent(detail, e) {
     // In the order they ran: that is the order of the events.
     case 'point': return { ...detail, points: [...detail.points, e.point] };
     case 'filter':
-      // A pass over the pod's nominated node alone may come first; the pass
-      // over all nodes follows only when the pod did not fit there.
+      // Opportunistic batching first checks the node the last pod went to.
+      if (e.filter.batch === 'recheck') return { ...detail, batchRecheck: e.filter };
+      // A pass over the pod's nominated node (or the batch's hint) alone may
+      // come first; the pass over all nodes follows only when the pod did
+      // not fit there.
       return { ...detail, filter: e.filter, nominatedFilter: e.filter.nominatedNode ? e.filter : detail.nominatedFilter };
-    case 'score': return { ...detail, score: e.score };
+    // The batch's rescore is not the cycle's Score: it ranks the batch.
+    case 'score': return e.score.batch === 'rescore' ? { ...detail, batchScore: e.score } : { ...detail, score: e.score };
     case 'permitWait': return { ...detail, permitWait: e.permitWait };
     // Scheduler extenders' calls, in the order they were made.
     case 'extender': return { ...detail, extenders: [...(detail.extenders || []), e.extender] };
@@ -89,7 +93,7 @@ export function createCycles(limits) {
   let weight = 0;
 
   function weigh(id, d) {
-    const w = d ? (d.filter?.nodes?.length || 0) + (d.nominatedFilter && d.nominatedFilter !== d.filter ? d.nominatedFilter.nodes?.length || 0 : 0) + (d.score?.nodes?.length || 0) : 0;
+    const w = d ? (d.filter?.nodes?.length || 0) + (d.nominatedFilter && d.nominatedFilter !== d.filter ? d.nominatedFilter.nodes?.length || 0 : 0) + (d.score?.nodes?.length || 0) + (d.batchScore?.nodes?.length || 0) : 0;
     weight += w - (weights.get(id) || 0);
     if (d) weights.set(id, w);
     else weights.delete(id);

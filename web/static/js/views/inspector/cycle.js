@@ -2,7 +2,7 @@
 // events. Pure functions, no DOM: tested with node --test. Status codes are
 // numbers in the events; codes (the vocabulary's, index = code) names them.
 
-import { codeClass, codeName, tidyReason } from '../../format.js';
+import { codeClass, codeName, formatNanos, tidyReason } from '../../format.js';
 
 /** A status code's name, and its class: pass, fail, wait, skip or error. */
 function status(code, codes) {
@@ -44,7 +44,7 @@ export function filterMatrix(filter, codes, opts = {}) {
     return { node: n.node, feasible: ok, failedAt, failedPlugin: failedAt >= 0 ? plugins[failedAt] : '', reason: n.reason || '', nanos: total, nominated: !!n.nominated, cells };
   });
   if (opts.failingFirst) rows.sort((a, b) => Number(a.feasible) - Number(b.feasible));
-  return { plugins, rows, feasible, total: rows.length, columnNanos, nanos: filter.nanos || 0, nominatedNode: !!filter.nominatedNode };
+  return { plugins, rows, feasible, total: rows.length, columnNanos, nanos: filter.nanos || 0, nominatedNode: !!filter.nominatedNode, batch: filter.batch || '' };
 }
 
 /**
@@ -184,4 +184,55 @@ export function extenderRows(calls) {
       weight: c.weight || 0, error: c.error || '', ignored: !!c.ignored, nanos: c.nanos || 0,
     };
   });
+}
+
+// Why a cycle had no hint from the batch, in upstream's metric words.
+const NO_HINT = {
+  none: 'the last cycle left no batch',
+  pod_skipped: 'another pod was popped since the batch was kept',
+  pod_failed: 'the pod that kept the batch failed',
+  pod_nominated: 'the pod has a nominated node, which goes first',
+  pod_incompatible: "the pod's signature is not the batch's",
+  expired: 'the batch was older than 500 ms',
+  node_missing: 'a node of the batch is gone',
+  filter_error: 'Filter erred on the last chosen node',
+  prescore_error: 'PreScore erred in the rescore',
+  rescore_error: 'Score erred in the rescore',
+  normalize_error: 'NormalizeScore erred in the rescore',
+};
+
+const DROPPED = {
+  pod_not_batchable: 'the pod has no signature',
+  empty_list: 'no other node was scored',
+};
+
+/**
+ * batchLines says in words what opportunistic batching (upstream's
+ * OpportunisticBatching) made of a cycle, from its end's batch: whether
+ * the pod was placed from the batch an earlier pod left (and which), or why
+ * not, and what the cycle left for the next pod. [] when the cycle carries
+ * no batch (the gate is off).
+ */
+export function batchLines(batch, refusedBy = '', recheck = null) {
+  if (!batch) return [];
+  const lines = [];
+  if (!batch.signed) lines.push(`Not batched: ${refusedBy || 'a plugin'} would not sign the pod${refusedBy ? '' : ' (see Sign below)'}, so it cannot share a batch.`);
+  const last = recheck?.nodes?.[0];
+  if (last) {
+    const fits = (last.codes || []).every((c) => c === 0) && (last.codes || []).length === (recheck.plugins || []).length;
+    lines.push(fits
+      ? `The node the last pod went to, ${last.node}, still fits: it was rescored to compete again.`
+      : `The node the last pod went to, ${last.node}, no longer fits${last.reason ? ` (${last.reason})` : ''}.`);
+  }
+  if (batch.hint) {
+    const of = `the batch of ${batch.from?.name || 'an earlier pod'} (cycle ${batch.fromCycle}, ${formatNanos(batch.ageNanos || 0)} old, ${batch.nodesLeft || 0} node${batch.nodesLeft === 1 ? '' : 's'} left)`;
+    lines.push(batch.used
+      ? `Placed from ${of}: its best node, ${batch.hint}, passed Filter, so nothing was scored.`
+      : `Offered ${batch.hint} from ${of}; it did not pass Filter, so every node was filtered and scored.`);
+  } else if (batch.noHint && batch.signed) {
+    lines.push(`No hint from a batch: ${NO_HINT[batch.noHint] || batch.noHint}.`);
+  }
+  if (batch.kept && !batch.used) lines.push(`Kept ${batch.kept} other scored node${batch.kept === 1 ? '' : 's'} for the next pod of its signature.`);
+  else if (batch.dropped && batch.signed) lines.push(`Kept no batch: ${DROPPED[batch.dropped] || batch.dropped}.`);
+  return lines;
 }

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife } from '../../format.js';
 import { whyView } from './why.js';
-import { extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
+import { batchLines, extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
@@ -241,8 +241,9 @@ function FilterMatrix({ matrix }) {
     </td>`)}
   </tr>`;
   return html`<section aria-labelledby="filter-h" class="filter">
-    <h3 id="filter-h">${matrix.nominatedNode ? 'Filter on the nominated node' : 'Filter'} <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
-    ${matrix.nominatedNode ? html`<p class="muted">An earlier preemption nominated this node. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>` : null}
+    <h3 id="filter-h">${matrix.batch === 'hint' ? "Filter on the batch's hint" : matrix.nominatedNode ? 'Filter on the nominated node' : 'Filter'} <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
+    ${matrix.batch === 'hint' ? html`<p class="muted">Opportunistic batching offered this node: the best one an earlier pod of the same signature left. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>`
+      : matrix.nominatedNode ? html`<p class="muted">An earlier preemption nominated this node. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>` : null}
     ${reasons.length ? html`<ul class="reasons">${reasons.slice(0, REASONS).map((r) => html`<li><strong>${r.count}</strong> ${r.reason} <span class="muted">(${r.plugin})</span></li>`)}${reasons.length > REASONS ? html`<li class="muted">and ${reasons.length - REASONS} other reasons</li>` : null}</ul>` : null}
     <div class="table-tools">
       <label><input type="checkbox" checked=${onlyFailing} onChange=${(e) => setOnlyFailing(e.currentTarget.checked)} /> only nodes that failed</label>
@@ -276,7 +277,7 @@ function Extenders({ calls }) {
   </section>`;
 }
 
-function ScoreTable({ table }) {
+function ScoreTable({ table, id = 'score-h', title = 'Score' }) {
   if (!table) return null;
   const head = html`<thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col" class=${p.extender ? 'extender' : ''}>${p.extender ? html`<span class="badge">extender</span> ` : null}${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>`;
   const row = (r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
@@ -285,8 +286,8 @@ function ScoreTable({ table }) {
       <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${`${r.raw[i]} → ${r.normalized[i]} × ${p.weight}`}</div></td>`)}
     <td class="num total"><strong>${r.total}</strong></td>
   </tr>`;
-  return html`<section aria-labelledby="score-h" class="score">
-    <h3 id="score-h">Score <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
+  return html`<section aria-labelledby=${id} class="score">
+    <h3 id=${id}>${title} <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
     ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${p.codeName} ${p.reason || ''}`).join('; ')}</p>` : null}
     <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.${table.rows.length > 12 ? ` ${table.rows.length} nodes, best first: scroll the table for the rest.` : ''}</p>
     <${ScrollTable} className="scores" rows=${table.rows} rowRem=${3} cols=${table.plugins.length + 2} head=${head} renderRow=${row} />
@@ -348,6 +349,25 @@ function Staged({ last, children }) {
 
 const LOADING_SCORES = html`<p class="muted" role="status">Loading the scores…</p>`;
 
+/**
+ * Opportunistic batching in this cycle: placed from an earlier pod's batch
+ * or why not, the recheck of the last chosen node, and the batch's rescore
+ * (its cached rows were not scored again).
+ */
+function Batch({ detail, end, codes }) {
+  const sign = detail.points.find((p) => p.point === 'Sign');
+  const refused = sign?.results?.find((r) => r.code !== 0);
+  const lines = batchLines(end?.batch, refused?.plugin, detail.batchRecheck);
+  const hint = end?.batch?.hint;
+  const rescore = useMemo(() => scoreTable(detail.batchScore, hint ? { result: 'scheduled', node: hint } : null, codes), [detail.batchScore, hint, codes]);
+  if (!lines.length) return null;
+  return html`<section class="batch" aria-label="opportunistic batching">
+    ${lines.map((l) => html`<p>${l}</p>`)}
+    ${rescore ? html`<details><summary>The batch's rescore: ${rescore.rows.length} nodes, only the last chosen one scored again (the others keep their cached raw scores)</summary>
+      <${ScoreTable} table=${rescore} id="rescore-h" title="The batch's rescore" /></details>` : null}
+  </section>`;
+}
+
 function CycleBody({ store, view }) {
   const loading = store.page.cycleLoading.value === view.id;
   const codes = store.server.vocabulary.value.codes;
@@ -359,10 +379,12 @@ function CycleBody({ store, view }) {
     return html`<p class="muted" role="status">${loading ? 'Loading this cycle from the server…' : 'This cycle is not in memory; loading it from the server…'}</p>`;
   }
   const nominated = view.detail.nominatedFilter !== view.detail.filter ? view.detail.nominatedFilter?.nodes?.[0] : null;
+  const hinted = view.detail.nominatedFilter?.batch === 'hint';
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
     ${view.detail.partial ? html`<p class="muted" role="status">On a cluster this big the stream leaves out the Filter and Score tables: they load from the server once the cycle ends.</p>` : null}
-    ${nominated ? html`<p class="nominated-first">Tried first: the nominated node <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
+    <${Batch} detail=${view.detail} end=${view.summary?.end} codes=${codes} />
+    ${nominated ? html`<p class="nominated-first">Tried first: ${hinted ? "the batch's hint" : 'the nominated node'} <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
     <${Staged} key=${view.id} last=${3}>${(stage) => html`
       <div class="cycle-grid">
         <div class="col-main">${stage >= 1 ? html`<${FilterMatrix} matrix=${matrix} />` : null}</div>
