@@ -139,4 +139,3 @@ func batchAttempts(t *testing.T) float64 {
 	}
 	return total
 }
-
