@@ -5,6 +5,7 @@ package app
 // in a process of its own, with what each of minisched's plugins cost.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,6 +57,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 	rounds := fset.Int("rounds", 1, "run the workload this many times on each scheduler")
 	list := fset.Bool("list", false, "list the workloads, each supported or skipped with why")
 	output := fset.String("output", "text", "report format: text or json")
+	htmlOut := fset.String("html", "", "also write the report as a self-contained HTML page, with its charts in SVG, to this file")
 	schedulerConfig := fset.String("scheduler-config", "", "a KubeSchedulerConfiguration for both schedulers (default: the test case's, else kube-scheduler's defaults)")
 	timeout := fset.Duration("timeout", 10*time.Minute, "the longest wait for pods to be scheduled (upstream's)")
 	// One run, in the process the report's process starts for it: a run
@@ -163,9 +165,23 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeBench(stdout, &rep)
 	}
-	writeBench(stdout, &rep)
+	// After the report is out: a file that cannot be written loses nothing.
+	if *htmlOut != "" {
+		var page bytes.Buffer
+		if err := writeBenchHTML(&page, &rep, time.Now()); err != nil {
+			return fmt.Errorf("the HTML report: %w", err)
+		}
+		if err := os.WriteFile(*htmlOut, page.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("the HTML report: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote the report to %s\n", *htmlOut)
+	}
 	return nil
 }
 
@@ -290,30 +306,16 @@ func listWorkloads(w io.Writer, cases []*schedperf.TestCase, dir string) error {
 // the ratio of the schedulers' pods/s, and minisched's plugins.
 func writeBench(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "%s\n", rep.Workload)
-	rates := map[string][]float64{}
-	placedAll := map[string]bool{}
 	for i, round := range rep.Rounds {
 		fmt.Fprintf(w, "\nround %d:\n", i+1)
 		for _, run := range round.Runs {
-			if _, ok := placedAll[run.Scheduler]; !ok {
-				placedAll[run.Scheduler] = true
-			}
 			for _, m := range run.Measures {
 				fmt.Fprintf(w, "  %-15s %s: %d of %d pods placed in %.2f s, %.1f pods/s; %s; %.2f ms CPU/pod; %s\n",
 					run.Scheduler, m.Name, m.Placed, m.Pods, m.Seconds, m.PodsPerSecond, throughputWords(m.Throughput), m.CPUPerPod, m.APICalls)
-				rates[run.Scheduler] = append(rates[run.Scheduler], m.PodsPerSecond)
-				placedAll[run.Scheduler] = placedAll[run.Scheduler] && m.Placed == m.Pods
 			}
 		}
 	}
-	if a, b := rates["minisched"], rates[kubeScheduler]; len(a) > 0 && len(b) > 0 {
-		fmt.Fprintf(w, "\nminisched's pods/s over kube-scheduler's: %.2f (means over the rounds: %.1f / %.1f)", mean(a)/mean(b), mean(a), mean(b))
-		if placedAll["minisched"] && placedAll[kubeScheduler] {
-			fmt.Fprintln(w, "; both placed every pod")
-		} else {
-			fmt.Fprintf(w, "; every pod placed: minisched %t, kube-scheduler %t\n", placedAll["minisched"], placedAll[kubeScheduler])
-		}
-	}
+	writeRatio(w, rep)
 	if len(rep.Plugins) == 0 {
 		return
 	}
@@ -328,6 +330,34 @@ func writeBench(w io.Writer, rep *benchReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Point, r.Plugin, r.Calls, r.P50, r.P90, r.P99, r.Total.Round(time.Microsecond), share)
 	}
 	tw.Flush()
+}
+
+// writeRatio says how minisched's pods/s compare with kube-scheduler's,
+// and whether both placed every pod; nothing without kube-scheduler.
+func writeRatio(w io.Writer, rep *benchReport) {
+	rates := map[string][]float64{}
+	placedAll := map[string]bool{}
+	for _, round := range rep.Rounds {
+		for _, run := range round.Runs {
+			if _, ok := placedAll[run.Scheduler]; !ok {
+				placedAll[run.Scheduler] = true
+			}
+			for _, m := range run.Measures {
+				rates[run.Scheduler] = append(rates[run.Scheduler], m.PodsPerSecond)
+				placedAll[run.Scheduler] = placedAll[run.Scheduler] && m.Placed == m.Pods
+			}
+		}
+	}
+	a, b := rates["minisched"], rates[kubeScheduler]
+	if len(a) == 0 || len(b) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nminisched's pods/s over kube-scheduler's: %.2f (means over the rounds: %.1f / %.1f)", mean(a)/mean(b), mean(a), mean(b))
+	if placedAll["minisched"] && placedAll[kubeScheduler] {
+		fmt.Fprintln(w, "; both placed every pod")
+	} else {
+		fmt.Fprintf(w, "; every pod placed: minisched %t, kube-scheduler %t\n", placedAll["minisched"], placedAll[kubeScheduler])
+	}
 }
 
 func throughputWords(t *schedperf.Throughput) string {

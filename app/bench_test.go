@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,7 +56,8 @@ func TestBench(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.workload, func(t *testing.T) {
-			code, stdout, stderr := runCommand(t, "bench", "--against", "kube-scheduler", "--output", "json", tt.workload)
+			page := filepath.Join(t.TempDir(), "report.html")
+			code, stdout, stderr := runCommand(t, "bench", "--against", "kube-scheduler", "--output", "json", "--html", page, tt.workload)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -98,7 +101,39 @@ func TestBench(t *testing.T) {
 					t.Errorf("%s: %d calls, want at least %d (rows: %v)", want, calls[want], tt.pods, calls)
 				}
 			}
+			checkHTMLReport(t, page, rep)
 		})
+	}
+}
+
+// checkHTMLReport reads the --html page: self-contained (no script, no
+// address it would load), both runs in its table, and every plugin of the
+// JSON report in the flame (a box titled with it) or the table.
+func checkHTMLReport(t *testing.T, path string, rep benchJSON) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the HTML report: %v", err)
+	}
+	page := string(b)
+	for _, bad := range []string{"<script", "src=", "href=", "url(", "@import", "ZgotmplZ"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the HTML report holds %q: it must load nothing, and the template must have written every value", bad)
+		}
+	}
+	for _, want := range []string{"<svg", "kube-scheduler", "minisched", "minisched's pods/s over kube-scheduler's"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	for _, r := range rep.Plugins {
+		row := "<td>" + r.Point + "</td><td>" + r.Plugin + "</td>"
+		if !strings.Contains(page, row) {
+			t.Errorf("the HTML report's table lacks %s/%s", r.Point, r.Plugin)
+		}
+		if !r.Binding && !strings.Contains(page, "<title>"+r.Plugin+" at "+r.Point+":") {
+			t.Errorf("the HTML report's flame lacks %s/%s", r.Point, r.Plugin)
+		}
 	}
 }
 

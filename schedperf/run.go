@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -56,6 +57,9 @@ type Measure struct {
 	// second, sampled every second from the first pod scheduled; nil when
 	// the window was too short to take a sample (upstream warns so).
 	Throughput *Throughput `json:"throughput,omitempty"`
+	// Rates are those samples in the order they were taken: pods/s over
+	// time.
+	Rates []float64 `json:"rates,omitempty"`
 	// CPUPerPod is the process's CPU in the window over the pods placed,
 	// in milliseconds; APICalls the requests the apiserver served in it,
 	// per pod placed (CallsPer).
@@ -497,6 +501,7 @@ func (e *executor) finish() {
 		m.APICalls = CallsPer(s.calls, APICalls(), float64(m.Placed), "pod")
 	}
 	if n := len(s.samples); n > 0 {
+		m.Rates = slices.Clone(s.samples)
 		sort.Float64s(s.samples)
 		sum := 0.0
 		for _, v := range s.samples {

@@ -701,6 +701,31 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.keyboard.press('p');
   });
 
+  await t.test('opportunistic batching: a pod placed from the last pod\'s batch, said in words, with its Sign point (issue 34, 9)', async () => {
+    await tab('controls');
+    const run = page.locator('button[aria-label^="Run scenario Lesson 28:"]');
+    await run.waitFor();
+    await run.click();
+    await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/web-2'));
+    const section = page.locator('section.batch');
+    await section.waitFor();
+    // A batch serves for 500 ms: on a stalled machine web-2 may have had a
+    // full cycle, which the inspector must then say instead.
+    const used = await page.evaluate(() => window.minisched.store.podCycles('default/web-2')[0]?.end?.batch?.used);
+    const text = await section.textContent();
+    if (used) {
+      assert.match(text, /Placed from the batch of web-1 \(cycle \d+, [^)]* old, \d+ nodes? left\): its best node, large, passed Filter, so nothing was scored\./);
+      assert.match(text, /The node the last pod went to, huge, no longer fits/);
+      await page.waitForFunction(() => /Filter on the batch's hint/.test(document.querySelector('#filter-h')?.textContent || ''));
+    } else {
+      assert.match(text, /No hint from a batch: /);
+    }
+    await page.waitForFunction(() => /Sign/.test(document.querySelector('table.points')?.textContent || ''));
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/spread'));
+    await page.waitForFunction(() => /Not batched: PodTopologySpread would not sign the pod/.test(document.querySelector('section.batch')?.textContent || ''));
+  });
+
   await t.test('a cluster loaded from a snapshot says it is a copy on every view, until a reset (issue 13)', async () => {
     const doc = await api(server.url, 'GET', '/export');
     const imported = await page.evaluate((text) => window.minisched.actions.importSnapshot(new File([text], 'cluster.json'), { replace: true }), JSON.stringify(doc));
