@@ -10,7 +10,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { api, launchBrowser, podBody, startServer, waitReady } from './harness.mjs';
@@ -724,6 +724,35 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForFunction(() => /Sign/.test(document.querySelector('table.points')?.textContent || ''));
     await page.evaluate(() => window.minisched.actions.inspectPod('default/spread'));
     await page.waitForFunction(() => /Not batched: PodTopologySpread would not sign the pod/.test(document.querySelector('section.batch')?.textContent || ''));
+  });
+
+  await t.test('performance: the live flame and table of the cycles in memory, then a bench report opened from a file (issue 36, 4)', async () => {
+    await tab('performance');
+    // The lessons before scheduled pods: their cycles are in memory.
+    await page.waitForSelector('svg.flame rect.f-point');
+    const flame = await page.$$eval('svg.flame title', (ts) => ts.map((t) => t.textContent));
+    assert.ok(flame.some((t) => /^Filter: /.test(t)), `the flame has a Filter box: ${flame.slice(0, 5)}`);
+    assert.ok(flame.some((t) => /^NodeResourcesFit at Filter: /.test(t)), 'and NodeResourcesFit under it');
+    assert.match(await page.textContent('.perf-table'), /DefaultBinder/);
+    const file = join(SHOTS, 'bench.json');
+    writeFileSync(file, JSON.stringify({
+      workload: 'SchedulingBasic/500Nodes', cycles: 1000,
+      rounds: [{ runs: [
+        { scheduler: 'minisched', measures: [{ name: 'SchedulingBasic', pods: 1000, placed: 1000, podsPerSecond: 512.3, rates: [480, 530, 510] }] },
+        { scheduler: 'kube-scheduler', measures: [{ name: 'SchedulingBasic', pods: 1000, placed: 1000, podsPerSecond: 550.1, rates: [540, 560] }] }] }],
+      plugins: [{ point: 'Filter', plugin: 'NodeResourcesFit', calls: 500000, p50: 800, p90: 1500, p99: 4000, total: 700000000, share: 0.4 },
+        { point: 'Score', plugin: 'ImageLocality', calls: 100000, p50: 900, p90: 1200, p99: 3000, total: 90000000, share: 0.05 }],
+    }));
+    await page.setInputFiles('#bench-file', file);
+    await page.waitForFunction(() => /SchedulingBasic\/500Nodes/.test(document.querySelector('#perf-bench-h')?.parentElement?.textContent || ''));
+    assert.equal(await page.locator('section[aria-labelledby="perf-bench-h"] polyline').count(), 2, 'a line a run');
+    assert.match(await page.textContent('.perf-runs'), /round 1, kube-scheduler, SchedulingBasic: 1000 of 1000 pods placed, 550\.1 pods\/s/);
+    await shot('performance.png');
+    // A file that is not a report is said in words, and changes nothing.
+    writeFileSync(file, '{"kind": "Recording"}');
+    await page.setInputFiles('#bench-file', file);
+    await notice(/Could not read bench.json: This is not a report of minisched bench -o json/);
+    assert.match(await page.textContent('.perf-runs'), /550\.1 pods\/s/);
   });
 
   await t.test('a cluster loaded from a snapshot says it is a copy on every view, until a reset (issue 13)', async () => {

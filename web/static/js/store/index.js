@@ -289,6 +289,7 @@ export function createStore(options = {}) {
     setReplay: writer((r) => { page.replay.value = r; }),
     setTheme: writer((t) => { page.theme.value = t; }),
     setProjector: writer((on) => { page.projector.value = !!on; }),
+    setBench: writer((b) => { page.bench.value = b; }),
     setConfirmReset: writer((on) => { page.confirmReset.value = !!on; }),
     closeLesson: writer((id) => { page.lessonClosed.value = id; }),
     editNode: writer((name) => { page.editingNode.value = name; }),

@@ -4,7 +4,7 @@
 import { signal } from '../signals.js';
 import { keyedMap } from './common.js';
 
-export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls', 'compare']);
+export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls', 'compare', 'performance']);
 
 export function createPage(limits, now) {
   const view = signal('queue');
@@ -30,6 +30,9 @@ export function createPage(limits, now) {
   // The recording the page replays ({name, header}), or null when live:
   // then nothing on the page may change a cluster.
   const replay = signal(null);
+  // The bench report the Performance view shows ({name, cost}: perf.js's
+  // benchCost), or null.
+  const bench = signal(null);
   // Action name -> true while it runs.
   const busy = keyedMap();
   // Action name -> the input its last run found wrong.
@@ -54,6 +57,7 @@ export function createPage(limits, now) {
     lessonClosed,
     editingNode,
     replay,
+    bench,
 
     isBusy(name) {
       return !!busy.get(name);

@@ -12,6 +12,7 @@ import Inspector from './inspector/inspector.js';
 import Cluster from './cluster/cluster.js';
 import Timeline from './timeline/timeline.js';
 import Controls from './controls.js';
+import Performance from './performance/performance.js';
 import Compare from './compare/compare.js';
 import { OpenRecording, READ_ONLY, RecordingView } from './player.js';
 
@@ -22,6 +23,7 @@ const TABS = [
   { id: 'timeline', label: 'Timeline', View: Timeline },
   { id: 'controls', label: 'Controls', View: Controls },
   { id: 'compare', label: 'Compare', View: Compare },
+  { id: 'performance', label: 'Performance', View: Performance },
 ];
 
 export function Connection({ store, stream }) {
