@@ -749,9 +749,10 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.match(await page.textContent('.perf-runs'), /round 1, kube-scheduler, SchedulingBasic: 1000 of 1000 pods placed, 550\.1 pods\/s/);
     await shot('performance.png');
     // A file that is not a report is said in words, and changes nothing.
-    writeFileSync(file, '{"kind": "Recording"}');
-    await page.setInputFiles('#bench-file', file);
-    await notice(/Could not read bench.json: This is not a report of minisched bench -o json/);
+    const wrong = join(SHOTS, 'not-a-report.json');
+    writeFileSync(wrong, '{"kind": "Recording"}');
+    await page.setInputFiles('#bench-file', wrong);
+    await notice(/Could not read not-a-report.json: This is not a report of minisched bench -o json/);
     assert.match(await page.textContent('.perf-runs'), /550\.1 pods\/s/);
   });
 
