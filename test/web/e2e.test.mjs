@@ -184,6 +184,20 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.match(await page.textContent('.scores tr.winner'), /chosen/);
     const scoreHeads = await page.$$eval('.scores thead th', (ths) => ths.map((th) => th.textContent));
     assert.ok(scoreHeads.some((h) => /NodeResourcesFit\s*weight 1/.test(h)), `Score columns: ${scoreHeads}`);
+    // The plugin that decided between the two nodes is marked and said
+    // (issue 37, 3); the columns that are 0 on both nodes are only named.
+    const totals = await page.$$eval('.scores td.total', (tds) => tds.map((td) => Number(td.textContent)));
+    if (totals[0] !== totals[1]) {
+      assert.match(await page.textContent('.decided-by'), /^e2e-\S+ beat e2e-\S+ \d+ to \d+: decided by /);
+      assert.ok(await page.locator('.scores thead th.deciding .badge.decided').count() >= 1, 'a deciding column is marked');
+    }
+    const zero = await page.evaluate(() => {
+      const s = window.minisched.store;
+      const d = s.cycleView(s.page.selectedPod.value, s.page.selectedCycle.value).detail.score;
+      return d.plugins.filter((p, i) => d.nodes.every((n) => !n.weighted[i])).map((p) => `${p.name} (weight ${p.weight})`);
+    });
+    for (const name of zero) assert.ok(!scoreHeads.some((h) => h.startsWith(name.split(' ')[0])), `${name} scored 0 everywhere and has a column`);
+    if (zero.length) assert.ok((await page.textContent('section.score')).includes(`0 on every node, so not drawn: ${zero.join(', ')}.`), `the zero columns named: ${zero}`);
     assert.ok(await page.locator('.barchart .bar-row').count() >= 2);
     assert.match(await page.textContent('.points'), /Bind/);
     // The points are listed as they ran: in the order of the cycle's events.
@@ -307,7 +321,9 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.evaluate(() => window.minisched.actions.inspectPod('default/numbered-1'));
     await page.waitForSelector('.scores');
     const heads = await page.$$eval('.scores thead th', (ths) => ths.map((th) => th.textContent));
-    assert.ok(heads.some((h) => /NodeNumber\s*weight 5/.test(h)), `Score columns: ${heads}`);
+    // A column, or named with its weight when it scored 0 on every node (issue 37, 3).
+    const named = /0 on every node, so not drawn: [^.]*NodeNumber \(weight 5\)/.test(await page.textContent('section.score'));
+    assert.ok(named || heads.some((h) => /NodeNumber\s*weight 5/.test(h)), `Score columns: ${heads}`);
     assert.ok(!heads.some((h) => /ImageLocality/.test(h)), `Score columns: ${heads}`);
   });
 
@@ -502,6 +518,9 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.check('#show-table');
     await page.fill('#node-label-filter', 'disk=ssd');
     await page.waitForFunction(() => document.querySelectorAll('#node-table tbody tr').length === 1);
+    // By name too (issue 37, 7).
+    await page.fill('#node-label-filter', 'e2e-ma');
+    await page.waitForFunction(() => [...document.querySelectorAll('#node-table tbody tr')].map((r) => r.dataset.node).join() === 'e2e-many');
     await page.fill('#node-label-filter', '');
     const cpu = await page.$$eval('#node-table tbody tr td.heat:first-of-type', (tds) => tds.map((td) => parseFloat(td.textContent)));
     assert.ok(cpu.length >= 4 && cpu.every((v, i) => i === 0 || v <= cpu[i - 1]), `sorted by CPU use: ${cpu}`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, outcomeText, percent, plural, tidyReason,
 } from '../../web/static/js/format.js';
-import { extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
+import { decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
 import {
   FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, nodeEditForm, nodePatch, priorityClassManifest, splitDocuments, podManifest, podManifests, workloadManifest,
 } from '../../web/static/js/manifests.js';
@@ -133,6 +133,34 @@ test('score table: sorted by total, winner and ties marked', () => {
   assert.equal(negative.best, -50);
   assert.ok(negative.rows.every((r) => r.bar > 0 && r.bar <= 100), JSON.stringify(negative.rows.map((r) => r.bar)));
   assert.equal(negative.rows[0].bar, 100);
+});
+
+test('the Score table names the plugin that decided, and names the columns that are 0 on every node (issue 37, 3)', () => {
+  const plugins = [{ name: 'NodeResourcesFit', weight: 1 }, { name: 'NodeResourcesBalancedAllocation', weight: 1 }, { name: 'ImageLocality', weight: 1 }, { name: 'VolumeBinding', weight: 1 }];
+  const row = (node, fit, balanced) => ({ node, raw: [fit, balanced, 0, 0], normalized: [fit, balanced, 0, 0], weighted: [fit, balanced, 0, 0], nanos: [1, 1, 1, 1], total: fit + balanced });
+  // web-2 went to node-3 at 465 against 463: only BalancedAllocation differs.
+  const t = scoreTable({ plugins, nodes: [row('node-1', 91, 72), row('node-3', 91, 74), row('node-2', 80, 70)] }, { result: 'scheduled', node: 'node-3' }, codes);
+  assert.deepEqual(t.decided.columns, [1]);
+  assert.equal(decidedWords(t.decided), 'node-3 beat node-1 165 to 163: decided by NodeResourcesBalancedAllocation (74 against 72).');
+  assert.deepEqual(t.zero, ['ImageLocality (weight 1)', 'VolumeBinding (weight 1)']);
+  assert.deepEqual(t.drawn, [0, 1]);
+  // No one plugin decides alone: the fewest whose lead adds up, largest first.
+  const u = scoreTable({ plugins, nodes: [row('a', 50, 50), row('b', 53, 52)] }, { result: 'scheduled', node: 'b' }, codes);
+  assert.equal(decidedWords(u.decided), 'b beat a 105 to 100: decided by NodeResourcesFit (53 against 50) and NodeResourcesBalancedAllocation (52 against 50).');
+  // A plugin that alone outweighs the margin decides, even when another led by more.
+  const v = scoreTable({ plugins, nodes: [row('a', 10, 60), row('b', 40, 31)] }, { result: 'scheduled', node: 'b' }, codes);
+  assert.deepEqual(v.decided.columns, [0]);
+  // A tie, or no winner: nothing decided.
+  assert.equal(scoreTable({ plugins, nodes: [row('a', 50, 50), row('b', 50, 50)] }, { result: 'scheduled', node: 'b' }, codes).decided, null);
+  assert.equal(scoreTable({ plugins, nodes: [row('a', 50, 50)] }, { result: 'unschedulable' }, codes).decided, null);
+});
+
+test('a Filter that stopped early says how many nodes it checked, and why (issue 37, 5)', () => {
+  assert.equal(partialSearch({ total: 144, feasible: 144 }, 300),
+    'Filter checked 144 of the 300 nodes: it stops once it has found enough feasible ones (144 here), as kube-scheduler does with percentageOfNodesToScore. The other 156 were not checked.');
+  assert.equal(partialSearch({ total: 300, feasible: 12 }, 300), '', 'every node checked');
+  assert.equal(partialSearch({ total: 1, feasible: 1, nominatedNode: true }, 300), '', 'a nominated node or a hint, alone');
+  assert.equal(partialSearch(null, 300), '');
 });
 
 test('points in the order they ran, and plugin times', () => {
@@ -587,6 +615,7 @@ test('node editing and the node overview: a patch from the editor, rows sorted b
   assert.deepEqual(nodeRows(nodes, usage, { sort: 'cpu' }).map((r) => [r.name, r.cpu]), [['n10', 90], ['n1', 10], ['n2', 0]]);
   assert.deepEqual(nodeRows(nodes, usage, { sort: 'memory', filter: 'zone=a' }).map((r) => r.name), ['n1', 'n10']);
   assert.equal(nodeRows(nodes, usage, { filter: 'zone=b' })[0].cordoned, true);
+  assert.deepEqual(nodeRows(nodes, usage, { filter: 'N1' }).map((r) => r.name), ['n1', 'n10'], 'by name too (issue 37, 7)');
 });
 
 test('what would move a waiting pod: the event a later queue move names is marked as the one that moved it', async () => {

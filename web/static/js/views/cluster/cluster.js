@@ -101,7 +101,7 @@ function NodeEditor({ store, actions, name }) {
 
 const COLUMNS = Object.freeze([['name', 'node'], ['cpu', 'CPU'], ['memory', 'memory'], ['pods', 'pods']]);
 
-/** The node overview: one row per node, its use as a heat colour; sortable, filtered by label. Only the rows in view render. */
+/** The node overview: one row per node, its use as a heat colour; sortable, filtered by name or label. Only the rows in view render. */
 function NodeTable({ store, actions }) {
   const [sort, setSort] = useState('cpu');
   const [filter, setFilter] = useState('');
@@ -117,9 +117,9 @@ function NodeTable({ store, actions }) {
     <td class="small">${Object.entries(r.node.labels || {}).filter(([k]) => k !== 'kubernetes.io/hostname').map(([k, v]) => `${k}=${v}`).join(', ')}</td>
   </tr>`;
   return html`<div class="node-table-wrap">
-    <label class="filter-box">Label <input type="search" id="node-label-filter" placeholder="zone=a" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
+    <label class="filter-box">Name or label <input type="search" id="node-label-filter" placeholder="node-1 or zone=a" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
     <${ScrollTable} className="node-table" id="node-table" rows=${rows} rowRem=${2.1} cols=${COLUMNS.length + 1} head=${head} renderRow=${row} />
-    ${rows.length === 0 ? html`<p class="hint">No node${filter ? ' has such a label' : ' yet'}.</p>` : null}
+    ${rows.length === 0 ? html`<p class="hint">No node${filter ? ' has such a name or label' : ' yet'}.</p>` : null}
   </div>`;
 }
 

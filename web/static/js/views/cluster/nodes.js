@@ -1,5 +1,5 @@
 // nodes.js: the node overview's rows: use in percent, sorted and filtered
-// by label. Pure functions, no DOM: tested with node --test.
+// by name or label. Pure functions, no DOM: tested with node --test.
 
 import { natural } from '../../store/index.js';
 import { percent } from '../../format.js';
@@ -16,15 +16,16 @@ export const SORTS = Object.freeze({
 
 /**
  * nodeRows: [{name, node, cpu, memory, pods (percent used), cordoned}]
- * for the nodes whose labels match filter ("zone=a", "zone", or part of a
- * key=value), sorted by sort (a SORTS key; use descending, name ascending).
+ * for the nodes whose name or a label matches filter ("node-1", "zone=a",
+ * "zone", or part of a name or key=value), sorted by sort (a SORTS key;
+ * use descending, name ascending).
  */
 export function nodeRows(nodes, usage, { sort = 'name', filter = '' } = {}) {
   const f = filter.trim().toLowerCase();
   const rows = [];
   for (const node of nodes) {
     const labels = Object.entries(node.labels || {}).map(([k, v]) => `${k}=${v}`.toLowerCase());
-    if (f && !labels.some((l) => l.includes(f))) continue;
+    if (f && !node.name.toLowerCase().includes(f) && !labels.some((l) => l.includes(f))) continue;
     const u = usage(node.name) || NO_USE;
     const a = node.allocatable || {};
     rows.push({

@@ -100,7 +100,63 @@ export function scoreTable(score, end, codes) {
   else if (rows.length > 1 && min > 0) floor = Math.max(0, below);
   const max = Math.max(floor + 1, top);
   rows.forEach((r) => { r.bar = ((r.total - floor) / (max - floor)) * 100; });
-  return { plugins, rows, best, max, floor, nanos: score.nanos || 0, failed };
+  // Plugins that gave every node 0 are named, not drawn: they said nothing.
+  const drawn = [];
+  const zero = [];
+  plugins.forEach((p, i) => {
+    if (rows.length && rows.every((r) => !r.weighted[i]) && !p.code) zero.push(`${p.name} (weight ${p.weight})`);
+    else drawn.push(i);
+  });
+  return { plugins, rows, best, max, floor, nanos: score.nanos || 0, failed, drawn, zero, decided: decidedBy(plugins, rows) };
+}
+
+/**
+ * decidedBy names the plugins whose weighted scores put the chosen node
+ * ahead of the runner-up: each one that, left out, would have let the
+ * runner-up tie or win; when no one plugin would, the fewest whose lead
+ * together does, largest first. {winner, runnerUp, by, margin, columns:
+ * [plugin index], lead: [{plugin, winner, runnerUp}]}; null without a
+ * winner ahead of another node.
+ */
+export function decidedBy(plugins, rows) {
+  const w = rows.find((r) => r.winner);
+  const r = rows.find((x) => !x.winner);
+  if (!w || !r || w.total <= r.total) return null;
+  const margin = w.total - r.total;
+  const diffs = plugins.map((p, i) => ({ i, d: (w.weighted[i] || 0) - (r.weighted[i] || 0) }));
+  let columns = diffs.filter((x) => x.d >= margin).map((x) => x.i);
+  if (!columns.length) {
+    let sum = 0;
+    columns = [];
+    for (const x of diffs.filter((y) => y.d > 0).sort((a, b) => b.d - a.d)) {
+      columns.push(x.i);
+      sum += x.d;
+      if (sum >= margin) break;
+    }
+  }
+  return {
+    winner: w.node, runnerUp: r.node, margin, winnerTotal: w.total, runnerUpTotal: r.total, columns,
+    lead: columns.map((i) => ({ plugin: plugins[i].name, winner: w.weighted[i] || 0, runnerUp: r.weighted[i] || 0 })),
+  };
+}
+
+/** The sentence above the Score table: who decided between the two best nodes. */
+export function decidedWords(d) {
+  if (!d) return '';
+  const lead = d.lead.map((l) => `${l.plugin} (${l.winner} against ${l.runnerUp})`);
+  const names = lead.length > 1 ? `${lead.slice(0, -1).join(', ')} and ${lead.at(-1)}` : lead[0];
+  return `${d.winner} beat ${d.runnerUp} ${d.winnerTotal} to ${d.runnerUpTotal}: decided by ${names}.`;
+}
+
+/**
+ * partialSearch says, when Filter stopped before it checked every node,
+ * how many it checked of how many: kube-scheduler stops once it has found
+ * enough feasible nodes (percentageOfNodesToScore). '' when it checked
+ * them all, or checked one node alone (a nominated node, a batch's hint).
+ */
+export function partialSearch(matrix, nodes) {
+  if (!matrix || matrix.nominatedNode || !nodes || matrix.total >= nodes) return '';
+  return `Filter checked ${matrix.total} of the ${nodes} nodes: it stops once it has found enough feasible ones (${matrix.feasible} here), as kube-scheduler does with percentageOfNodesToScore. The other ${nodes - matrix.total} were not checked.`;
 }
 
 /**

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife } from '../../format.js';
 import { whyView } from './why.js';
-import { batchLines, extenderRows, filterMatrix, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
+import { batchLines, decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
@@ -186,6 +186,7 @@ function Outcome({ summary, matrix, truncated, permitWait }) {
       ${b ? html`<div><dt>binding</dt><dd>${b.bound ? `bound to ${b.node}` : `failed${b.plugin ? ` in ${b.plugin}` : ''}`} in ${formatNanos(b.nanos)}${b.permitNanos ? `, ${formatNanos(b.permitNanos)} at Permit` : ''}</dd></div>` : null}
     </dl>
     ${permitWait ? html`<p class="message">${summary.binding ? 'Waited' : 'Waiting'} at Permit on ${permitWait.node}: ${Object.entries(permitWait.timeoutNanos || {}).map(([p, ns]) => `${p} for up to ${formatNanos(ns)}`).join(', ')}</p>` : null}
+    ${partialSearch(matrix, summary.nodes) ? html`<p class="partial-search">${partialSearch(matrix, summary.nodes)}</p>` : null}
     ${end?.message ? html`<p class="message">${end.message}</p>` : null}
     ${end?.plugins?.length ? html`<p class="reason">Rejected by ${end.plugins.join(', ')}</p>` : null}
     ${b?.message ? html`<p class="message">${b.message}</p>` : null}
@@ -279,18 +280,28 @@ function Extenders({ calls }) {
 
 function ScoreTable({ table, id = 'score-h', title = 'Score' }) {
   if (!table) return null;
-  const head = html`<thead><tr><th scope="col">node</th>${table.plugins.map((p) => html`<th scope="col" class=${p.extender ? 'extender' : ''}>${p.extender ? html`<span class="badge">extender</span> ` : null}${p.name}<div class="muted small">weight ${p.weight}</div></th>`)}<th scope="col" class="num">total</th></tr></thead>`;
+  const deciding = new Set(table.decided?.columns || []);
+  const cols = table.drawn;
+  const head = html`<thead><tr><th scope="col">node</th>${cols.map((i) => {
+    const p = table.plugins[i];
+    return html`<th scope="col" class=${`${p.extender ? 'extender' : ''}${deciding.has(i) ? ' deciding' : ''}`}>${p.extender ? html`<span class="badge">extender</span> ` : null}${p.name}<div class="muted small">weight ${p.weight}${deciding.has(i) ? html` <span class="badge decided" title="this plugin's scores put the chosen node ahead of the runner-up">decided</span>` : null}</div></th>`;
+  })}<th scope="col" class="num">total</th></tr></thead>`;
   const row = (r) => html`<tr key=${r.node} class=${`${r.winner ? 'winner' : ''} ${r.tie ? 'tie' : ''}`}>
     <th scope="row">${r.node}${r.winner ? html` <span class="badge win">chosen</span>` : null}${r.tie ? html` <span class="badge tie">tie</span>` : null}</th>
-    ${table.plugins.map((p, i) => html`<td class="num" title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
-      <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${`${r.raw[i]} → ${r.normalized[i]} × ${p.weight}`}</div></td>`)}
+    ${cols.map((i) => {
+      const p = table.plugins[i];
+      return html`<td class=${`num${deciding.has(i) ? ' deciding' : ''}`} title=${`${p.name}: raw ${r.raw[i]}, normalized ${r.normalized[i]}, weighted ${r.weighted[i]}, ${formatNanos(r.nanos[i])}`}>
+      <strong class="weighted">${r.weighted[i]}</strong><div class="muted small">${`${r.raw[i]} → ${r.normalized[i]} × ${p.weight}`}</div></td>`;
+    })}
     <td class="num total"><strong>${r.total}</strong></td>
   </tr>`;
+  const decided = decidedWords(table.decided);
   return html`<section aria-labelledby=${id} class="score">
     <h3 id=${id}>${title} <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
+    ${decided ? html`<p class="decided-by">${decided}</p>` : null}
     ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${p.codeName} ${p.reason || ''}`).join('; ')}</p>` : null}
-    <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.${table.rows.length > 12 ? ` ${table.rows.length} nodes, best first: scroll the table for the rest.` : ''}</p>
-    <${ScrollTable} className="scores" rows=${table.rows} rowRem=${3} cols=${table.plugins.length + 2} head=${head} renderRow=${row} />
+    <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.${table.zero.length ? ` 0 on every node, so not drawn: ${table.zero.join(', ')}.` : ''}${table.rows.length > 12 ? ` ${table.rows.length} nodes, best first: scroll the table for the rest.` : ''}</p>
+    <${ScrollTable} className="scores" rows=${table.rows} rowRem=${3} cols=${cols.length + 2} head=${head} renderRow=${row} />
   </section>`;
 }
 
