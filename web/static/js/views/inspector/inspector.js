@@ -372,7 +372,7 @@ function Batch({ detail, end, codes }) {
   const hint = end?.batch?.hint;
   const rescore = useMemo(() => scoreTable(detail.batchScore, hint ? { result: 'scheduled', node: hint } : null, codes), [detail.batchScore, hint, codes]);
   if (!lines.length) return null;
-  return html`<section class="batch" aria-label="opportunistic batching">
+  return html`<section class=${`batch${end?.batch?.used ? '' : ' muted'}`} aria-label="opportunistic batching">
     ${lines.map((l) => html`<p>${l}</p>`)}
     ${rescore ? html`<details><summary>The batch's rescore: ${rescore.rows.length} nodes, only the last chosen one scored again (the others keep their cached raw scores)</summary>
       <${ScoreTable} table=${rescore} id="rescore-h" title="The batch's rescore" /></details>` : null}
