@@ -141,7 +141,7 @@ type Scheduler struct {
 }
 
 // New builds a scheduler; Run starts it.
-func New(ctx context.Context, opts Options) (*Scheduler, error) {
+func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 	if opts.Config == nil || len(opts.Config.Profiles) == 0 {
 		return nil, errors.New("minisched needs a configuration with a profile")
 	}
@@ -183,12 +183,18 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	s.cache = internalcache.New(ctx, nil,
 		utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload),
 		utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup))
-	var err error
 	s.dra, err = newDRA(ctx, opts.Client, s.factory)
 	if err != nil {
 		return nil, err
 	}
 	s.events = events.NewBroadcaster(&events.EventSinkImpl{Interface: opts.Client.EventsV1()})
+	// The broadcaster's goroutine runs from here: a scheduler New does not
+	// return never runs, and must not leave it behind.
+	defer func() {
+		if err != nil {
+			s.events.Shutdown()
+		}
+	}()
 	var profiles []config.KubeSchedulerProfile
 	if s.extenders, profiles, err = newExtenders(opts.Config, opts.Seed); err != nil {
 		return nil, err
@@ -267,6 +273,10 @@ func New(ctx context.Context, opts Options) (*Scheduler, error) {
 	}
 	return s, nil
 }
+
+// Discard releases what New started, for a scheduler that will not Run
+// (a configuration's check).
+func (s *Scheduler) Discard() { s.events.Shutdown() }
 
 // Run starts the informers and schedules until ctx ends; then it waits for
 // the binding cycles under way.

@@ -176,9 +176,11 @@ func (s *Service) SetTuning(t Tuning) {
 func (s *Service) CheckConfig(cfg *config.KubeSchedulerConfiguration) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := New(ctx, Options{Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree}); err != nil {
+	sched, err := New(ctx, Options{Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree})
+	if err != nil {
 		return &schedconfig.Error{Err: err}
 	}
+	sched.Discard()
 	return nil
 }
 
