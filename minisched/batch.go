@@ -137,12 +137,14 @@ func (s *Scheduler) hint(ctx context.Context, c *cycle, state fwk.CycleState, po
 		}
 		metrics.GetNodeHintDuration.WithLabelValues(hinted, b.profile).Observe(metrics.SinceInSeconds(begun))
 	}()
-	if reason := b.incompatible(pod, sig, pop); reason != "" {
-		c.batch.NoHint = reason
-		return ""
+	reason := b.incompatible(pod, sig, pop)
+	if reason == "" {
+		reason = s.refreshHintCandidates(ctx, c, state, pod)
 	}
-	if reason := s.refreshHintCandidates(ctx, c, state, pod); reason != "" {
-		b.flush(reason)
+	if reason != "" {
+		if reason != "none" {
+			b.flush(reason)
+		}
 		c.batch.NoHint = reason
 		return ""
 	}
@@ -153,28 +155,25 @@ func (s *Scheduler) hint(ctx context.Context, c *cycle, state fwk.CycleState, po
 }
 
 // incompatible says why the batch cannot serve the pod ("" when it can),
-// in upstream's order; "none" when there is no batch.
+// in upstream's order; "none" when there is no batch, which upstream does
+// not count as a flush.
 func (b *batch) incompatible(pod *v1.Pod, sig fwk.PodSignature, pop int64) string {
 	if b.state == nil || b.state.sorted == nil || b.state.sorted.Len() == 0 {
 		return "none"
 	}
-	reason := ""
 	switch {
 	case pop != b.last.pop+1:
-		reason = metrics.BatchFlushPodSkipped
+		return metrics.BatchFlushPodSkipped
 	case !b.last.succeeded:
-		reason = metrics.BatchFlushPodFailed
+		return metrics.BatchFlushPodFailed
 	case pod.Status.NominatedNodeName != "":
-		reason = metrics.BatchFlushPodNominated
+		return metrics.BatchFlushPodNominated
 	case sig == nil || !bytes.Equal(sig, b.state.signature):
-		reason = metrics.BatchFlushPodIncompatible
+		return metrics.BatchFlushPodIncompatible
 	case time.Now().After(b.state.created.Add(maxBatchAge)):
-		reason = metrics.BatchFlushExpired
-	default:
-		return ""
+		return metrics.BatchFlushExpired
 	}
-	b.flush(reason)
-	return reason
+	return ""
 }
 
 // flush counts a batch found unusable, as upstream's logUnusableState:

@@ -50,9 +50,7 @@ function Chart({ lines, max, label, seconds }) {
 }
 
 function Live({ store }) {
-  // Read through once per change of the details or summaries.
-  store.cycles.details.changes();
-  store.cycles.summaries.changes();
+  // entriesAll subscribes to every change of the details and summaries.
   const details = Array.from(store.cycles.details.entriesAll(), ([, d]) => d);
   const summaries = Array.from(store.cycles.summaries.entriesAll(), ([, s]) => s);
   const cost = useMemo(() => liveCost(details), [details.length, details.at(-1)]);
