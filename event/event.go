@@ -128,7 +128,7 @@ func (e *Event) Bytes() int {
 	}
 	switch {
 	case e.Queue != nil:
-		b += strs(e.Queue.Plugins) + strs(e.Queue.RejectedBy) + len(e.Queue.Message) + len(e.Queue.Event) + len(e.Queue.Order)
+		b += strs(e.Queue.Plugins) + strs(e.Queue.RejectedBy) + len(e.Queue.Message) + len(e.Queue.Event) + len(e.Queue.Object) + len(e.Queue.Order)
 	case e.Point != nil:
 		for i := range e.Point.Results {
 			r := &e.Point.Results[i]
@@ -233,6 +233,12 @@ const (
 	// ActionDone: the pod left the queue for good (bound, or deleted while
 	// being scheduled).
 	ActionDone QueueAction = "done"
+	// ActionSkip: a cluster event was checked against a pod that waits, and
+	// the QueueingHints of its rejecting plugins (Plugins) that registered
+	// for the event all answered QueueSkip: the pod stays where it is (From
+	// and To). A pod reports one skip per event label and answer while it
+	// waits, so that a thousand node adds do not flood the history.
+	ActionSkip QueueAction = "skip"
 )
 
 // QueueMove is a queue transition.
@@ -245,9 +251,12 @@ type QueueMove struct {
 	// "UnschedulableTimeout", "ForceActivate", "ScheduleAttemptFailure",
 	// "PodUpdate", "PodDelete", and "PopFromBackoffQ" on a pop from backoffQ.
 	Event string `json:"event,omitempty"`
+	// Object is what the cluster event that moved or skipped the pod is
+	// about: a node's name, or a pod's namespace/name.
+	Object string `json:"object,omitempty"`
 	// Plugins are the plugins that rejected the pod (on a move to
-	// unschedulable or backoff after a failure) or whose QueueingHint said
-	// Queue (on a move out of unschedulable).
+	// unschedulable or backoff after a failure), whose QueueingHint said
+	// Queue (on a move out of unschedulable) or QueueSkip (on a skip).
 	Plugins []string `json:"plugins,omitempty"`
 	// GatingPlugin is the PreEnqueue plugin that holds the pod back.
 	// RejectedBy are the plugins that rejected the pod in its last attempt,

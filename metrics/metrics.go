@@ -92,7 +92,7 @@ func (m *Metrics) Observe(e event.Event) {
 		m.attempts.WithLabelValues(result).Inc()
 		m.attemptDuration.WithLabelValues(result).Observe(time.Duration(e.CycleEnd.Nanos).Seconds())
 	case e.Queue != nil:
-		if e.Queue.To != "" && e.Queue.To != event.InFlight && e.Queue.Action != event.ActionUpdate {
+		if e.Queue.To != "" && e.Queue.To != event.InFlight && e.Queue.Action != event.ActionUpdate && e.Queue.Action != event.ActionSkip {
 			m.incoming.WithLabelValues(string(e.Queue.To), e.Queue.Event).Inc()
 		}
 	case e.Cycle%pluginSampleEvery != 0:

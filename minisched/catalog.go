@@ -85,15 +85,31 @@ func (s *Scheduler) describePlugins(ctx context.Context) ([]PluginInfo, error) {
 }
 
 // labels names the cluster events ev stands for, one per action, as queue
-// moves name the event that made them (NodeAdd, NodeUpdateNodeTaint...).
+// moves name the event that made them (NodeAdd, NodeUpdateNodeTaint...); a
+// registration for every update is one "Update" (DeviceClassUpdate), which
+// stands for every NodeUpdate... label.
 func labels(ev fwk.ClusterEvent) []string {
 	if ev.CustomLabel != "" {
 		return []string{ev.CustomLabel}
 	}
+	label := func(a fwk.ActionType) string { return fwk.ClusterEvent{Resource: ev.Resource, ActionType: a}.Label() }
+	if ev.ActionType&fwk.All == fwk.All {
+		return []string{label(fwk.All)}
+	}
 	var out []string
+	for _, a := range []fwk.ActionType{fwk.Add, fwk.Delete} {
+		if ev.ActionType&a != 0 {
+			out = append(out, label(a))
+		}
+	}
+	// Every kind of update is "Update", as the plugin registered it: most
+	// update bits (UpdatePodLabel...) mean nothing for most resources.
+	if ev.ActionType&fwk.Update == fwk.Update {
+		return append(out, label(fwk.Update))
+	}
 	for bit := fwk.ActionType(1); bit != 0 && bit <= ev.ActionType; bit <<= 1 {
-		if ev.ActionType&bit != 0 && bit.String() != "" {
-			out = append(out, fwk.ClusterEvent{Resource: ev.Resource, ActionType: bit}.Label())
+		if ev.ActionType&bit&fwk.Update != 0 && bit.String() != "" {
+			out = append(out, label(bit))
 		}
 	}
 	return out

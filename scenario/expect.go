@@ -54,6 +54,18 @@ func (u *run) expect(ctx context.Context, step int, e *Expect) []ExpectationRepo
 		}
 		add(fmt.Sprintf("pod %s moved by %s", key, e.MovedBy), contains(moved, e.MovedBy), fmt.Sprintf("moved by %v", moved))
 	}
+	if e.SkippedBy != "" {
+		saw, ok := "no QueueSkip", false
+		if p != nil && len(p.skips) > 0 {
+			words := make([]string, len(p.skips))
+			for i, s := range p.skips {
+				words[i] = s.String()
+				ok = ok || contains(s.plugins, e.SkippedBy)
+			}
+			saw = "QueueSkip to " + strings.Join(words, "; ")
+		}
+		add(fmt.Sprintf("pod %s skipped by %s's QueueingHint", key, e.SkippedBy), ok, saw)
+	}
 	if e.GatedBy != "" {
 		var gated []string
 		if p != nil {

@@ -188,12 +188,15 @@ type tracker struct {
 }
 
 type podStory struct {
-	attempts  int
-	queue     string
-	since     time.Time
-	seconds   map[string]float64
-	movedBy   []string
-	gatedBy   []string
+	attempts int
+	queue    string
+	since    time.Time
+	seconds  map[string]float64
+	movedBy  []string
+	gatedBy  []string
+	// skips are the QueueSkip answers the pod's hints gave: "NodeAdd
+	// (node-2): NodeResourcesFit".
+	skips     []queueSkip
 	lastEnd   *event.CycleEnd
 	lastScore *event.ScoreResults
 	// boundTo is the node its binding cycle last bound it to.
@@ -264,6 +267,14 @@ func (t *tracker) apply(e *event.Event) {
 		p.boundTo = e.BindingEnd.Node
 	case e.Queue != nil:
 		q := e.Queue
+		if q.Action == event.ActionSkip {
+			// Bounded: the queue reports a skip once per event and answer
+			// while a pod waits, but a pod may wait many times.
+			if len(p.skips) < maxSkips {
+				p.skips = append(p.skips, queueSkip{event: q.Event, object: q.Object, plugins: q.Plugins})
+			}
+			return
+		}
 		if p.queue != "" {
 			p.seconds[p.queue] += e.Time.Sub(p.since).Seconds()
 		}
@@ -276,6 +287,24 @@ func (t *tracker) apply(e *event.Event) {
 			p.gatedBy = append(p.gatedBy, q.GatingPlugin)
 		}
 	}
+}
+
+// maxSkips is how many QueueSkip answers a pod's story keeps.
+const maxSkips = 32
+
+// queueSkip is a cluster event (about object) to which plugins' QueueingHints
+// answered QueueSkip.
+type queueSkip struct {
+	event, object string
+	plugins       []string
+}
+
+func (s queueSkip) String() string {
+	about := ""
+	if s.object != "" {
+		about = " (" + s.object + ")"
+	}
+	return s.event + about + ": " + strings.Join(s.plugins, ", ")
 }
 
 // pod returns a copy of the pod's story, or nil: the tracker's goroutine
@@ -292,6 +321,7 @@ func (t *tracker) pod(key string) *podStory {
 	c.seconds = maps.Clone(p.seconds)
 	c.movedBy = slices.Clone(p.movedBy)
 	c.gatedBy = slices.Clone(p.gatedBy)
+	c.skips = slices.Clone(p.skips)
 	return &c
 }
 

@@ -109,7 +109,9 @@ type Delete struct {
 type Wait struct {
 	Duration Duration `json:"duration,omitempty"`
 	// For is scheduled, unschedulable, deleted, running or succeeded (of
-	// Pod, or of the pods Selector matches), settled (nothing left to try:
+	// Pod, or of the pods Selector matches), skipped (a cluster event was
+	// checked against Pod and its QueueingHints answered QueueSkip), settled
+	// (nothing left to try:
 	// activeQ, both backoffs and in flight are empty, and no binding cycle
 	// is under way) or queueEmpty (the unschedulable set too).
 	For string `json:"for,omitempty"`
@@ -138,6 +140,9 @@ type Expect struct {
 	// MovedBy: the pod was moved in the queue by this event at least once
 	// (NodeAdd, BackoffComplete, UnschedulableTimeout, PopFromBackoffQ...).
 	MovedBy string `json:"movedBy,omitempty"`
+	// SkippedBy: this plugin's QueueingHint answered QueueSkip to a cluster
+	// event checked against the pod at least once, so the pod stayed.
+	SkippedBy string `json:"skippedBy,omitempty"`
 	// GatedBy: this PreEnqueue plugin held the pod back at least once.
 	GatedBy string `json:"gatedBy,omitempty"`
 	// MinAttempts: the pod was tried at least this many times.

@@ -44,7 +44,7 @@ func (l *Limits) setDefaults() {
 	}
 }
 
-var waitConditions = []string{"scheduled", "unschedulable", "deleted", "running", "succeeded", "settled", "queueEmpty"}
+var waitConditions = []string{"scheduled", "unschedulable", "skipped", "deleted", "running", "succeeded", "settled", "queueEmpty"}
 
 // selectorConditions are the waits that may count the pods of a selector.
 var selectorConditions = []string{"scheduled", "unschedulable", "running", "succeeded", "deleted"}
@@ -302,10 +302,10 @@ func validateWait(path string, w *Wait, l Limits, known map[string]map[string]bo
 }
 
 func validateExpect(path string, e *Expect, known map[string]map[string]bool, plugins []string) error {
-	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.GatedBy != "" || e.MinAttempts != 0 || e.Explains != ""
+	podChecks := e.Node != "" || e.Queue != "" || e.RejectedBy != "" || e.MovedBy != "" || e.SkippedBy != "" || e.GatedBy != "" || e.MinAttempts != 0 || e.Explains != ""
 	counts := e.ScheduledPods != nil || e.UnscheduledPods != nil || e.NodePods != nil
 	if !podChecks && !counts {
-		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, gatedBy, minAttempts, explains, scheduledPods, unscheduledPods or nodePods")
+		return errorf(path, "an expectation needs something to check: node, queue, rejectedBy, movedBy, skippedBy, gatedBy, minAttempts, explains, scheduledPods, unscheduledPods or nodePods")
 	}
 	if e.Selector != "" {
 		if !counts {
@@ -338,6 +338,9 @@ func validateExpect(path string, e *Expect, known map[string]map[string]bool, pl
 	}
 	if e.RejectedBy != "" && !slices.Contains(plugins, e.RejectedBy) {
 		return errorf(path+".rejectedBy", "no plugin is called %q", e.RejectedBy)
+	}
+	if e.SkippedBy != "" && !slices.Contains(plugins, e.SkippedBy) {
+		return errorf(path+".skippedBy", "no plugin is called %q", e.SkippedBy)
 	}
 	if e.GatedBy != "" && !slices.Contains(plugins, e.GatedBy) {
 		return errorf(path+".gatedBy", "no plugin is called %q", e.GatedBy)

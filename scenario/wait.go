@@ -87,6 +87,12 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 			return true, ""
 		}
 		return false, u.tr.describePod(podKey(w.Pod))
+	case "skipped":
+		u.tr.catchUp()
+		if p := u.tr.pod(podKey(w.Pod)); p != nil && len(p.skips) > 0 {
+			return true, ""
+		}
+		return false, "no QueueingHint has answered QueueSkip for it; " + u.tr.describePod(podKey(w.Pod))
 	}
 	sched := u.r.env.Scheduler.Scheduler()
 	if sched == nil {
@@ -205,6 +211,8 @@ func describeWait(w *Wait) string {
 			return fmt.Sprintf("for %d pods of %s%s to be %s", max(w.Count, 1), w.Selector, on, w.For)
 		}
 		return fmt.Sprintf("for pod %s to be %s", podKey(w.Pod), w.For)
+	case "skipped":
+		return fmt.Sprintf("for a QueueingHint of pod %s to answer QueueSkip", podKey(w.Pod))
 	case "settled":
 		return "for the queue to settle"
 	}

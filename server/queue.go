@@ -32,8 +32,19 @@ type QueuedPod struct {
 	// failed.
 	LastEvent string `json:"lastEvent,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// LastSkip is the last cluster event checked against the pod since
+	// that move whose QueueingHints all answered QueueSkip.
+	LastSkip *HintSkip `json:"lastSkip,omitempty"`
 	// Order sorts the pods of one queue as it pops them (QueueMove.Order).
 	Order string `json:"order,omitempty"`
+}
+
+// HintSkip is a cluster event (Event, about Object) to which Plugins'
+// QueueingHints answered QueueSkip: the pod stayed.
+type HintSkip struct {
+	Event   string   `json:"event"`
+	Object  string   `json:"object,omitempty"`
+	Plugins []string `json:"plugins"`
 }
 
 // QueueView is the whole queue.
@@ -57,6 +68,9 @@ func (s *Server) queueView() QueueView {
 			Pod: *event.RefOf(e.Pod), Queue: e.Queue, Attempts: e.Attempts, EnteredAt: e.EnteredAt,
 			SecondsInQueue: now.Sub(e.EnteredAt).Seconds(), Plugins: e.Plugins, RejectedBy: e.Plugins, HintedBy: e.HintedBy, GatingPlugin: e.GatingPlugin,
 			LastEvent: e.LastEvent, Message: e.LastMessage, Order: e.Order,
+		}
+		if k := e.LastSkip; k != nil {
+			qp.LastSkip = &HintSkip{Event: k.Event, Object: k.Object, Plugins: k.Plugins}
 		}
 		if e.Pod.Spec.Priority != nil {
 			qp.Priority = *e.Pod.Spec.Priority

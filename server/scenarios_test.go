@@ -145,6 +145,8 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"an example extender with a field it has not", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  exampleExtender: {url: x}\n  steps:\n  - wait: {duration: 1s}\n", 400, "unknown field \"url\""},
 		{"a flush that would spin", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  queue: {unschedulableFlushInterval: 1ns}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.queue.unschedulableFlushInterval"},
 		{"unknown gating plugin", head + pod + "  - expect: {pod: p, gatedBy: NoSuchGate}\n", 422, "NoSuchGate"},
+		{"unknown skipping plugin", head + pod + "  - expect: {pod: p, skippedBy: NoSuchHint}\n", 422, "spec.steps[1].expect.skippedBy: no plugin is called \"NoSuchHint\""},
+		{"skipped of no pod", head + "  - wait: {for: skipped}\n", 422, "needs the pod"},
 		{"deleted of no pod", head + "  - wait: {for: deleted}\n", 422, "needs the pod"},
 		{"a kind no scenario makes", head + "  - create: {manifest: {apiVersion: v1, kind: Secret, metadata: {name: s}}}\n", 422, "a scenario creates Node, Pod, PriorityClass, CronJob, DaemonSet, Deployment"},
 		{"a Deployment the apiserver refuses", head + "  - create: {manifest: {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: other}}, spec: {containers: [{name: c, image: x}]}}}}}\n", 422, "`selector` does not match template `labels`"},

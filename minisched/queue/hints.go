@@ -46,51 +46,65 @@ func (q *Queue) requeueLocked(pi *PodInfo, s queueingStrategy, c cause) event.Qu
 // worthRequeuing asks the QueueingHints of the plugins that rejected pi
 // whether ev may make it schedulable (upstream's isPodWorthRequeuing), and
 // names the plugin that answered Queue. Pending plugins are asked first: their
-// Queue outranks the others'.
-func (q *Queue) worthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) (queueingStrategy, string) {
+// Queue outranks the others'. On QueueSkip it names the plugins whose hints
+// were asked, which all answered QueueSkip (none when no rejecting plugin
+// registered for ev).
+func (q *Queue) worthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) (s queueingStrategy, plugin string, skipped []string) {
 	if pi.rejectors().Len() == 0 {
-		return queueAfterBackoff, ""
+		return queueAfterBackoff, "", nil
 	}
 	if framework.ClusterEventIsWildCard(ev) {
 		// A wildcard event that carries a pod (ForceActivate) is for that
 		// pod alone.
 		if newObj != nil {
 			if pod, ok := newObj.(*v1.Pod); !ok || pod.UID != pi.uid() {
-				return queueSkip, ""
+				return queueSkip, "", nil
 			}
 		}
-		return queueAfterBackoff, ""
+		return queueAfterBackoff, "", nil
 	}
 	if _, ok := q.opts.Profiles[pi.Pod.Spec.SchedulerName]; !ok {
 		// No profile schedules it: as upstream, the hints cannot say no.
-		return queueAfterBackoff, ""
+		return queueAfterBackoff, "", nil
 	}
 	for _, name := range sets.List(pi.PendingPlugins) {
-		if q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj) {
-			return queueImmediately, name
+		queue, asked := q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj)
+		if queue {
+			return queueImmediately, name, nil
+		}
+		if asked {
+			skipped = append(skipped, name)
 		}
 	}
 	for _, name := range sets.List(pi.UnschedulablePlugins) {
-		if !pi.PendingPlugins.Has(name) && q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj) {
-			return queueAfterBackoff, name
+		if pi.PendingPlugins.Has(name) {
+			continue
+		}
+		queue, asked := q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj)
+		if queue {
+			return queueAfterBackoff, name, nil
+		}
+		if asked {
+			skipped = append(skipped, name)
 		}
 	}
-	return queueSkip, ""
+	return queueSkip, "", skipped
 }
 
 // hintSaysQueue runs the hints the plugin registered for events that ev
 // matches (UpdateNodeLabel matches a registered Update). No hint function
-// means Queue.
-func (q *Queue) hintSaysQueue(plugin string, pod *v1.Pod, ev fwk.ClusterEvent, oldObj, newObj any) bool {
+// means Queue. asked says whether the plugin registered for ev at all.
+func (q *Queue) hintSaysQueue(plugin string, pod *v1.Pod, ev fwk.ClusterEvent, oldObj, newObj any) (queue, asked bool) {
 	for _, reg := range q.profileOf(pod).Hints[plugin] {
 		if !framework.MatchClusterEvents(reg.Event, ev) {
 			continue
 		}
+		asked = true
 		if reg.QueueingHintFn == nil || q.callHint(plugin, reg.QueueingHintFn, pod, oldObj, newObj) == fwk.Queue {
-			return true
+			return true, true
 		}
 	}
-	return false
+	return false, asked
 }
 
 // callHint runs a QueueingHint. An error means Queue, as upstream: retrying

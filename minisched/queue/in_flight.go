@@ -110,12 +110,12 @@ func (q *Queue) hintForInFlightLocked(pi *PodInfo, message string) (queueingStra
 	}
 	strategy, c := queueSkip, failure
 	for _, e := range events {
-		s, plugin := q.worthRequeuing(pi, e.event, e.old, e.new)
+		s, plugin, _ := q.worthRequeuing(pi, e.event, e.old, e.new)
 		if s == queueSkip {
 			continue
 		}
 		if strategy == queueSkip || s == queueImmediately {
-			strategy, c = s, hinted(e.event.Label(), plugin, message)
+			strategy, c = s, hinted(e.event.Label(), objectName(e.old, e.new), plugin, message)
 		}
 		// Only a Pending plugin can do better than after-backoff.
 		if s == queueImmediately || pi.PendingPlugins.Len() == 0 {

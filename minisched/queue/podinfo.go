@@ -58,6 +58,12 @@ type PodInfo struct {
 	// lastHints are the plugins whose QueueingHint made that move, when a
 	// cluster event made it.
 	lastHints []string
+	// lastSkip is the last cluster event whose hints answered QueueSkip
+	// since that move (its Event, Object and Plugins); skips holds the
+	// label=plugins of each skip reported since, so that each is reported
+	// once.
+	lastSkip *event.QueueMove
+	skips    []string
 }
 
 var _ fwk.QueuedEntityInfo = &PodInfo{}
@@ -98,6 +104,9 @@ type Entry struct {
 	// LastMessage why its last attempt failed.
 	LastEvent   string
 	LastMessage string
+	// LastSkip is the last cluster event the pod's hints answered QueueSkip
+	// to since that move: its Event, Object and Plugins.
+	LastSkip *event.QueueMove
 	// Order sorts the pods of one part of the queue (QueueMove.Order).
 	Order string
 }
@@ -114,7 +123,7 @@ func (q *Queue) List() []Entry {
 			out = append(out, Entry{
 				Pod: pi.Pod, Queue: pi.where, Attempts: pi.Attempts, EnteredAt: pi.enteredAt,
 				BackoffUntil: pi.BackoffExpiration, Plugins: sets.List(pi.rejectors()), GatingPlugin: pi.GatingPlugin,
-				LastEvent: pi.lastEvent, LastMessage: pi.lastMessage, HintedBy: pi.lastHints, Order: q.order(pi, pi.where),
+				LastEvent: pi.lastEvent, LastMessage: pi.lastMessage, LastSkip: pi.lastSkip, HintedBy: pi.lastHints, Order: q.order(pi, pi.where),
 			})
 		}
 	}

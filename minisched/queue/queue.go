@@ -388,8 +388,12 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 		pi.Pod = newPod
 		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		for _, ev := range events {
-			s, plugin := q.worthRequeuing(pi, ev, oldPod, newPod)
-			if to := q.requeueLocked(pi, s, hinted(ev.Label(), plugin, "")); to != event.Unschedulable {
+			s, plugin, skipped := q.worthRequeuing(pi, ev, oldPod, newPod)
+			if s == queueSkip {
+				q.skippedLocked(pi, ev.Label(), objectName(oldPod, newPod), skipped)
+				continue
+			}
+			if to := q.requeueLocked(pi, s, hinted(ev.Label(), objectName(oldPod, newPod), plugin, "")); to != event.Unschedulable {
 				return
 			}
 		}
@@ -479,7 +483,9 @@ func (q *Queue) FlushUnschedulableLeftover() {
 // cause is why the queue moved a pod, for the event stream: an event label,
 // the plugins that rejected the pod or whose hint answered Queue, a message.
 type cause struct {
-	label   string
+	label string
+	// object is what the cluster event is about (objectName).
+	object  string
 	plugins []string
 	message string
 	// hint says plugins are those whose QueueingHint said Queue for the
@@ -489,8 +495,8 @@ type cause struct {
 
 // hinted is the cause of a move a cluster event made: plugin's
 // QueueingHint said the pod may fit now.
-func hinted(label, plugin, message string) cause {
-	return cause{label: label, plugins: pluginList(plugin), message: message, hint: true}
+func hinted(label, object, plugin, message string) cause {
+	return cause{label: label, object: object, plugins: pluginList(plugin), message: message, hint: true}
 }
 
 // takeLocked takes pi out of the part of the queue that holds it, and says
@@ -552,8 +558,12 @@ func (q *Queue) podLocked(uid types.UID) *PodInfo {
 }
 
 func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.QueueName, c cause) {
-	if c.label != "" && action != event.ActionUpdate {
-		pi.lastEvent, pi.lastHints = c.label, nil
+	switch {
+	case action == event.ActionSkip:
+		pi.lastSkip = &event.QueueMove{Event: c.label, Object: c.object, Plugins: c.plugins}
+	case action == event.ActionUpdate:
+	case c.label != "":
+		pi.lastEvent, pi.lastHints, pi.lastSkip, pi.skips = c.label, nil, nil, nil
 		if c.hint {
 			pi.lastHints = c.plugins
 		}
@@ -562,7 +572,7 @@ func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.Que
 		pi.lastMessage = c.message
 	}
 	move := &event.QueueMove{
-		Action: action, From: from, To: to, Event: c.label, Plugins: c.plugins, RejectedBy: sets.List(pi.rejectors()),
+		Action: action, From: from, To: to, Event: c.label, Object: c.object, Plugins: c.plugins, RejectedBy: sets.List(pi.rejectors()),
 		GatingPlugin: pi.GatingPlugin, Attempts: pi.Attempts, Message: c.message,
 	}
 	if to == event.BackoffQ || to == event.ErrorBackoffQ {

@@ -828,3 +828,91 @@ func TestRejectedAndHinted(t *testing.T) {
 		t.Errorf("after the backoff: %+v", list)
 	}
 }
+
+func TestSkipsReported(t *testing.T) {
+	fitsBig := func(_ klog.Logger, _ *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+		if n, ok := newObj.(*v1.Node); ok && n.Labels["size"] == "big" {
+			return fwk.Queue, nil
+		}
+		return fwk.QueueSkip, nil
+	}
+	hints := map[string][]fwk.ClusterEventWithHint{
+		"Fit":    {{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeLabel}, QueueingHintFn: fitsBig}},
+		"Ports":  {{Event: nodeAdd, QueueingHintFn: fitsBig}},
+		"Claims": {{Event: claimAdd}},
+	}
+	node := func(name, size string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"size": size}}}
+	}
+	skips := func(r *recorder) []string {
+		var out []string
+		for _, e := range r.Find(func(e event.Event) bool { return e.Kind == event.KindQueue && e.Queue.Action == event.ActionSkip }) {
+			out = append(out, fmt.Sprintf("%s(%s):%v in %s", e.Queue.Event, e.Queue.Object, e.Queue.Plugins, e.Queue.To))
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		events func(q *Queue)
+		want   []string
+		last   string
+	}{
+		{
+			name:   "a node too small: every rejecting plugin that registered says QueueSkip",
+			events: func(q *Queue) { q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node("n1", "small"), nil) },
+			want:   []string{"NodeAdd(n1):[Fit Ports] in unschedulable"},
+			last:   "NodeAdd n1 [Fit Ports]",
+		},
+		{
+			name: "the same answer to the same event is reported once while the pod waits",
+			events: func(q *Queue) {
+				q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node("n1", "small"), nil)
+				q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node("n2", "small"), nil)
+				q.MoveAllToActiveOrBackoffQueue(nodeLabel, node("n1", ""), node("n1", "small"), nil)
+			},
+			want: []string{"NodeAdd(n1):[Fit Ports] in unschedulable", "NodeUpdateNodeLabel(n1):[Fit] in unschedulable"},
+			last: "NodeUpdateNodeLabel n1 [Fit]",
+		},
+		{
+			name:   "an event no rejecting plugin registered is not checked, so not reported",
+			events: func(q *Queue) { q.MoveAllToActiveOrBackoffQueue(claimAdd, nil, nil, nil) },
+		},
+		{
+			name:   "a hint that says Queue moves the pod: no skip",
+			events: func(q *Queue) { q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node("n3", "big"), nil) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, hints)
+			f.failOnce(t, pod("p", 0), Failure{Plugins: sets.New("Fit", "Ports")})
+			tt.events(f.q)
+			if got := skips(f.rec); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("skips %q, want %q", got, tt.want)
+			}
+			last := ""
+			if list := f.q.List(); len(list) == 1 && list[0].LastSkip != nil {
+				k := list[0].LastSkip
+				last = fmt.Sprintf("%s %s %v", k.Event, k.Object, k.Plugins)
+			}
+			if last != tt.last {
+				t.Errorf("List's last skip %q, want %q", last, tt.last)
+			}
+		})
+	}
+	t.Run("a new wait reports the same answer again", func(t *testing.T) {
+		f := newFixture(t, hints)
+		pi := f.failOnce(t, pod("p", 0), Failure{Plugins: sets.New("Fit")})
+		f.q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node("n1", "small"), nil)
+		f.q.Activate(quiet, map[string]*v1.Pod{"p": pi.Pod})
+		f.pop(t, "p")
+		f.q.AddUnschedulableIfNotPresent(pi, Failure{Plugins: sets.New("Fit")})
+		f.q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node("n2", "small"), nil)
+		if got := skips(f.rec); len(got) != 2 {
+			t.Errorf("skips %q, want one per wait", got)
+		}
+		if list := f.q.List(); list[0].LastSkip == nil || list[0].LastSkip.Object != "n2" {
+			t.Errorf("List: %+v", list[0])
+		}
+	})
+}

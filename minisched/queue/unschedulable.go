@@ -3,9 +3,12 @@ package queue
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -78,9 +81,48 @@ func (q *Queue) moveLocked(pods []*PodInfo, ev fwk.ClusterEvent, oldObj, newObj 
 			!framework.MatchAnyClusterEvent(ev, pi.GatingPluginEvents) {
 			continue
 		}
-		if s, plugin := q.worthRequeuing(pi, ev, oldObj, newObj); s != queueSkip {
-			q.requeueLocked(pi, s, hinted(ev.Label(), plugin, ""))
+		s, plugin, skipped := q.worthRequeuing(pi, ev, oldObj, newObj)
+		if s == queueSkip {
+			q.skippedLocked(pi, ev.Label(), objectName(oldObj, newObj), skipped)
+			continue
 		}
+		q.requeueLocked(pi, s, hinted(ev.Label(), objectName(oldObj, newObj), plugin, ""))
 	}
 	q.flight.record(ev, oldObj, newObj)
+}
+
+// skippedLocked reports that the QueueingHints of plugins answered
+// QueueSkip to a cluster event, so the pod stays. A pod reports a skip once
+// per event label and answer while it waits: the answer, not the thousandth
+// node, is what a reader needs.
+func (q *Queue) skippedLocked(pi *PodInfo, label, object string, plugins []string) {
+	if len(plugins) == 0 {
+		return
+	}
+	key := label + "=" + strings.Join(plugins, ",")
+	if slices.Contains(pi.skips, key) {
+		return
+	}
+	pi.skips = append(pi.skips, key)
+	q.report(pi, event.ActionSkip, pi.where, pi.where, cause{label: label, object: object, plugins: plugins})
+}
+
+// objectName names what a cluster event is about: a node's name, a pod's
+// namespace/name; "" when it carries no object.
+func objectName(oldObj, newObj any) string {
+	obj := newObj
+	if obj == nil {
+		obj = oldObj
+	}
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if obj == nil || err != nil {
+		return ""
+	}
+	if m.GetNamespace() == "" {
+		return m.GetName()
+	}
+	return m.GetNamespace() + "/" + m.GetName()
 }

@@ -271,7 +271,9 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForSelector('.outcome.o-unschedulable');
     // giant waits: the story names the events NodeResourcesFit registered (contract D).
     await page.evaluate(() => window.minisched.actions.inspectPod('default/giant'));
-    await page.waitForFunction(() => /NodeResourcesFit: .*Node/.test(document.querySelector('#wake')?.textContent || ''));
+    // In words (issue 37, 2), the registered labels in the line's title.
+    await page.waitForFunction(() => /NodeResourcesFit: .*a node added, or its allocatable changed/.test(document.querySelector('#wake')?.textContent || ''));
+    assert.match(await page.getAttribute('#wake li', 'title'), /NodeAdd/);
   });
 
   await t.test('pause and step from the header; activeQ in the order the server pops it', async () => {
@@ -718,6 +720,23 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForSelector('html[data-projector]');
     await shot('instructor.png');
     await page.keyboard.press('p');
+  });
+
+  await t.test('lesson 6: the QueueSkip a node too small earned is in the pod\'s story (issue 37, 2)', async () => {
+    await tab('controls');
+    const run = page.locator('button[aria-label^="Run scenario Lesson 6:"]');
+    await run.waitFor();
+    await run.click();
+    await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/big'));
+    await wholeStory();
+    const skip = page.locator('#story li[data-kind="skip"]');
+    await skip.first().waitFor();
+    const text = await skip.first().textContent();
+    assert.match(text, /NodeAdd \(node-2\) checked: stays in unschedulable/);
+    assert.match(text, /NodeResourcesFit's QueueingHint said QueueSkip/);
+    // Then the node grew, and the hint said Queue: the move names it.
+    assert.match(await page.textContent('#story'), /moved by NodeUpdateNodeAllocatable \(node-2\)/);
   });
 
   await t.test('opportunistic batching: a pod placed from the last pod\'s batch, said in words, with its Sign point (issue 34, 9)', async () => {

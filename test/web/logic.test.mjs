@@ -644,6 +644,12 @@ test('what would move a waiting pod: the event a later queue move names is marke
   assert.equal(movedByEvent([failed, timeout, added, { ...moved }], ['NodeAdd', 'NodeUpdateNodeAllocatable']), 'NodeAdd');
   // Lists in the older Node/Add form match the moves' NodeAdd, and keep their own spelling.
   assert.equal(wakeEvents(['P'], [{ name: 'P', events: ['Node/Add'] }], [failed, added])[0].moved, 'Node/Add');
+  // A registration for every update covers each kind of update; All covers every event.
+  const labelled = { ...moved, event: 'NodeUpdateNodeLabel' };
+  assert.equal(movedByEvent([failed, labelled], ['NodeUpdate']), 'NodeUpdateNodeLabel');
+  assert.equal(wakeEvents(['P'], [{ name: 'P', events: ['NodeUpdate'] }], [failed, labelled])[0].moved, 'NodeUpdate');
+  assert.equal(wakeEvents(['P'], [{ name: 'P', events: ['NodeAll'] }], [failed, added])[0].moved, 'NodeAll');
+  assert.equal(wakeEvents(['P'], [{ name: 'P', events: ['NodeUpdate'] }], [failed, added])[0].moved, undefined, 'an add is no update');
   // No trail, no plugins: the list as before.
   assert.deepEqual(wakeEvents(['X'], null), [{ plugin: 'X', events: [] }]);
 });
@@ -903,4 +909,19 @@ test('why pending: a node tried, in words', () => {
   const short = trialView({ node: 'a', state: 'done', result: { name: 'a', failures: [{ plugin: 'P', reason: 'r', change: { words: 'w' } }], tried: { fits: false, failures: [{ plugin: 'Q', reason: 'still no' }] } } });
   assert.deepEqual([short.label, short.still], ['not enough', ['Q: still no']]);
   assert.match(trialView({ node: 'a', state: 'done', result: { name: 'a', failures: [{ plugin: 'P', reason: 'r' }] } }).label, /^unproven/);
+});
+
+test('what would move a pod, in words per plugin (issue 37, 2)', async () => {
+  const { wakeWords } = await import('../../web/static/js/format.js');
+  const cases = [
+    [['NodeAdd', 'NodeUpdateNodeAllocatable', 'NodeUpdateNodeTaint', 'AssignedPodDelete', 'AssignedPodUpdatePodScaleDown'],
+      'a node added, or its allocatable or taints changed; a scheduled pod deleted or scaled down'],
+    [['PersistentVolumeClaimAdd', 'PersistentVolumeAdd', 'storage.k8s.io/CSINodeAdd', 'resource.k8s.io/DeviceClassAdd', 'resource.k8s.io/DeviceClassUpdate'],
+      'a PersistentVolumeClaim added; a PersistentVolume added; a CSINode added; a DeviceClass added or changed'],
+    [['PodUpdatePodSchedulingGatesEliminated'], 'a pod freed of its scheduling gates'],
+    // What it cannot read it names as it is.
+    [['NodeUpdateSomethingNew', 'Weird'], 'a node UpdateSomethingNew; Weird'],
+    [[], ''],
+  ];
+  for (const [events, want] of cases) assert.equal(wakeWords(events), want, events.join(','));
 });

@@ -908,3 +908,40 @@ test('a node tried joins the explanation it was tried for, and no other', () => 
   store.setTrial({ key: 'default/a', node: 'n1', state: 'done', result: { name: 'n1', failures: [] } });
   assert.equal(store.server.explanation.value.trial, undefined);
 });
+
+test('a QueueSkip answer: in the pod\'s story and on its card, and the timeline band goes on (issue 37, 2)', async () => {
+  const { waitReasons } = await import('../../web/static/js/format.js');
+  const { segments } = await import('../../web/static/js/views/timeline/bands.js');
+  const s = fresh();
+  s.applyMessage(snapshot({ nodes: [nodeSummary('node-1')], pods: [podSummary('big')] }));
+  s.applyMessage(events([
+    E.queue('big', { action: 'add', to: 'active', event: 'PodAdd', order: 'a' }, 0),
+    E.queue('big', { action: 'pop', from: 'active', to: 'inFlight', attempts: 1 }, 10),
+    E.queue('big', { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], attempts: 1 }, 12),
+    E.queue('big', { action: 'skip', from: 'unschedulable', to: 'unschedulable', event: 'NodeAdd', object: 'node-2', plugins: ['NodeResourcesFit'], rejectedBy: ['NodeResourcesFit'], attempts: 1 }, 20),
+  ]));
+  const skip = s.story('default/big').at(-1);
+  assert.deepEqual([skip.kind, skip.text, skip.detail], ['skip', 'NodeAdd (node-2) checked: stays in unschedulable', 'NodeResourcesFit\'s QueueingHint said QueueSkip']);
+  const entry = s.queue.entries.get('default/big');
+  assert.equal(entry.queue, 'unschedulable');
+  assert.deepEqual(waitReasons(entry).map((r) => r.text), ['rejected by NodeResourcesFit', 'NodeResourcesFit said QueueSkip to NodeAdd (node-2)']);
+  // The skip does not cut the unschedulable band in two.
+  const trail = s.cycles.podInfo.get('default/big').trail;
+  const t0 = trail[0].t;
+  assert.deepEqual(segments(trail, t0, t0 + 100).map((b) => [b.queue, b.to - b.from]), [['active', 10], ['inFlight', 2], ['unschedulable', 88]]);
+  // A move the hint made names the node and forgets the skip on the card.
+  s.applyMessage(events([E.queue('big', { action: 'move', from: 'unschedulable', to: 'backoff', event: 'NodeUpdateNodeAllocatable', object: 'node-2', plugins: ['NodeResourcesFit'], rejectedBy: ['NodeResourcesFit'], attempts: 1 }, 30)]));
+  assert.match(s.story('default/big').at(-1).text, /^moved by NodeUpdateNodeAllocatable \(node-2\): unschedulable → backoffQ/);
+  assert.equal(s.queue.entries.get('default/big').skip, null);
+  // The snapshot's lastSkip shows on the card of a page that connects later.
+  const later = fresh();
+  later.applyMessage(snapshot({
+    nodes: [nodeSummary('node-1')], pods: [podSummary('big')],
+    queue: { active: [], backoff: [], errorBackoff: [], inFlight: [], unschedulable: [{ pod: { namespace: 'default', name: 'big', uid: 'uid-big' }, queue: 'unschedulable', attempts: 1, rejectedBy: ['NodeResourcesFit'], lastSkip: { event: 'NodeAdd', object: 'node-2', plugins: ['NodeResourcesFit'] } }] },
+  }));
+  assert.match(waitReasons(later.queue.entries.get('default/big')).at(-1).text, /NodeResourcesFit said QueueSkip to NodeAdd \(node-2\)/);
+  // A pod a PreEnqueue plugin holds back says which, in its story (lesson 15's DefaultPreemption).
+  s.applyMessage(snapshot({ nodes: [nodeSummary('node-1')], pods: [podSummary('big'), podSummary('pre')] }));
+  s.applyMessage(events([E.queue('pre', { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], gatingPlugin: 'DefaultPreemption', attempts: 1 }, 50)]));
+  assert.match(s.story('default/pre').at(-1).detail, /rejected by NodeResourcesFit; gated by DefaultPreemption \(PreEnqueue\)/);
+});

@@ -165,14 +165,17 @@ export function queueTitle(name) {
 /**
  * What a queue card says of why the pod waits: [{kind, text}], kind
  * "gate" (a PreEnqueue plugin holds it), "rejected" (the plugins that
- * rejected its last attempt) or "hinted" (the plugins whose QueueingHint
- * said Queue to the cluster event that moved it).
+ * rejected its last attempt), "hinted" (the plugins whose QueueingHint
+ * said Queue to the cluster event that moved it) or "skipped" (the last
+ * cluster event since, which its hints answered QueueSkip to).
  */
 export function waitReasons(entry) {
   if (entry.gatingPlugin) return [{ kind: 'gate', text: `gated by ${entry.gatingPlugin}` }];
   const out = [];
   if (entry.rejectedBy?.length) out.push({ kind: 'rejected', text: `rejected by ${entry.rejectedBy.join(', ')}` });
   if (entry.hintedBy?.length) out.push({ kind: 'hinted', text: `${entry.hintedBy.join(', ')} said Queue${entry.event ? ` on ${entry.event}` : ''}` });
+  const skip = entry.skip;
+  if (skip?.plugins?.length) out.push({ kind: 'skipped', text: `${skip.plugins.join(', ')} said QueueSkip to ${skip.event}${skip.object ? ` (${skip.object})` : ''}` });
   return out;
 }
 
@@ -240,4 +243,72 @@ export function outcomeClass(summary) {
   if (!end) return 'running';
   if (end.result === 'scheduled') return summary.binding && !summary.binding.bound ? 'error' : 'scheduled';
   return end.result;
+}
+
+// What a cluster event's resource is, in words, longest name first so that
+// PersistentVolumeClaim is not read as PersistentVolume.
+const EVENT_SUBJECTS = [
+  ['UnscheduledPod', 'a pending pod'], ['AssignedPod', 'a scheduled pod'], ['TargetPod', 'this pod'], ['Pod', 'a pod'],
+  ['Node', 'a node'], ['PersistentVolumeClaim', 'a PersistentVolumeClaim'], ['PersistentVolume', 'a PersistentVolume'],
+];
+// What happened to it: a verb, or (its ...) a part that changed.
+const EVENT_ACTIONS = Object.freeze({
+  Add: { verb: 'added' }, Delete: { verb: 'deleted' }, Update: { verb: 'changed' }, All: { verb: 'added, changed or deleted' },
+  UpdatePodScaleDown: { verb: 'scaled down' }, UpdatePodScaleUp: { verb: 'scaled up' },
+  UpdatePodSchedulingGatesEliminated: { verb: 'freed of its scheduling gates' },
+  UpdateNodeAllocatable: { part: 'allocatable' }, UpdateNodeLabel: { part: 'labels' }, UpdateNodeTaint: { part: 'taints' },
+  UpdateNodeCondition: { part: 'conditions' }, UpdateNodeAnnotation: { part: 'annotations' },
+  UpdateNodeDeclaredFeature: { part: 'declared features' }, UpdateNodePreemptionPolicy: { part: 'preemption policy' },
+  UpdatePodLabel: { part: 'labels' }, UpdatePodToleration: { part: 'tolerations' },
+  UpdatePodGeneratedResourceClaim: { part: 'generated ResourceClaim' },
+});
+
+/** Splits a cluster event's label (NodeUpdateNodeLabel) into {subject, action}; action null when unknown. */
+function parseEvent(label) {
+  let resource = '';
+  let rest = label;
+  const known = EVENT_SUBJECTS.find(([r]) => label.startsWith(r));
+  if (known) {
+    resource = known[1];
+    rest = label.slice(known[0].length);
+  } else {
+    // group/Kind then the action: storage.k8s.io/CSINodeAdd.
+    const m = /^(?:[^/]+\/)?(.*?)(Add|Delete|Update\w*|All)$/.exec(label);
+    if (!m) return { subject: label, action: null, raw: '' };
+    resource = `a ${m[1]}`;
+    rest = m[2];
+  }
+  return { subject: resource, action: EVENT_ACTIONS[rest] || null, raw: rest };
+}
+
+function orList(items) {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}
+
+/**
+ * wakeWords says in words what the cluster events a plugin registered
+ * are: ["NodeAdd", "NodeUpdateNodeAllocatable", "AssignedPodDelete"] gives
+ * "a node added, or its allocatable changed; a scheduled pod deleted".
+ * An event it cannot read is named as it is.
+ */
+export function wakeWords(events) {
+  const bySubject = new Map();
+  for (const label of events || []) {
+    const { subject, action, raw } = parseEvent(label);
+    let g = bySubject.get(subject);
+    if (!g) bySubject.set(subject, g = { verbs: [], parts: [], raw: [] });
+    if (!action) {
+      if (raw) g.raw.push(raw);
+    } else if (action.verb) g.verbs.push(action.verb);
+    else g.parts.push(action.part);
+  }
+  const phrases = [];
+  for (const [subject, g] of bySubject) {
+    const said = [];
+    if (g.verbs.length) said.push(orList([...new Set(g.verbs)]));
+    if (g.parts.length) said.push(`its ${orList([...new Set(g.parts)])} changed`);
+    if (g.raw.length) said.push(orList(g.raw));
+    phrases.push([subject, said.join(', or ')].filter(Boolean).join(' '));
+  }
+  return phrases.join('; ');
 }

@@ -27,16 +27,20 @@ function sameItems(a, b) {
 
 /**
  * A queue event as a step of the pod's story: {t, action, from, to, event,
- * rejectedBy, hintedBy, failed, backoffUntil, message, attempts}. A move
- * out of a cycle is a failed attempt (a successful one is "done"): its
- * plugins rejected the pod. On any other move, plugins are those whose
- * QueueingHint said Queue to the cluster event that moved it. rejectedBy,
+ * object, rejectedBy, hintedBy, skippedBy, gatingPlugin, failed,
+ * backoffUntil, message, attempts}. A move out of a cycle is a failed attempt (a successful one is
+ * "done"): its plugins rejected the pod. On a skip (action "skip": a
+ * cluster event was checked and the pod stayed), plugins are those whose
+ * QueueingHint said QueueSkip. On any other move, plugins are those whose
+ * QueueingHint said Queue to the cluster event (about object) that moved
+ * it. rejectedBy,
  * when the server sends it, names the last attempt's rejecters on every
  * move. event, when given, replaces the one the queue event names; seq is
  * the event's place in the history.
  */
 export function moveStep(q, t, seq, event = null) {
   const failed = q.action === 'move' && q.from === 'inFlight';
+  const skip = q.action === 'skip';
   const plugins = q.plugins || NONE;
   return {
     t,
@@ -45,8 +49,11 @@ export function moveStep(q, t, seq, event = null) {
     from: q.from || null,
     to: q.to || null,
     event: event ?? (q.action === 'pop' ? 'Pop' : q.event || ''),
+    object: q.object || '',
     rejectedBy: failed ? (q.rejectedBy || plugins) : (q.rejectedBy || NONE),
-    hintedBy: failed ? NONE : plugins,
+    hintedBy: failed || skip ? NONE : plugins,
+    skippedBy: skip ? plugins : NONE,
+    gatingPlugin: q.gatingPlugin || '',
     failed,
     backoffUntil: toMillis(q.backoffUntil),
     message: q.message || '',
@@ -56,10 +63,11 @@ export function moveStep(q, t, seq, event = null) {
 
 export function createQueue() {
   // Pod key -> {key, pod, queue, order, attempts, enteredAt, changedAt,
-  // backoffUntil, event, rejectedBy, hintedBy, gatingPlugin, message}:
+  // backoffUntil, event, rejectedBy, hintedBy, gatingPlugin, message, skip}:
   // rejectedBy the plugins that rejected the pod in its last attempt,
   // hintedBy those whose QueueingHint said Queue on its last move, when a
-  // cluster event moved it.
+  // cluster event moved it; skip the last cluster event since that move
+  // whose hints all said QueueSkip ({t, event, object, plugins}), or null.
   const entries = keyedMap();
 
   // Queue name -> {list, version}: the entries of the pods in that queue,
@@ -138,6 +146,12 @@ export function createQueue() {
       const q = e.queue;
       const old = entries.peek(key);
       const same = !!old && sameUid(old.pod, e.pod);
+      if (q.action === 'skip') {
+        // The pod stays where it is; the card shows the hint's answer.
+        if (!same) return null;
+        put(key, old, { ...old, skip: { t, event: q.event || '', object: q.object || '', plugins: q.plugins || NONE } });
+        return { step: moveStep(q, t, e.seq), failure: null };
+      }
       if (q.action === 'delete' || q.action === 'done') {
         if (same) put(key, old, null);
         return { step: moveStep(q, t, e.seq), failure: null };
@@ -165,6 +179,7 @@ export function createQueue() {
         hintedBy: inPlace ? base.hintedBy : step.hintedBy,
         gatingPlugin: q.gatingPlugin || '',
         message: (inPlace ? q.message || base.message : q.message) || '',
+        skip: inPlace ? base.skip ?? null : null,
       };
       put(key, old, entry);
       const failure = step.failed ? { t, plugins: step.rejectedBy, message: entry.message, attempts: entry.attempts } : null;
@@ -208,9 +223,10 @@ export function createQueue() {
           const hintedBy = qp.hintedBy || NONE;
           const message = qp.message || '';
           const event = qp.lastEvent || '';
+          const skip = qp.lastSkip ? { t: null, event: qp.lastSkip.event || '', object: qp.lastSkip.object || '', plugins: qp.lastSkip.plugins || NONE } : null;
           pairs.push([key, {
             key, pod: qp.pod, queue: name, order: qp.order, attempts: qp.attempts ?? 0, enteredAt: entered, changedAt: entered,
-            backoffUntil: toMillis(qp.backoffUntil), event, rejectedBy, hintedBy, gatingPlugin: qp.gatingPlugin || '', message,
+            backoffUntil: toMillis(qp.backoffUntil), event, rejectedBy, hintedBy, gatingPlugin: qp.gatingPlugin || '', message, skip,
           }]);
           told.push({
             key,

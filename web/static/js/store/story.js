@@ -1,13 +1,13 @@
 // story.js: a pod's story for the inspector, in the order it happened: its
 // queue moves (the event, the plugins whose QueueingHint said Queue, the
-// backoff), its attempts (each a cycle), the preemptions it took part in
+// backoff), the cluster events its hints answered QueueSkip to, its attempts (each a cycle), the preemptions it took part in
 // and its deletion; and, for a pod that waits, the cluster events that
 // would move it, the one that did marked. Pure functions, no DOM: tested with node --test.
 
 import { describeMove, outcomeClass, outcomeText, queueTitle } from '../format.js';
 
 // Entries of the same place in the stream in the order they happen.
-const RANK = Object.freeze({ queue: 0, attempt: 1, preempted: 2, preempting: 2, deleted: 3 });
+const RANK = Object.freeze({ queue: 0, skip: 0, attempt: 1, preempted: 2, preempting: 2, deleted: 3 });
 
 /**
  * podStory merges what the store knows of one pod: {trail, cycles (the
@@ -15,7 +15,8 @@ const RANK = Object.freeze({ queue: 0, attempt: 1, preempted: 2, preempting: 2, 
  * {pod, node, t, seq}, deletedAt, deletedSeq}. Returns [{t, seq, kind,
  * text, detail, tone, cycle, pod}] in the stream's order (its seq: the
  * server's clocks may not agree to the millisecond, the order does): kind
- * is queue, attempt, preempted (this pod was a victim),
+ * is queue, skip (a cluster event the pod's hints answered QueueSkip to),
+ * attempt, preempted (this pod was a victim),
  * preempting (it evicted pod), or deleted; cycle the id an attempt links
  * to, pod the key another pod's entry links to; tone a class name (ok,
  * fail, wait, info).
@@ -28,16 +29,21 @@ export function podStory({ trail = [], cycles = [], victims = [], preemptedBy = 
       add(s.seq, { t: s.t, kind: 'queue', text: `in ${queueTitle(s.to)} when the page connected`, detail: reasons(s), tone: 'info' });
     } else if (s.action === 'pop') {
       add(s.seq, { t: s.t, kind: 'queue', text: `popped from ${queueTitle(s.from)} for attempt ${s.attempts ?? '?'}`, detail: '', tone: 'info' });
+    } else if (s.action === 'skip') {
+      add(s.seq, {
+        t: s.t, kind: 'skip', text: `${s.event}${s.object ? ` (${s.object})` : ''} checked: stays in ${queueTitle(s.to)}`,
+        detail: `${s.skippedBy.join(', ')}'s QueueingHint said QueueSkip`, tone: 'info',
+      });
     } else if (s.failed) {
       add(s.seq, {
         t: s.t, kind: 'queue', text: `attempt ${s.attempts ?? '?'} failed: to ${queueTitle(s.to)}`,
-        detail: [s.rejectedBy.length ? `rejected by ${s.rejectedBy.join(', ')}` : '', backoff(s)].filter(Boolean).join('; '), tone: 'fail',
+        detail: [s.rejectedBy.length ? `rejected by ${s.rejectedBy.join(', ')}` : '', gate(s), backoff(s)].filter(Boolean).join('; '), tone: 'fail',
       });
     } else if (s.to) {
       const move = describeMove(s.event);
       add(s.seq, {
-        t: s.t, kind: 'queue', text: `${move || s.action}: ${s.from ? `${queueTitle(s.from)} → ` : ''}${queueTitle(s.to)}`,
-        detail: [s.hintedBy.length ? `${s.hintedBy.join(', ')}'s QueueingHint said Queue` : '', backoff(s)].filter(Boolean).join('; '),
+        t: s.t, kind: 'queue', text: `${move || s.action}${s.object ? ` (${s.object})` : ''}: ${s.from ? `${queueTitle(s.from)} → ` : ''}${queueTitle(s.to)}`,
+        detail: [s.hintedBy.length ? `${s.hintedBy.join(', ')}'s QueueingHint said Queue` : '', gate(s), backoff(s)].filter(Boolean).join('; '),
         tone: s.hintedBy.length ? 'ok' : 'info',
       });
     } else {
@@ -62,6 +68,11 @@ const TONES = Object.freeze({ scheduled: 'ok', unschedulable: 'fail', error: 'fa
 
 function reasons(s) {
   return [s.rejectedBy?.length ? `rejected by ${s.rejectedBy.join(', ')}` : '', s.hintedBy?.length ? `${s.hintedBy.join(', ')} said Queue` : ''].filter(Boolean).join('; ');
+}
+
+// A PreEnqueue plugin holding the pod back in the unschedulable set.
+function gate(s) {
+  return s.gatingPlugin && s.to === 'unschedulable' ? `gated by ${s.gatingPlugin} (PreEnqueue)` : '';
 }
 
 function backoff(s) {
@@ -107,8 +118,13 @@ export function movedByEvent(trail, events) {
   return null;
 }
 
-// Events as plugins list them and as queue moves name them: NodeAdd, or
-// Node/Add in older answers.
-function sameEvent(a, b) {
-  return a.replace('/', '') === b.replace('/', '');
+// Whether registered (as a plugin lists it: NodeAdd, or Node/Add in older
+// answers) covers the event a queue move names: NodeUpdate stands for every
+// NodeUpdate... and NodeAll for every event of nodes.
+function sameEvent(registered, moved) {
+  const r = registered.replace('/', '');
+  const m = moved.replace('/', '');
+  if (r === m) return true;
+  if (r.endsWith('Update')) return m.startsWith(r);
+  return r.endsWith('All') && ['Add', 'Delete', 'Update'].some((a) => m.startsWith(r.slice(0, -3) + a));
 }

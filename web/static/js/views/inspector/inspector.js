@@ -5,7 +5,7 @@
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
-import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife } from '../../format.js';
+import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife, wakeWords } from '../../format.js';
 import { whyView } from './why.js';
 import { batchLines, decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
@@ -119,9 +119,10 @@ function TryIt({ actions, podKey: key, nodes, trial }) {
 const STORY_SHOWN = 6;
 
 /**
- * The pod's story, oldest first: queue moves, attempts (each opens its
- * cycle below), preemptions (each opens the other pod) and, for a pod that
- * waits, the cluster events that would move it.
+ * The pod's story, oldest first: queue moves, the cluster events its hints
+ * answered QueueSkip to, attempts (each opens its cycle below), preemptions
+ * (each opens the other pod) and, for a pod that waits, the cluster events
+ * that would move it, in words (the labels in each line's title).
  */
 function Story({ store, actions, podKey: key, current }) {
   const [all, setAll] = useState(false);
@@ -142,8 +143,8 @@ function Story({ store, actions, podKey: key, current }) {
       </li>`)}
     </ol>
     ${wake.length ? html`<div class="wake" id="wake">
-      <strong>What would move it:</strong> a cluster event one of its rejecting plugins registered for
-      <ul>${wake.map((w) => html`<li key=${w.plugin}><strong>${w.plugin}</strong>: ${w.events.length ? w.events.map((ev, i) => html`${i ? ', ' : ''}${ev === w.moved ? html`<mark class="moved" title="a queue move named this event: it moved the pod">${ev} (moved it)</mark>` : ev}`) : html`<span class="muted">registers no event (the pod waits for its timeout)</span>`}</li>`)}</ul>
+      <strong>What would move it:</strong> a cluster event one of its rejecting plugins registered for, if that plugin's QueueingHint then says Queue
+      <ul>${wake.map((w) => html`<li key=${w.plugin} title=${w.events.join(', ')}><strong>${w.plugin}</strong>: ${w.events.length ? wakeWords(w.events) : html`<span class="muted">registers no event (the pod waits for its timeout)</span>`}${w.moved ? html` <mark class="moved" title="a queue move named this event: it moved the pod">${w.moved} moved it</mark>` : null}</li>`)}</ul>
     </div>` : null}
   </section>`;
 }

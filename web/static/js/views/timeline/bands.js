@@ -8,7 +8,9 @@ import { lastActivity } from '../../store/index.js';
  * once the pod left the queue) into bands [{from, to, queue, event}] within
  * [t0, t1]; the last band lasts until t1 while the pod is still queued.
  */
-export function segments(trail, t0, t1) {
+export function segments(steps, t0, t1) {
+  // A skip (a hint said QueueSkip) leaves the pod where it was.
+  const trail = steps.filter((s) => s.action !== 'skip');
   const out = [];
   for (let i = 0; i < trail.length; i++) {
     const s = trail[i];
