@@ -35,6 +35,11 @@ func TestExplainEndpoint(t *testing.T) {
 	if n.Name != "node-1" || len(n.Failures) != 1 || n.Failures[0].Plugin != "NodeResourcesFit" || n.Tried == nil || !n.Tried.Fits {
 		t.Errorf("node-1: %+v, want NodeResourcesFit, tried and fits", n)
 	}
+	// The apiserver says fits is bound before the scheduler's informer
+	// does; an explanation reads the informer's pod.
+	eventually(t, 10*time.Second, "the scheduler sees fits bound", func() bool {
+		return api(t, "GET", "/api/v1/pods/default/fits/explain", "", nil, nil) != http.StatusOK
+	})
 	for _, tt := range []struct {
 		path string
 		want int

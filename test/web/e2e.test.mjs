@@ -306,6 +306,33 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForFunction(() => /running/.test(document.querySelector('#scheduler-state').textContent));
   });
 
+  await t.test('a long lane counts its pods by reason, one button keeps it to that reason, and a search finds a pod (issue 37, 7)', async () => {
+    for (let i = 1; i <= 6; i++) await api(server.url, 'POST', '/pods', podBody(`crowd-${i}`, { cpu: '64' }));
+    await tab('queue');
+    const chip = page.locator('.lane-unschedulable .group-chip[data-reason="rejected by NodeResourcesFit"]');
+    // giant and the six: seven pods rejected by NodeResourcesFit, one button.
+    await page.waitForFunction(() => Number(document.querySelector('.lane-unschedulable .group-chip[data-reason="rejected by NodeResourcesFit"] .count')?.textContent) >= 7, null, { timeout: 30_000 });
+    // A node too small to help: each card says the hint skipped it (issue 37, 2).
+    await createNode('e2e-tiny', '1', '1Gi');
+    await tab('queue');
+    await page.waitForFunction(() => /NodeAdd \(e2e-tiny\): QueueSkip/.test(document.querySelector('.lane-unschedulable [data-pod="default/crowd-1"] .why-skipped')?.textContent || ''));
+    await chip.click();
+    assert.equal(await chip.getAttribute('aria-pressed'), 'true');
+    await page.fill('#queue-search', 'crowd-3');
+    await page.waitForFunction(() => document.querySelectorAll('.lane-unschedulable [data-pod]').length === 1);
+    assert.equal(await page.getAttribute('.lane-unschedulable [data-pod]', 'data-pod'), 'default/crowd-3');
+    assert.match(await page.textContent('.lane-unschedulable .lane-head .count'), /^1 of \d+$/);
+    await shot('queue-groups.png');
+    // A plugin's name finds the pods it rejected.
+    await page.fill('#queue-search', 'NodeResourcesFit');
+    await page.waitForFunction(() => document.querySelectorAll('.lane-unschedulable [data-pod]').length >= 2);
+    await page.fill('#queue-search', '');
+    await chip.click();
+    for (let i = 1; i <= 6; i++) await api(server.url, 'DELETE', `/pods/default/crowd-${i}`);
+    await api(server.url, 'DELETE', '/nodes/e2e-tiny');
+    await page.locator('.lane-unschedulable [data-pod="default/crowd-1"]').waitFor({ state: 'detached' });
+  });
+
   await t.test('plugins: enable NodeNumber with weight 5, disable ImageLocality, and the scores follow', async () => {
     await tab('controls');
     const generation = await page.evaluate(() => window.minisched.store.server.scheduler.value.generation);

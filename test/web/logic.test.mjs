@@ -925,3 +925,30 @@ test('what would move a pod, in words per plugin (issue 37, 2)', async () => {
   ];
   for (const [events, want] of cases) assert.equal(wakeWords(events), want, events.join(','));
 });
+
+test('the queue board\'s groups by reason, and its search (issue 37, 7)', async () => {
+  const { laneGroups, laneShown, reasonOf } = await import('../../web/static/js/views/lanes.js');
+  const entries = {
+    'default/a': { rejectedBy: ['NodeResourcesFit'], attempts: 1 },
+    'default/b': { rejectedBy: ['NodeResourcesFit'], attempts: 2 },
+    'team/c': { rejectedBy: ['TaintToleration', 'NodeResourcesFit'], attempts: 1 },
+    'default/d': { gatingPlugin: 'SchedulingGates', rejectedBy: ['SchedulingGates'] },
+    'default/e': { attempts: 0 },
+  };
+  const of = (k) => entries[k];
+  const keys = Object.keys(entries);
+  assert.deepEqual(laneGroups(keys, of), [
+    { reason: 'rejected by NodeResourcesFit', count: 2 },
+    { reason: 'rejected by TaintToleration, NodeResourcesFit', count: 1 },
+    { reason: 'gated by SchedulingGates', count: 1 },
+    { reason: 'not tried yet', count: 1 },
+  ]);
+  assert.equal(reasonOf({ attempts: 3 }), 'tried before, no plugin to blame');
+  // A group keeps its pods, in the lane's order; the search any case, by name or reason.
+  assert.deepEqual(laneShown(keys, of, { group: 'rejected by NodeResourcesFit' }), ['default/a', 'default/b']);
+  assert.deepEqual(laneShown(keys, of, { search: 'TEAM/' }), ['team/c']);
+  assert.deepEqual(laneShown(keys, of, { search: 'noderesourcesfit' }), ['default/a', 'default/b', 'team/c']);
+  assert.deepEqual(laneShown(keys, of, { search: 'taint', group: 'rejected by NodeResourcesFit' }), []);
+  // Nothing asked: the same array, so the lane does not render again.
+  assert.equal(laneShown(keys, of, { search: '  ' }), keys);
+});

@@ -924,7 +924,8 @@ test('a QueueSkip answer: in the pod\'s story and on its card, and the timeline 
   assert.deepEqual([skip.kind, skip.text, skip.detail], ['skip', 'NodeAdd (node-2) checked: stays in unschedulable', 'NodeResourcesFit\'s QueueingHint said QueueSkip']);
   const entry = s.queue.entries.get('default/big');
   assert.equal(entry.queue, 'unschedulable');
-  assert.deepEqual(waitReasons(entry).map((r) => r.text), ['rejected by NodeResourcesFit', 'NodeResourcesFit said QueueSkip to NodeAdd (node-2)']);
+  assert.deepEqual(waitReasons(entry).map((r) => r.text), ['rejected by NodeResourcesFit', 'NodeAdd (node-2): QueueSkip']);
+  assert.equal(waitReasons({ ...entry, rejectedBy: ['NodeResourcesFit', 'NodePorts'] }).at(-1).text, 'NodeAdd (node-2): NodeResourcesFit said QueueSkip', 'names them when others rejected it too');
   // The skip does not cut the unschedulable band in two.
   const trail = s.cycles.podInfo.get('default/big').trail;
   const t0 = trail[0].t;
@@ -939,7 +940,7 @@ test('a QueueSkip answer: in the pod\'s story and on its card, and the timeline 
     nodes: [nodeSummary('node-1')], pods: [podSummary('big')],
     queue: { active: [], backoff: [], errorBackoff: [], inFlight: [], unschedulable: [{ pod: { namespace: 'default', name: 'big', uid: 'uid-big' }, queue: 'unschedulable', attempts: 1, rejectedBy: ['NodeResourcesFit'], lastSkip: { event: 'NodeAdd', object: 'node-2', plugins: ['NodeResourcesFit'] } }] },
   }));
-  assert.match(waitReasons(later.queue.entries.get('default/big')).at(-1).text, /NodeResourcesFit said QueueSkip to NodeAdd \(node-2\)/);
+  assert.match(waitReasons(later.queue.entries.get('default/big')).at(-1).text, /NodeAdd \(node-2\): QueueSkip/);
   // A pod a PreEnqueue plugin holds back says which, in its story (lesson 15's DefaultPreemption).
   s.applyMessage(snapshot({ nodes: [nodeSummary('node-1')], pods: [podSummary('big'), podSummary('pre')] }));
   s.applyMessage(events([E.queue('pre', { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], gatingPlugin: 'DefaultPreemption', attempts: 1 }, 50)]));

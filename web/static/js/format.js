@@ -167,15 +167,21 @@ export function queueTitle(name) {
  * "gate" (a PreEnqueue plugin holds it), "rejected" (the plugins that
  * rejected its last attempt), "hinted" (the plugins whose QueueingHint
  * said Queue to the cluster event that moved it) or "skipped" (the last
- * cluster event since, which its hints answered QueueSkip to).
+ * cluster event since, which its hints answered QueueSkip to; the plugins
+ * are named unless they are all that rejected it).
  */
 export function waitReasons(entry) {
   if (entry.gatingPlugin) return [{ kind: 'gate', text: `gated by ${entry.gatingPlugin}` }];
   const out = [];
   if (entry.rejectedBy?.length) out.push({ kind: 'rejected', text: `rejected by ${entry.rejectedBy.join(', ')}` });
   if (entry.hintedBy?.length) out.push({ kind: 'hinted', text: `${entry.hintedBy.join(', ')} said Queue${entry.event ? ` on ${entry.event}` : ''}` });
+  // The hints that answered are those of the plugins that rejected the
+  // pod, most often all of them: then the words need not name them again.
   const skip = entry.skip;
-  if (skip?.plugins?.length) out.push({ kind: 'skipped', text: `${skip.plugins.join(', ')} said QueueSkip to ${skip.event}${skip.object ? ` (${skip.object})` : ''}` });
+  if (skip?.plugins?.length) {
+    const all = skip.plugins.length === entry.rejectedBy?.length && skip.plugins.every((p) => entry.rejectedBy.includes(p));
+    out.push({ kind: 'skipped', text: `${skip.event}${skip.object ? ` (${skip.object})` : ''}: ${all ? 'QueueSkip' : `${skip.plugins.join(', ')} said QueueSkip`}` });
+  }
   return out;
 }
 

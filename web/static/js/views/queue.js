@@ -1,8 +1,12 @@
 // The queue board: a lane per queue of the server's vocabulary, in the order
 // the server serves it; the pods in flight above them. Each card says what
-// moved the pod there.
+// moved the pod there. A long lane counts its pods by reason (one button
+// each, which keeps the lane to that reason), and a search box finds pods
+// by name or reason on every lane.
 
+import { useMemo, useState } from 'preact/hooks';
 import { html, VirtualList } from '../ui.js';
+import { laneGroups, laneShown } from './lanes.js';
 import { clock } from '../clock.js';
 import { describeMove, formatAgo, formatCountdown, keyLabel, podLabel, queueTitle, waitReasons } from '../format.js';
 
@@ -15,6 +19,10 @@ const HINTS = {
 
 // A card's height, in rem: it follows the type size.
 const ROW_REM = 6.2;
+// A lane of this many pods or more counts them by reason; the largest
+// groups are named, the rest counted.
+const GROUP_FROM = 6;
+const GROUPS_SHOWN = 5;
 
 function PodCard({ store, actions, podKey: key }) {
   const entry = store.queue.entries.get(key);
@@ -24,7 +32,11 @@ function PodCard({ store, actions, podKey: key }) {
   const selected = store.page.selectedPod.value === key;
   // A backoff counts down four times a second; "12 s ago" moves every 5 s.
   const now = clock(entry.backoffUntil ? 250 : 5000);
-  const reasons = waitReasons(entry);
+  // The last QueueSkip takes the message's line: it is the newest news,
+  // and the message stays in the card's title.
+  const all = waitReasons(entry);
+  const skipped = all.find((r) => r.kind === 'skipped');
+  const reasons = all.filter((r) => r !== skipped);
   const message = entry.message || (entry.queue !== 'active' ? failure?.message || pod?.message || '' : '');
   const move = describeMove(entry.event);
   // backoffUntil is aligned down to its one-second window; the flush takes
@@ -34,7 +46,7 @@ function PodCard({ store, actions, podKey: key }) {
   const countdown = left > 0 ? formatCountdown(left) : '';
   return html`<button type="button" class=${`card pod-card q-${entry.queue}${selected ? ' selected' : ''}`}
       data-pod=${key} onClick=${() => actions.inspectPod(key)}
-      title=${message || reasons.map((r) => r.text).join('; ') || key}>
+      title=${[message, skipped?.text].filter(Boolean).join('; ') || all.map((r) => r.text).join('; ') || key}>
     <span class="card-head">
       <span class="pod-name">${podLabel(entry.pod)}</span>
       <span class="badge" title="scheduling attempts so far">${entry.attempts ? `attempt ${entry.attempts}` : 'new'}</span>
@@ -45,7 +57,8 @@ function PodCard({ store, actions, podKey: key }) {
       ${countdown ? html` · <span class="countdown">backoff ${countdown}</span>` : null}
     </span>
     ${reasons.length ? html`<span class="card-line">${reasons.map((r, i) => html`${i ? ' · ' : ''}<span class=${`why-${r.kind}`}>${r.text}</span>`)}</span>` : null}
-    ${message && entry.queue !== 'active' ? html`<span class="card-line message">${message}</span>` : null}
+    ${skipped ? html`<span class="card-line why-skipped">${skipped.text}</span>`
+      : message && entry.queue !== 'active' ? html`<span class="card-line message">${message}</span>` : null}
   </button>`;
 }
 
@@ -60,17 +73,37 @@ function OrderLine({ store }) {
   return html`<p class="lane-hint">${sort.ordered ? `in ${sort.plugin}'s order` : `order: arrival; ${sort.plugin} gives no sort key`}</p>`;
 }
 
-function Lane({ store, actions, name }) {
+/** A lane's reasons with their counts; one pressed keeps the lane to it. */
+function Groups({ title, groups, active, onPick }) {
+  if (!groups.length) return null;
+  return html`<div class="lane-groups" role="group" aria-label=${`${title} by reason`}>
+    ${groups.slice(0, GROUPS_SHOWN).map((g) => html`<button type="button" key=${g.reason} class="chip group-chip" data-reason=${g.reason}
+        aria-pressed=${g.reason === active ? 'true' : 'false'} onClick=${() => onPick(g.reason === active ? null : g.reason)}
+        title=${g.reason === active ? 'show every pod of the lane' : `show only the pods ${g.reason}`}>
+      ${g.reason} <span class="count">${g.count}</span></button>`)}
+    ${groups.length > GROUPS_SHOWN ? html`<span class="muted">+${groups.length - GROUPS_SHOWN} more reasons</span>` : null}
+  </div>`;
+}
+
+function Lane({ store, actions, name, search }) {
   const keys = store.lane(name).value;
+  const [group, setGroup] = useState(null);
+  // Read without subscribing: the lane's keys change whenever a pod moves
+  // in or out, which is when its reason changes.
+  const entryOf = (k) => store.queue.entries.peek(k);
+  const groups = useMemo(() => (keys.length >= GROUP_FROM ? laneGroups(keys, entryOf) : []), [keys]);
+  const active = group && groups.some((g) => g.reason === group) ? group : null;
+  const shown = useMemo(() => laneShown(keys, entryOf, { search, group: active }), [keys, search, active]);
   const title = queueTitle(name);
   return html`<section class=${`lane lane-${name}`} aria-labelledby=${`lane-${name}`}>
     <header class="lane-head">
-      <h2 id=${`lane-${name}`}>${title} <span class="count">${keys.length}</span></h2>
+      <h2 id=${`lane-${name}`}>${title} <span class="count">${shown.length === keys.length ? keys.length : `${shown.length} of ${keys.length}`}</span></h2>
       <p class="lane-hint">${HINTS[name] || ''}</p>
       ${name === 'active' ? html`<${OrderLine} store=${store} />` : null}
+      <${Groups} title=${title} groups=${groups} active=${active} onPick=${setGroup} />
     </header>
-    <${VirtualList} items=${keys} rowRem=${ROW_REM} keyOf=${(k) => k} label=${`${title}: ${keys.length} pods`}
-      className="lane-list" empty=${'empty'}
+    <${VirtualList} items=${shown} rowRem=${ROW_REM} keyOf=${(k) => k} label=${`${title}: ${shown.length} pods`}
+      className="lane-list" empty=${keys.length ? 'no pod matches' : 'empty'}
       renderRow=${(k) => html`<${PodCard} store=${store} actions=${actions} podKey=${k} />`} />
   </section>`;
 }
@@ -107,14 +140,18 @@ function NoNodes({ store, actions }) {
 }
 
 export default function QueueBoard({ store, actions }) {
+  const [search, setSearch] = useState('');
   // In flight is not a lane: those pods are being scheduled, shown above.
   const lanes = store.server.vocabulary.value.queues.filter((q) => q !== 'inFlight');
   if (!lanes.length) return html`<p class="hint" role="status">Waiting for the scheduler's first snapshot…</p>`;
   return html`<div class="queue-board">
     <${NoNodes} store=${store} actions=${actions} />
-    <${InFlight} store=${store} actions=${actions} />
+    <div class="board-bar">
+      <${InFlight} store=${store} actions=${actions} />
+      <label class="filter-box">Find <input type="search" id="queue-search" placeholder="pod name or plugin" value=${search} onInput=${(e) => setSearch(e.currentTarget.value)} /></label>
+    </div>
     <div class="lanes">
-      ${lanes.map((name) => html`<${Lane} key=${name} store=${store} actions=${actions} name=${name} />`)}
+      ${lanes.map((name) => html`<${Lane} key=${name} store=${store} actions=${actions} name=${name} search=${search} />`)}
     </div>
   </div>`;
 }
