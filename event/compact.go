@@ -62,10 +62,10 @@ func (e *Event) Compact() *Event {
 	}
 	c := *e
 	if f := e.Filter; f != nil {
-		c.Filter, c.FilterSummary = nil, f.summary()
+		c.Filter, c.FilterSummary = nil, f.Summary()
 	}
 	if s := e.Score; s != nil {
-		c.Score, c.ScoreSummary = nil, s.summary()
+		c.Score, c.ScoreSummary = nil, s.Summary()
 	}
 	if tied(e.CycleEnd) {
 		c.CycleEnd = withoutTies(e.CycleEnd)
@@ -84,7 +84,8 @@ func withoutTies(end *CycleEnd) *CycleEnd {
 	return &c
 }
 
-func (f *FilterResults) summary() *FilterSummary {
+// Summary is the run in brief (FilterSummary).
+func (f *FilterResults) Summary() *FilterSummary {
 	sum := &FilterSummary{Plugins: f.Plugins, Nanos: f.Nanos, NominatedNode: f.NominatedNode, Batch: f.Batch, Nodes: f.Len(), Failures: []FilterFailure{}}
 	index := map[FilterFailure]int{}
 	for i := range f.NodeNames {
@@ -112,7 +113,8 @@ func (f *FilterResults) summary() *FilterSummary {
 	return sum
 }
 
-func (s *ScoreResults) summary() *ScoreSummary {
+// Summary is the run cut to its TopNodes best nodes (ScoreSummary).
+func (s *ScoreResults) Summary() *ScoreSummary {
 	sum := &ScoreSummary{Plugins: s.Plugins, Nanos: s.Nanos, Nodes: s.Len(), Top: []NodeScore{}, Batch: s.Batch}
 	// The best TopNodes by total, ties in the matrix's order: one pass,
 	// inserting into a short sorted list of row indexes.

@@ -16,8 +16,10 @@ type CycleRecord struct {
 	event.CycleSummary
 	Events []event.Event `json:"events"`
 	// Truncated is true when some of the cycle's events have left the
-	// history.
-	Truncated bool `json:"truncated"`
+	// history. Brief is then what its Filter and Score runs came to, when
+	// they are among the events that left.
+	Truncated bool   `json:"truncated"`
+	Brief     *Brief `json:"brief,omitempty"`
 }
 
 // index keeps the cycle index up to date; r.mu is held.
@@ -46,6 +48,7 @@ func (r *Recorder) index(e *event.Event) {
 				delete(r.podCycles, oldKey)
 			}
 			delete(r.cycles, r.cycleOrder[0])
+			r.dropBrief(r.cycleOrder[0])
 			r.cycleOrder = r.cycleOrder[1:]
 		}
 	}
@@ -101,6 +104,9 @@ func (r *Recorder) Cycle(id int64) (*CycleRecord, error) {
 	rec := &CycleRecord{CycleSummary: *c, Events: []event.Event{}}
 	first := r.seq - uint64(len(r.entries)) + 1
 	rec.Truncated = c.FirstSeq < first
+	if b := r.briefs[id]; rec.Truncated && b != nil {
+		rec.Brief = b
+	}
 	from := max(c.FirstSeq, first)
 	last := min(c.LastSeq, r.seq)
 	var span []*Entry

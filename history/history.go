@@ -29,6 +29,10 @@ type Options struct {
 	MaxBytes int
 	// MaxCycles caps the cycle index. Default 20,000.
 	MaxCycles int
+	// MaxBriefBytes caps the briefs kept of cycles whose Filter and Score
+	// events have left the history (Brief), counted by their encoded size.
+	// The oldest go first. Default MaxBytes/16.
+	MaxBriefBytes int
 }
 
 // Entry is one recorded event. Its JSON form is computed once and shared by
@@ -103,6 +107,11 @@ type Recorder struct {
 	cycleOrder []int64
 	// podCycles lists each pod's cycles (namespace/name), oldest first.
 	podCycles map[string][]int64
+	// briefs are the briefs of cycles whose Filter or Score events have
+	// left (briefs.go); briefOrder the order they were made in.
+	briefs     map[int64]*Brief
+	briefOrder []int64
+	briefBytes int
 }
 
 // New returns an empty history.
@@ -116,7 +125,11 @@ func New(opts Options) *Recorder {
 	if opts.MaxCycles <= 0 {
 		opts.MaxCycles = 20_000
 	}
-	r := &Recorder{opts: opts, wake: make(chan struct{}), due: make(chan struct{}, 1), cycles: map[int64]*event.CycleSummary{}, podCycles: map[string][]int64{}}
+	if opts.MaxBriefBytes <= 0 {
+		opts.MaxBriefBytes = max(opts.MaxBytes/16, 1<<20)
+	}
+	r := &Recorder{opts: opts, wake: make(chan struct{}), due: make(chan struct{}, 1), cycles: map[int64]*event.CycleSummary{}, podCycles: map[string][]int64{},
+		briefs: map[int64]*Brief{}}
 	r.signalCheckpoint()
 	return r
 }
@@ -135,6 +148,7 @@ func (r *Recorder) Observe(e event.Event) {
 	if e.Kind == event.KindReset {
 		r.entries, r.weight, r.bytes, r.dropped = nil, 0, 0, 0
 		r.cycles, r.cycleOrder, r.podCycles = map[int64]*event.CycleSummary{}, nil, map[string][]int64{}
+		r.briefs, r.briefOrder, r.briefBytes = map[int64]*Brief{}, nil, 0
 		r.checkpoints = nil
 	}
 	r.seq++
@@ -149,6 +163,7 @@ func (r *Recorder) Observe(e event.Event) {
 	for (r.weight > r.opts.MaxWeight || r.bytes > r.opts.MaxBytes) && len(r.entries) > 1 {
 		r.weight -= r.entries[0].weight
 		r.bytes -= r.entries[0].bytes
+		r.keepBrief(&r.entries[0].Event)
 		r.entries[0] = nil
 		r.entries = r.entries[1:]
 		r.dropped++
@@ -209,6 +224,11 @@ type Stats struct {
 	Truncated bool   `json:"truncated"`
 	Dropped   uint64 `json:"dropped"`
 	Cycles    int    `json:"cycles"`
+	// Briefs counts the cycles kept in brief (Brief) after their Filter or
+	// Score events left; BriefBytes is their encoded size.
+	Briefs        int `json:"briefs"`
+	BriefBytes    int `json:"briefBytes"`
+	MaxBriefBytes int `json:"maxBriefBytes"`
 }
 
 // Stats returns the history's size and reach.
@@ -219,5 +239,6 @@ func (r *Recorder) Stats() Stats {
 		Events: len(r.entries), Weight: r.weight, MaxWeight: r.opts.MaxWeight, Bytes: r.bytes, MaxBytes: r.opts.MaxBytes,
 		FirstSeq: r.seq - uint64(len(r.entries)) + 1, LastSeq: r.seq,
 		Truncated: r.dropped > 0, Dropped: r.dropped, Cycles: len(r.cycles),
+		Briefs: len(r.briefs), BriefBytes: r.briefBytes, MaxBriefBytes: r.opts.MaxBriefBytes,
 	}
 }

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { api, launchBrowser, podBody, startServer, waitReady } from './harness.mjs';
+import { api, launchBrowser, nodeBody, podBody, startServer, waitReady } from './harness.mjs';
 
 // A test run leaves the tracked pictures alone: they change only when asked.
 const SHOTS = process.env.SCREENSHOTS ? resolve(process.env.SCREENSHOTS) : mkdtempSync(join(tmpdir(), 'minisched-shots-'));
@@ -989,6 +989,40 @@ test('a mirror: the banner says how far behind it is, the inspector where the re
   assert.equal(await page.textContent('#mirror-state'), 'Mirror 2 changes behind (the oldest 1.2 s); 1 of 3 pods placed elsewhere than the real scheduler did.');
   await page.evaluate(() => { window.minisched.store.server.copy.value = null; });
   await page.unroute('**/api/v1/mirror');
+});
+
+test('an old cycle whose tables left the history is shown in brief, with the deciding plugin and how to keep more (issue 37, 6)', async () => {
+  // A history of 3,000 results loses a cycle's tables after a few dozen
+  // cycles, as 2,000 pods on 300 nodes do with the default cap.
+  const small = await startServer({ extraArgs: ['--history', '3000'] });
+  const other = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT } });
+  try {
+    await waitReady(small.url);
+    await api(small.url, 'POST', '/nodes', nodeBody('brief-small', { cpu: '4' }));
+    await api(small.url, 'POST', '/nodes', nodeBody('brief-big', { cpu: '64' }));
+    await api(small.url, 'POST', '/pods', podBody('first'));
+    let first = null;
+    for (let i = 0; i < 60 && !first?.brief?.score; i++) {
+      await Promise.all(Array.from({ length: 10 }, (_, j) => api(small.url, 'POST', '/pods', podBody(`filler-${i}-${j}`, { cpu: '10m' }))));
+      const { items } = await api(small.url, 'GET', '/cycles?pod=default/first&limit=1');
+      if (items.length && items[0].end) first = await api(small.url, 'GET', `/cycles/${items[0].id}`);
+    }
+    assert.ok(first?.truncated && first.brief?.filter && first.brief?.score, `the first pod's cycle in brief: ${JSON.stringify(first)?.slice(0, 300)}`);
+    await other.goto(`${small.url}/`);
+    await other.waitForSelector('#connection[data-status="open"]', { timeout: TIMEOUT });
+    await other.evaluate(() => window.minisched.actions.inspectPod('default/first'));
+    await other.waitForSelector('#brief', { timeout: TIMEOUT });
+    const text = await other.textContent('#brief');
+    assert.match(text, /Filter: 2 of 2 nodes passed\./);
+    assert.match(text, /larger --history-bytes \(now 256Mi\)/);
+    assert.match(await other.textContent('#brief-score-h'), /Score: the 2 best of 2 nodes/);
+    assert.equal(await other.textContent('#brief tr.winner th'), 'brief-big chosen');
+    assert.match(text, /brief-big beat brief-small \d+ to \d+: decided by/);
+    await other.screenshot({ path: join(SHOTS, 'cycle-brief.png') });
+  } finally {
+    await other.close();
+    await small.stop();
+  }
 });
 
 test('a browser without requestIdleCallback (Safari) gets the whole dashboard and its timeline', async () => {

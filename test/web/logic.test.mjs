@@ -952,3 +952,24 @@ test('the queue board\'s groups by reason, and its search (issue 37, 7)', async 
   // Nothing asked: the same array, so the lane does not render again.
   assert.equal(laneShown(keys, of, { search: '  ' }), keys);
 });
+
+test('a cycle in brief: the Filter counts and the best nodes\' scores, the deciding plugin marked (issue 37, 6)', async () => {
+  const { briefView } = await import('../../web/static/js/views/inspector/cycle.js');
+  const brief = {
+    filter: { plugins: ['NodeResourcesFit'], nodes: 300, passed: 144, failures: [{ plugin: 'NodeResourcesFit', code: 2, reason: 'Insufficient cpu', nodes: 156 }] },
+    score: {
+      plugins: [{ name: 'NodeResourcesFit', weight: 1 }, { name: 'NodeResourcesBalancedAllocation', weight: 1 }], nodes: 144, best: 465, tied: 1,
+      top: [
+        { node: 'node-3', raw: [0, 0], normalized: [391, 74], weighted: [391, 74], nanos: [0, 0], total: 465 },
+        { node: 'node-7', raw: [0, 0], normalized: [391, 72], weighted: [391, 72], nanos: [0, 0], total: 463 },
+      ],
+    },
+  };
+  const v = briefView(brief, { result: 'scheduled', node: 'node-3' }, VOCABULARY.codes);
+  assert.deepEqual(v.filter, { nodes: 300, passed: 144, failures: [{ plugin: 'NodeResourcesFit', reason: 'Insufficient cpu', nodes: 156 }] });
+  assert.equal(v.score.nodes, 144);
+  assert.deepEqual(v.score.table.rows.map((r) => [r.node, r.winner]), [['node-3', true], ['node-7', false]]);
+  assert.deepEqual(v.score.table.decided.lead.map((l) => l.plugin), ['NodeResourcesBalancedAllocation']);
+  assert.equal(briefView(null), null);
+  assert.deepEqual(briefView({ filter: brief.filter }, null, VOCABULARY.codes).score, null);
+});

@@ -269,7 +269,7 @@ export function createCycles(limits) {
     /** Keeps a cycle loaded from GET /api/v1/cycles/{id}. */
     addFetched(rec) {
       fetched.delete(rec.id);
-      fetched.set(rec.id, { summary: cycleSummary(rec), detail: (rec.events || []).reduce(withEvent, newDetail()), truncated: !!rec.truncated });
+      fetched.set(rec.id, { summary: cycleSummary(rec), detail: (rec.events || []).reduce(withEvent, newDetail()), truncated: !!rec.truncated, brief: rec.brief || null });
       fetched.trim(limits.fetched);
     },
 

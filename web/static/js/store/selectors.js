@@ -86,7 +86,7 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
     // ended, the whole cycle is loaded over REST.
     if (live && detail && !(detail.partial && live.end)) return { id: cid, summary: live, detail, source: 'live' };
     const f = cycles.fetched.get(cid);
-    if (f) return { id: cid, summary: live || f.summary, detail: f.detail, source: 'fetched', truncated: f.truncated };
+    if (f) return { id: cid, summary: live || f.summary, detail: f.detail, source: 'fetched', truncated: f.truncated, brief: f.brief };
     return { id: cid, summary: live || podCycles(key).find((c) => c.id === cid) || null, detail: null, source: 'missing' };
   }
 

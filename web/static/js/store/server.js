@@ -16,8 +16,10 @@ export function createServer(limits) {
   const seq = signal(0);
   // Snapshots applied: the first and one after every resync.
   const snapshots = signal(0);
-  // The oldest event the server's history held at the last snapshot.
+  // The oldest event the server's history held at the last snapshot, and
+  // its byte cap (--history-bytes).
   const historyFirstSeq = signal(0);
+  const historyMaxBytes = signal(0);
   const scheduler = signal({ state: 'unknown', generation: 0, steps: 0, message: '' });
   // The names the stream uses: status codes by number, extension points,
   // event kinds, queues, cycle results.
@@ -72,6 +74,7 @@ export function createServer(limits) {
     seq,
     snapshots,
     historyFirstSeq,
+    historyMaxBytes,
     scheduler,
     vocabulary,
     scenarios,
@@ -89,7 +92,7 @@ export function createServer(limits) {
     /** What the events told (not the connection), to load into another store. */
     save() {
       return {
-        seq: seq.peek(), snapshots: snapshots.peek(), historyFirstSeq: historyFirstSeq.peek(), scheduler: scheduler.peek(), vocabulary: vocabulary.peek(),
+        seq: seq.peek(), snapshots: snapshots.peek(), historyFirstSeq: historyFirstSeq.peek(), historyMaxBytes: historyMaxBytes.peek(), scheduler: scheduler.peek(), vocabulary: vocabulary.peek(),
         scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(), copy: copy.peek(), featureGates: featureGates.peek(),
       };
     },
@@ -98,6 +101,7 @@ export function createServer(limits) {
       seq.value = s.seq;
       snapshots.value = s.snapshots;
       historyFirstSeq.value = s.historyFirstSeq;
+      historyMaxBytes.value = s.historyMaxBytes ?? 0;
       scheduler.value = s.scheduler;
       vocabulary.value = s.vocabulary;
       scenarios.value = s.scenarios;
@@ -115,6 +119,7 @@ export function createServer(limits) {
       seq.value = snap.seq ?? 0;
       snapshots.value = snapshots.peek() + 1;
       historyFirstSeq.value = snap.history?.firstSeq ?? 0;
+      historyMaxBytes.value = snap.history?.maxBytes ?? 0;
       if (snap.scheduler) setScheduler(snap.scheduler);
       vocabulary.value = snap.vocabulary || NO_VOCABULARY;
       copy.value = snap.copy || null;

@@ -111,6 +111,27 @@ export function scoreTable(score, end, codes) {
 }
 
 /**
+ * briefView is what the inspector shows of a cycle whose Filter and Score
+ * events have left the server's history, from the brief the server kept
+ * (GET /cycles/{id}'s brief): {filter: {nodes, passed, failures: [{plugin,
+ * reason, nodes}]}, score: {nodes, table}} (either may be null), table the
+ * scoreTable of the best few nodes, so that the deciding plugin is marked
+ * as for a whole cycle. null without a brief.
+ */
+export function briefView(brief, end, codes) {
+  if (!brief) return null;
+  const f = brief.filter;
+  const s = brief.score;
+  return {
+    filter: f ? {
+      nodes: f.nodes, passed: f.passed,
+      failures: (f.failures || []).map((x) => ({ plugin: x.plugin || 'an extender', reason: tidyReason(x.reason || codeName(x.code, codes)), nodes: x.nodes })),
+    } : null,
+    score: s ? { nodes: s.nodes, table: scoreTable({ plugins: s.plugins, nodes: s.top, nanos: s.nanos }, end, codes) } : null,
+  };
+}
+
+/**
  * decidedBy names the plugins whose weighted scores put the chosen node
  * ahead of the runner-up: each one that, left out, would have let the
  * runner-up tie or win; when no one plugin would, the fewest whose lead

@@ -5,9 +5,9 @@
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
-import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, podLife, wakeWords } from '../../format.js';
+import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, plural, podLife, wakeWords } from '../../format.js';
 import { whyView } from './why.js';
-import { batchLines, decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
+import { batchLines, briefView, decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
@@ -173,7 +173,27 @@ function tieWords(end) {
   return count > shown.length ? html`${shown} and ${count - shown.length} more` : shown;
 }
 
-function Outcome({ summary, matrix, truncated, permitWait }) {
+/**
+ * A cycle whose Filter and Score events left the server's history, in
+ * brief: how many nodes passed and what stopped the others; the best
+ * nodes' scores, with the deciding plugin marked.
+ */
+function Brief({ store, view }) {
+  const codes = store.server.vocabulary.value.codes;
+  const b = useMemo(() => briefView(view.brief, view.summary?.end, codes), [view.brief, view.summary?.end, codes]);
+  const bytes = store.server.historyMaxBytes.value;
+  const more = `Start minisched with a larger --history-bytes${bytes ? ` (now ${formatBytes(bytes)})` : ''} to keep every event of more cycles.`;
+  if (!b) return html`<p class="muted history-left">Part of this cycle's events have left the server's history. ${more}</p>`;
+  const s = b.score;
+  return html`<section class="brief" aria-labelledby="brief-h" id="brief">
+    <h3 id="brief-h">In brief</h3>
+    <p class="muted history-left">This cycle's Filter and Score tables have left the server's history; this is what they came to. ${more}</p>
+    ${b.filter ? html`<p class="brief-filter"><strong>Filter:</strong> ${b.filter.passed} of ${plural(b.filter.nodes, 'node')} passed.${b.filter.failures.length ? ' The others: ' : ''}${b.filter.failures.map((f, i) => html`${i ? '; ' : ''}${f.nodes} × ${f.plugin}${f.reason ? `: ${f.reason}` : ''}`)}</p>` : null}
+    ${s?.table ? html`<${ScoreTable} table=${s.table} id="brief-score-h" title=${`Score: the ${s.table.rows.length} best of ${plural(s.nodes, 'node')}`} />` : null}
+  </section>`;
+}
+
+function Outcome({ summary, matrix, permitWait }) {
   const end = summary.end;
   const b = summary.binding;
   return html`<section class=${`outcome o-${outcomeClass(summary)}`} aria-label="outcome">
@@ -191,7 +211,6 @@ function Outcome({ summary, matrix, truncated, permitWait }) {
     ${end?.message ? html`<p class="message">${end.message}</p>` : null}
     ${end?.plugins?.length ? html`<p class="reason">Rejected by ${end.plugins.join(', ')}</p>` : null}
     ${b?.message ? html`<p class="message">${b.message}</p>` : null}
-    ${truncated ? html`<p class="muted">Part of this cycle's events have left the server's history.</p>` : null}
   </section>`;
 }
 
@@ -393,7 +412,8 @@ function CycleBody({ store, view }) {
   const nominated = view.detail.nominatedFilter !== view.detail.filter ? view.detail.nominatedFilter?.nodes?.[0] : null;
   const hinted = view.detail.nominatedFilter?.batch === 'hint';
   return html`<div class="cycle-body">
-    ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} truncated=${view.truncated} permitWait=${view.detail.permitWait} />` : null}
+    ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} permitWait=${view.detail.permitWait} />` : null}
+    ${view.truncated ? html`<${Brief} store=${store} view=${view} />` : null}
     ${view.detail.partial ? html`<p class="muted" role="status">On a cluster this big the stream leaves out the Filter and Score tables: they load from the server once the cycle ends.</p>` : null}
     <${Batch} detail=${view.detail} end=${view.summary?.end} codes=${codes} />
     ${nominated ? html`<p class="nominated-first">Tried first: ${hinted ? "the batch's hint" : 'the nominated node'} <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
