@@ -276,6 +276,20 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.match(await page.getAttribute('#wake li', 'title'), /NodeAdd/);
   });
 
+  await t.test('the pods bound lately stay on the board; the inspector follows the newest cycle (issue 37, 9)', async () => {
+    await tab('queue');
+    await page.locator('#recent-bound [data-pod="default/hog"]').waitFor();
+    await tab('cycle');
+    await page.click('#follow');
+    assert.equal(await page.getAttribute('#follow', 'aria-pressed'), 'true');
+    await api(server.url, 'POST', '/pods', podBody('followed'));
+    await page.waitForFunction(() => window.minisched.store.page.selectedPod.value === 'default/followed');
+    await page.waitForFunction(() => /bound to|scheduled on/.test(document.querySelector('.outcome .result')?.textContent || ''));
+    // Choosing a pod stops following.
+    await page.evaluate(() => window.minisched.actions.inspectPod('default/hog'));
+    assert.equal(await page.getAttribute('#follow', 'aria-pressed'), 'false');
+  });
+
   await t.test('pause and step from the header; activeQ in the order the server pops it', async () => {
     await page.click('#pause');
     await page.waitForFunction(() => /paused/.test(document.querySelector('#scheduler-state').textContent));

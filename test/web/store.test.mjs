@@ -946,3 +946,20 @@ test('a QueueSkip answer: in the pod\'s story and on its card, and the timeline 
   s.applyMessage(events([E.queue('pre', { action: 'move', from: 'inFlight', to: 'unschedulable', event: 'ScheduleAttemptFailure', plugins: ['NodeResourcesFit'], gatingPlugin: 'DefaultPreemption', attempts: 1 }, 50)]));
   assert.match(s.story('default/pre').at(-1).detail, /rejected by NodeResourcesFit; gated by DefaultPreemption \(PreEnqueue\)/);
 });
+
+test('the pods bound lately, newest first and bounded; the inspector that follows shows each cycle as it ends (issue 37, 9)', () => {
+  const s = fresh({ limits: { recentBound: 3 } });
+  s.applyMessage(snapshot({ nodes: [nodeSummary('n1')], pods: ['a', 'b', 'c', 'd'].map((p) => podSummary(p)) }));
+  s.applyMessage(events([...successfulCycle('a', 1, 1, ['n1']), ...successfulCycle('b', 2, 1, ['n1'], { ms: 20 })]));
+  assert.deepEqual(s.cycles.recentBound.value.map((r) => [r.key, r.node, r.cycle]), [['default/b', 'n1', 2], ['default/a', 'n1', 1]]);
+  assert.equal(s.page.selectedPod.value, null, 'not following: nothing selected');
+  s.setFollow(true);
+  s.applyMessage(events([...successfulCycle('c', 3, 1, ['n1'], { ms: 40 }), ...successfulCycle('d', 4, 1, ['n1'], { ms: 60 })]));
+  assert.deepEqual([s.page.selectedPod.value, s.page.selectedCycle.value], ['default/d', null]);
+  assert.deepEqual(s.cycles.recentBound.value.map((r) => r.key), ['default/d', 'default/c', 'default/b'], 'three at most');
+  // A pod bound again moves to the front, once.
+  s.applyMessage(events(successfulCycle('b', 5, 2, ['n1'], { ms: 80 })));
+  assert.deepEqual(s.cycles.recentBound.value.map((r) => r.key), ['default/b', 'default/d', 'default/c']);
+  s.applyMessage(events([E.reset(100)]));
+  assert.deepEqual(s.cycles.recentBound.value, []);
+});

@@ -52,8 +52,9 @@ export function inspectorActions({ api, store, actions }) {
       if (summary?.pod) actions.inspectPod(podKey(summary.pod), id);
     },
 
-    /** Selects a pod and shows its newest cycle in the inspector. */
+    /** Selects a pod and shows its newest cycle in the inspector; the inspector stops following. */
     inspectPod(key, cycleId = null) {
+      store.setFollow(false);
       store.selectPod(key, cycleId, 'cycle');
       actions.loadPodCycles(key);
     },
@@ -89,5 +90,14 @@ export function inspectorActions({ api, store, actions }) {
     },
 
     selectCycle(id) { store.selectCycle(id); },
+
+    /** The inspector follows each cycle as it ends, whatever its pod, from the newest one already ended. */
+    follow(on) {
+      store.setFollow(on);
+      if (!on) return;
+      const { summaries } = store.cycles;
+      const ended = summaries.keys().reverse().map((id) => summaries.peek(id)).find((c) => c?.end);
+      if (ended) store.selectPod(ended.podKey, null);
+    },
   };
 }

@@ -5,6 +5,7 @@
 // preemptions it took part in and when it was deleted (the newest
 // limits.deletedPods deleted pods keep their story).
 
+import { signal } from '../signals.js';
 import { keyedMap, podKey, toMillis } from './common.js';
 
 /**
@@ -86,6 +87,9 @@ export function createCycles(limits) {
   // pod key -> {trail, lastFailure, cycleIds, firstSeen, deletedAt, victims, preemptedBy}
   const podInfo = keyedMap();
   let deleted = []; // keys of the deleted pods kept, oldest first
+  // The pods bound last, newest first ({key, node, cycle, t}): a pod bound
+  // in milliseconds leaves the queue board before anyone sees it.
+  const recentBound = signal([]);
   // Cycle id -> the node rows (Filter and Score) its detail holds, and their
   // sum: details are bounded by count and by rows, since one cycle over
   // 5,000 nodes weighs as much as a hundred over 50.
@@ -128,6 +132,7 @@ export function createCycles(limits) {
     fetched,
     remote,
     podInfo,
+    recentBound,
 
     /** Applies a cycle's event (cycleStart, point, filter, score, extender, cycleEnd, permitWait, bindingEnd). */
     apply(e, matrices = true) {
@@ -136,6 +141,10 @@ export function createCycles(limits) {
         summaries.set(s.id, s);
         summaries.trim(limits.cycles);
         addToPod(s);
+      }
+      if (e.kind === 'bindingEnd' && e.bindingEnd?.bound && e.pod) {
+        const key = podKey(e.pod);
+        recentBound.value = [{ key, node: e.bindingEnd.node, cycle: e.cycle, t: toMillis(e.time) }, ...recentBound.peek().filter((r) => r.key !== key)].slice(0, limits.recentBound);
       }
       if (e.kind === 'cycleStart' && !details.peek(e.cycle)) {
         details.set(e.cycle, newDetail(!matrices));
@@ -228,7 +237,7 @@ export function createCycles(limits) {
     save() {
       return {
         summaries: summaries.pairs(), details: details.pairs(), fetched: fetched.pairs(), remote: remote.pairs(), podInfo: podInfo.pairs(),
-        deleted: deleted.slice(), weights: [...weights], weight,
+        deleted: deleted.slice(), weights: [...weights], weight, recentBound: recentBound.peek(),
       };
     },
 
@@ -239,6 +248,7 @@ export function createCycles(limits) {
       remote.assign(s.remote);
       podInfo.assign(s.podInfo);
       deleted = s.deleted.slice();
+      recentBound.value = s.recentBound || [];
       weights.clear();
       for (const [id, w] of s.weights) weights.set(id, w);
       weight = s.weight;
@@ -262,6 +272,7 @@ export function createCycles(limits) {
     reset() {
       for (const m of [summaries, details, fetched, remote, podInfo]) m.assign([]);
       deleted = [];
+      recentBound.value = [];
       weights.clear();
       weight = 0;
     },

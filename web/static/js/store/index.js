@@ -68,6 +68,8 @@ export const DEFAULT_LIMITS = Object.freeze({
   lessonSteps: 100,
   // Deleted pods whose story (timeline row, cycles) is kept.
   deletedPods: 300,
+  // Pods just bound, shown on the queue board once they left it.
+  recentBound: 12,
   // From this many nodes on, the stream leaves out the Filter and Score
   // events (some 100 KB a pod at 1,000 nodes: gigabytes for 20,000 pods,
   // more than a page can take in); the inspector loads a cycle's over REST
@@ -131,6 +133,8 @@ export function createStore(options = {}) {
         // Points without a cycle (PreEnqueue) are not shown.
         if (e.cycle && e.pod) cycles.apply(e, matricesStreamed());
         if (e.kind === 'cycleEnd' && e.pod && page.stepWatch.peek() != null && e.seq > page.stepWatch.peek()) stepDone(e);
+        // Following: the inspector shows each cycle as it ends.
+        else if (e.kind === 'cycleEnd' && e.pod && page.follow.peek()) page.selectPod(podKey(e.pod), null);
         break;
       case 'node':
         if (e.node?.action === 'deleted') cluster.deleteNode(e.node.object);
@@ -297,6 +301,7 @@ export function createStore(options = {}) {
     /** Shows a view and focuses an element of it (by id), or clears the request. */
     focusOn: writer((view, id) => { if (view) page.setView(view); page.focus.value = id; }),
     selectPod: writer((key, cycleId = null, view = null) => page.selectPod(key, cycleId, view)),
+    setFollow: writer((on) => { page.follow.value = !!on; }),
     selectCycle: writer((id) => { page.selectedCycle.value = id; }),
     setCycleLoading: writer((id) => { page.cycleLoading.value = id; }),
     addFetchedCycle: writer(cycles.addFetched),

@@ -25,6 +25,8 @@ export function createPage(limits, now) {
   const confirmReset = signal(false);
   const stepWatch = signal(null);
   const lessonClosed = signal(null);
+  // The inspector follows the newest cycle to end, whatever its pod.
+  const follow = signal(false);
   // The node whose editor is open in the cluster view, or null.
   const editingNode = signal(null);
   // The recording the page replays ({name, header}), or null when live:
@@ -56,6 +58,7 @@ export function createPage(limits, now) {
     stepWatch,
     lessonClosed,
     editingNode,
+    follow,
     replay,
     bench,
 

@@ -126,6 +126,21 @@ function InFlight({ store, actions }) {
   </div>`;
 }
 
+/**
+ * The pods bound last, newest first: on a busy scheduler a pod leaves the
+ * board within milliseconds. A click opens its cycle.
+ */
+export function RecentlyBound({ store, actions }) {
+  const recent = store.cycles.recentBound.value;
+  const now = clock(5000);
+  return html`<div class="recent-bound" id="recent-bound" aria-label="recently bound pods">
+    <span class="inflight-label">bound lately</span>
+    ${recent.length ? recent.map((r) => html`<button type="button" key=${r.key} class="chip recent" data-pod=${r.key} onClick=${() => actions.inspectPod(r.key, r.cycle)}
+        title=${`${r.key} bound to ${r.node}${r.t ? `, ${formatAgo(r.t, now)}` : ''}: open its cycle`}>${keyLabel(r.key)} <span class="muted">→ ${r.node}</span></button>`)
+      : html`<span class="muted">no pod bound yet</span>`}
+  </div>`;
+}
+
 /** With no node, no pod can be scheduled: say what to do first. */
 function NoNodes({ store, actions }) {
   if (store.cluster.nodes.size > 0) return null;
@@ -150,6 +165,7 @@ export default function QueueBoard({ store, actions }) {
       <${InFlight} store=${store} actions=${actions} />
       <label class="filter-box">Find <input type="search" id="queue-search" placeholder="pod name or plugin" value=${search} onInput=${(e) => setSearch(e.currentTarget.value)} /></label>
     </div>
+    <${RecentlyBound} store=${store} actions=${actions} />
     <div class="lanes">
       ${lanes.map((name) => html`<${Lane} key=${name} store=${store} actions=${actions} name=${name} search=${search} />`)}
     </div>

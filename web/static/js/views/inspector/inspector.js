@@ -9,6 +9,7 @@ import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outco
 import { whyView } from './why.js';
 import { batchLines, briefView, decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
+import { RecentlyBound } from '../queue.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
 // the reasons show the best few.
@@ -441,9 +442,15 @@ export default function Inspector({ store, actions }) {
   useEffect(() => {
     if (view && view.source === 'missing' && view.id != null) actions.ensureCycle(view.id);
   }, [view?.id, view?.source]);
+  const follow = store.page.follow.value;
   return html`<div class="inspector">
-    <${PodPicker} store=${store} actions=${actions} />
-    ${!key ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above.</p>` : html`
+    <div class="inspector-bar">
+      <${PodPicker} store=${store} actions=${actions} />
+      <button type="button" id="follow" aria-pressed=${follow ? 'true' : 'false'} onClick=${() => actions.follow(!follow)}
+        title="show each scheduling cycle as it ends, whatever its pod">${follow ? 'Following the newest cycle' : 'Follow the newest cycle'}</button>
+    </div>
+    ${!key ? html`<p class="hint">Choose a pod: click one on the queue board, the timeline or a node, or type its name above; or follow the newest cycle.</p>
+      <${RecentlyBound} store=${store} actions=${actions} />` : html`
       <${PodHeader} store=${store} actions=${actions} podKey=${key} />
       <${WhyPending} store=${store} actions=${actions} podKey=${key} />
       <${Story} store=${store} actions=${actions} podKey=${key} current=${view?.id} />
