@@ -39,6 +39,7 @@ func (inst *Instance) watchCluster(ctx context.Context, s *settings) error {
 	inst.Cluster = cluster.New(cluster.Options{
 		Client: inst.Client, Observer: inst.observer, Writes: writes(s.attached, s.AllowWrites), MaxNodes: s.MaxNodes, MaxPods: s.MaxPods,
 		Metadata: meta, Pause: inst.owner.Pause,
+		Hold: func() func() { return inst.Scheduler.Hold("the cluster is being reset") },
 	})
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Cluster: inst.Cluster, Owner: inst.owner, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: inst.observer,

@@ -71,6 +71,10 @@ type Options struct {
 	// (the controllers, the kubelets) during a reset, and returns what
 	// starts it again: the operations' owner's (exclusive.Owner.Pause).
 	Pause func() (resume func() error)
+	// Hold, when set, stops the scheduler before its next pod during a
+	// reset, and returns what lets it go on: the pods on their way out are
+	// not tried again meanwhile (minisched.Service.Hold).
+	Hold func() (release func())
 }
 
 // DefaultNodeAllocatable is a modest machine: 4 CPUs, 16Gi, 110 pods.

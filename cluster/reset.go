@@ -43,7 +43,8 @@ var afterPods = []schema.GroupVersionResource{
 // Reset deletes every workload, pod and node, and the PriorityClasses
 // people made (the system's stay), then reports a reset event: the history
 // starts again from it, and the dashboards take a fresh snapshot. The
-// controllers and kubelets are paused meanwhile, so that nothing makes
+// scheduler is held meanwhile, so that no pod is tried again on its way
+// out, and the controllers and kubelets are paused, so that nothing makes
 // pods again halfway; finalizers no controller would now remove are
 // cleared, so that the cluster is empty when Reset returns.
 func (c *Cluster) Reset(ctx context.Context) (err error) {
@@ -54,6 +55,9 @@ func (c *Cluster) Reset(ctx context.Context) (err error) {
 	c.resetMu.Unlock()
 	for _, f := range hooks {
 		f()
+	}
+	if c.opts.Hold != nil {
+		defer c.opts.Hold()()
 	}
 	if c.opts.Pause != nil {
 		resume := c.opts.Pause()

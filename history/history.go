@@ -94,6 +94,8 @@ type Recorder struct {
 	seq     uint64
 	// dropped counts events evicted since the start (or the last reset).
 	dropped uint64
+	// lastReset is the sequence number of the last reset event.
+	lastReset uint64
 	wake    chan struct{}
 	waiting bool
 
@@ -153,6 +155,9 @@ func (r *Recorder) Observe(e event.Event) {
 	}
 	r.seq++
 	entry.Event.Seq = r.seq
+	if e.Kind == event.KindReset {
+		r.lastReset = r.seq
+	}
 	r.index(&entry.Event)
 	entry.weight, entry.bytes = entry.Event.Weight(), entry.Event.Bytes()
 	r.entries = append(r.entries, entry)
@@ -178,6 +183,14 @@ func (r *Recorder) Observe(e event.Event) {
 		r.wake = make(chan struct{})
 		r.waiting = false
 	}
+}
+
+// ResetAfter says whether the cluster was reset after the event numbered
+// seq: the history then forgot what came before the reset.
+func (r *Recorder) ResetAfter(seq uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastReset > seq
 }
 
 // LastSeq is the sequence number of the newest event, 0 if none.

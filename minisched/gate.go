@@ -12,6 +12,9 @@ type Gate struct {
 	mu     sync.Mutex
 	paused bool
 	steps  int
+	// holds counts the Holds not yet released: the loop waits, whatever
+	// the pause, and uses up no step.
+	holds int
 	// held counts the loops waiting in Acquire.
 	held     int
 	changed  chan struct{}
@@ -41,6 +44,23 @@ func (g *Gate) Step() {
 			g.steps++
 		}
 	})
+}
+
+// Hold stops the loop before its next pod until release is called, without
+// touching the pause a person chose: a reset holds it while it deletes the
+// pods, so that none is tried again on its way out. release may be called
+// more than once.
+func (g *Gate) Hold() (release func()) {
+	g.update(func() { g.holds++ })
+	var once sync.Once
+	return func() { once.Do(func() { g.update(func() { g.holds-- }) }) }
+}
+
+// Held says whether a Hold is in force.
+func (g *Gate) Held() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.holds > 0
 }
 
 // State reports whether the gate is paused and how many steps are granted.
@@ -75,11 +95,11 @@ func (g *Gate) update(f func()) {
 func (g *Gate) Acquire(ctx context.Context) error {
 	for {
 		g.mu.Lock()
-		if !g.paused {
+		if !g.paused && g.holds == 0 {
 			g.mu.Unlock()
 			return nil
 		}
-		if g.steps > 0 {
+		if g.steps > 0 && g.holds == 0 {
 			g.steps--
 			steps := g.steps
 			g.mu.Unlock()

@@ -134,3 +134,46 @@ func TestGateWakesAcquire(t *testing.T) {
 		})
 	}
 }
+
+// A hold stops the loop whatever the pause, keeps the steps granted, and
+// leaves the pause a person chose as it was.
+func TestGateHold(t *testing.T) {
+	tests := []struct {
+		name       string
+		paused     bool
+		steps      int
+		release    bool
+		wantPasses int
+		wantPaused bool
+	}{
+		{name: "a hold stops a running gate, which stays running", wantPasses: 0},
+		{name: "released, the gate runs again", release: true, wantPasses: 5},
+		{name: "a hold keeps a paused gate's steps", paused: true, steps: 2, wantPasses: 0, wantPaused: true},
+		{name: "released, the steps granted go through", paused: true, steps: 2, release: true, wantPasses: 2, wantPaused: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := minisched.NewGate(tt.paused, nil)
+			for range tt.steps {
+				g.Step()
+			}
+			release := g.Hold()
+			if !g.Held() {
+				t.Fatal("Held = false after Hold")
+			}
+			if tt.release {
+				release()
+				release() // a second release does nothing
+			}
+			if got := passes(g, 5); got != tt.wantPasses {
+				t.Errorf("%d pods passed, want %d", got, tt.wantPasses)
+			}
+			if paused, _ := g.State(); paused != tt.wantPaused {
+				t.Errorf("paused %v, want %v: a hold is not a pause", paused, tt.wantPaused)
+			}
+			if g.Held() == tt.release {
+				t.Errorf("Held = %v after release %v", g.Held(), tt.release)
+			}
+		})
+	}
+}

@@ -65,6 +65,8 @@ type Service struct {
 	queueSort  atomic.Pointer[event.QueueSort]
 	// cycles numbers cycles across restarts.
 	cycles atomic.Int64
+	// holdWhy is why the scheduler is held (Hold), for its state.
+	holdWhy atomic.Pointer[string]
 }
 
 // NewService returns a stopped service.
@@ -213,6 +215,17 @@ func (s *Service) Resume() { s.gate.Resume() }
 // Step lets exactly one more pod through, then holds again.
 func (s *Service) Step() { s.gate.Step() }
 
+// Hold stops the scheduler before its next pod until release is called,
+// whatever its pause (Gate.Hold); the scheduler's state says why.
+func (s *Service) Hold(why string) (release func()) {
+	s.holdWhy.Store(&why)
+	return s.gate.Hold()
+}
+
+// Cycles counts the scheduling cycles begun since the service started,
+// across restarts.
+func (s *Service) Cycles() int64 { return s.cycles.Load() }
+
 // State reports running, paused or stopped.
 func (s *Service) State() event.SchedulerState { return s.state("") }
 
@@ -224,6 +237,11 @@ func (s *Service) state(msg string) event.SchedulerState {
 		state = "stopped"
 	case paused:
 		state = "paused"
+	}
+	if msg == "" && s.gate.Held() {
+		if why := s.holdWhy.Load(); why != nil {
+			msg = "held: " + *why
+		}
 	}
 	return event.SchedulerState{State: state, Generation: s.generation.Load(), Steps: steps, Message: msg,
 		Holding: s.gate.Holding(), QueueSort: s.queueSort.Load()}

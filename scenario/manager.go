@@ -169,6 +169,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset boo
 		rep.finish(StateError, msg)
 	}()
 	if reset {
+		m.runner.progress(run.ID, sc, 0, "running", "emptying the cluster first (a reset; the scheduler is held meanwhile)")
 		if err := m.runner.env.Cluster.Reset(context.WithoutCancel(ctx)); err != nil {
 			rep = failedReport(run, sc)
 			rep.finish(StateError, "resetting the cluster before the first step: "+err.Error())

@@ -229,3 +229,40 @@ func TestResetKeepsConfiguration(t *testing.T) {
 		t.Errorf("reset restarted the scheduler: generation %d -> %d", before.Generation, after.Generation)
 	}
 }
+
+// A reset holds the scheduler: the pods it deletes free room that the pods
+// still waiting would take, but none is tried on its way out (issue 37,
+// 8); afterwards the scheduler runs again, unpaused.
+func TestResetHoldsTheScheduler(t *testing.T) {
+	reset(t)
+	const nodes, pending = 5, 40
+	for i := range nodes {
+		mustCreate(t, "/api/v1/nodes", nodeJSON(fmt.Sprintf("node-%d", i), "1"))
+		mustCreate(t, "/api/v1/pods", podJSON(fmt.Sprintf("big-%d", i), "900m"))
+	}
+	eventually(t, 30*time.Second, "the big pods bound", func() bool {
+		for i := range nodes {
+			if boundNode(t, fmt.Sprintf("big-%d", i)) == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range pending {
+		mustCreate(t, "/api/v1/pods", podJSON(fmt.Sprintf("waits-%d", i), "500m"))
+	}
+	eventually(t, 60*time.Second, "every small pod tried and waiting", func() bool { return len(queueOf(t).Unschedulable) == pending })
+	begun := inst.Scheduler.Cycles()
+	reset(t)
+	if n := inst.Scheduler.Cycles() - begun; n != 0 {
+		t.Errorf("%d scheduling cycles began during the reset, want none: the deleted big pods made room", n)
+	}
+	var after event.SchedulerState
+	api(t, "GET", "/api/v1/scheduler", "", nil, &after)
+	if after.State != "running" || strings.Contains(after.Message, "held") {
+		t.Errorf("after the reset the scheduler is %q (%q), want running", after.State, after.Message)
+	}
+	mustCreate(t, "/api/v1/nodes", nodeJSON("node-after", "1"))
+	mustCreate(t, "/api/v1/pods", podJSON("after", "100m"))
+	eventually(t, 30*time.Second, "a pod bound after the reset", func() bool { return boundNode(t, "after") != "" })
+}

@@ -114,6 +114,9 @@ type controlMessage struct {
 	Type    string `json:"type"`
 	Reason  string `json:"reason,omitempty"`
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Reset says a resync comes from a reset of the cluster, which forgets
+	// the history: expected, not a client's fault.
+	Reset bool `json:"reset,omitempty"`
 }
 
 // checkOrigin lets a browser open the stream from the dashboard's origin or
@@ -184,7 +187,11 @@ func (sc *streamClient) run(resume bool) {
 	for {
 		entries, wake, err := sc.s.opts.Recorder.Since(sc.cursor, batchSize)
 		if errors.Is(err, history.ErrTruncated) {
-			if sc.resync("the history no longer holds the events after your last one") != nil {
+			reason := "the history no longer holds the events after your last one"
+			if sc.s.opts.Recorder.ResetAfter(sc.cursor) {
+				reason = "the cluster was reset"
+			}
+			if sc.resync(reason) != nil {
 				return
 			}
 			continue
@@ -281,7 +288,7 @@ func (sc *streamClient) sendSnapshot(reason string) error {
 func (sc *streamClient) resync(reason string) error {
 	dropped := sc.s.opts.Recorder.LastSeq() - sc.cursor
 	sc.s.opts.StreamMetrics.StreamDropped(dropped)
-	if err := sc.send(controlMessage{Type: "resync", Reason: reason, Dropped: dropped}); err != nil {
+	if err := sc.send(controlMessage{Type: "resync", Reason: reason, Dropped: dropped, Reset: sc.s.opts.Recorder.ResetAfter(sc.cursor)}); err != nil {
 		return err
 	}
 	return sc.sendSnapshot(reason)

@@ -32,6 +32,7 @@ type message struct {
 	Seq     uint64        `json:"seq"`
 	LastSeq uint64        `json:"lastSeq"`
 	Reason  string        `json:"reason"`
+	Reset   bool          `json:"reset"`
 	Events  []event.Event `json:"events"`
 	Nodes   []event.NodeSummary
 	Pods    []event.PodSummary
@@ -208,6 +209,10 @@ func TestStreamResumeTooFarBackResyncs(t *testing.T) {
 	m, err := old.next(10 * time.Second)
 	if err != nil || m.Type != "resync" {
 		t.Fatalf("resume from 0 after a reset: %+v %v, want a resync", m, err)
+	}
+	// A reset is expected, not a client's fault: it says so.
+	if !m.Reset || m.Reason != "the cluster was reset" {
+		t.Errorf("resync after a reset: reason %q, reset %v; want it to say the cluster was reset", m.Reason, m.Reset)
 	}
 	m, err = old.next(10 * time.Second)
 	if err != nil || m.Type != "snapshot" || m.Seq < snap.Seq {

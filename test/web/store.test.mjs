@@ -410,6 +410,10 @@ test('resync: the next snapshot replaces the state, and the resync is shown', ()
   assert.equal(s.queue.entries.size, 0);
   assert.equal(s.cluster.usage.get('n1'), undefined);
   assert.equal(s.cluster.usage.get('n2').cpu, 20);
+  // A reset's resync is expected: no notice (issue 37).
+  const notices = s.page.notices.value.length;
+  s.applyMessage({ type: 'resync', reason: 'the cluster was reset', dropped: 300, reset: true });
+  assert.equal(s.page.notices.value.length, notices);
 });
 
 test('stream errors and unknown kinds do not break the store', () => {

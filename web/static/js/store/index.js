@@ -231,7 +231,9 @@ export function createStore(options = {}) {
         if (typeof msg.lastSeq === 'number' && msg.lastSeq > server.seq.peek()) server.seq.value = msg.lastSeq;
         break;
       case 'resync':
-        page.addNotice('info', `The stream resynchronised: ${msg.reason || 'no reason given'}${msg.dropped ? ` (${msg.dropped} events skipped)` : ''}.`);
+        // A reset forgets the history: the page starts again from it, as
+        // expected; any other resync lost events, and says so.
+        if (!msg.reset) page.addNotice('info', `The stream resynchronised: ${msg.reason || 'no reason given'}${msg.dropped ? ` (${msg.dropped} events skipped)` : ''}.`);
         break;
       case 'error':
         page.addNotice('error', `The stream reported an error: ${msg.reason || 'no reason given'}`);

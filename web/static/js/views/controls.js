@@ -295,9 +295,13 @@ function Scenarios({ store, actions }) {
 }
 
 function Reset({ store, actions }) {
+  const busy = store.page.isBusy('reset');
+  // The stream tells each deletion: the counts fall as the reset goes.
+  const left = busy ? `Resetting: ${plural(store.cluster.pods.size, 'pod')} and ${plural(store.cluster.nodes.size, 'node')} left; the scheduler is held meanwhile.` : '';
   return html`<div class="reset-row">
-    <${ConfirmButton} id="reset" label="Reset the cluster" confirm="Click again to reset everything" disabled=${store.page.isBusy('reset')} onConfirm=${actions.reset} />
-    <span class="hint">Deletes every pod and node and clears the history; the scheduler's configuration stays.</span>
+    <${ConfirmButton} id="reset" label="Reset the cluster" confirm="Click again to reset everything" disabled=${busy} onConfirm=${actions.reset} />
+    ${busy ? html`<span class="hint" role="status" id="reset-progress">${left}</span>`
+      : html`<span class="hint">Deletes every pod and node and clears the history; the scheduler's configuration stays.</span>`}
   </div>`;
 }
 

@@ -20,7 +20,7 @@ export default function LessonBanner({ store, actions }) {
   return html`<section class=${`lesson s-${state}`} id="lesson" aria-label="lesson" aria-live="polite">
     <strong class="lesson-name">${run.name || run.id}</strong>
     <span class=${`badge s-${state}`}>${state}</span>
-    ${run.steps ? html`<span class="lesson-step">step ${entry?.step ?? run.step} of ${run.steps}</span>` : null}
+    ${run.steps ? html`<span class="lesson-step">${(entry?.step ?? run.step) ? `step ${entry?.step ?? run.step} of ${run.steps}` : `before step 1 of ${run.steps}`}</span>` : null}
     <span class="lesson-what">${entry ? html`${entry.message} <span class="muted small">${formatClock(entry.t)}</span>` : run.message || ''}</span>
     ${entry?.note ? html`<p class="lesson-note" id="lesson-note"><span class="lesson-note-label">Look:</span> ${entry.note}</p>` : null}
     <span class="lesson-nav">
