@@ -96,8 +96,8 @@ type Recorder struct {
 	dropped uint64
 	// lastReset is the sequence number of the last reset event.
 	lastReset uint64
-	wake    chan struct{}
-	waiting bool
+	wake      chan struct{}
+	waiting   bool
 
 	// checkpoints are states to start a recording from (checkpoints.go);
 	// grownWeight and grownBytes count what was recorded since the newest.
