@@ -554,9 +554,11 @@ type ScenarioStep struct {
 	Name    string `json:"name"`
 	Step    int    `json:"step"`
 	Steps   int    `json:"steps"`
+	// Phase is running; waiting (a paced run, before step Step, for Next
+	// or its pause); or how the run ended: passed, failed, error, cancelled.
 	Phase   string `json:"phase"`
 	Message string `json:"message,omitempty"`
-	// Note is the running step's note: what to look at.
+	// Note is the running (or awaited) step's note: what to look at.
 	Note string `json:"note,omitempty"`
 }
 

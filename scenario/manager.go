@@ -19,6 +19,9 @@ var ErrNoRun = errors.New("no such scenario run")
 // ErrClosed means the manager was closed: it starts no more runs.
 var ErrClosed = errors.New("scenarios are closed: minisched is shutting down")
 
+// ErrNotPaced refuses Next for a run that does not wait for it.
+var ErrNotPaced = errors.New("the run is not paced, or is over")
+
 // Run is a scenario run the manager started. The manager hands out copies;
 // a Report, once set, is not changed any more.
 type Run struct {
@@ -28,10 +31,16 @@ type Run struct {
 	Step    int       `json:"step"`
 	Steps   int       `json:"steps"`
 	Started time.Time `json:"started"`
-	Report  *Report   `json:"report,omitempty"`
-	Error   string    `json:"error,omitempty"`
+	// Paced says the run waits before each step (StartOptions.Pace);
+	// Waiting that it waits now, before step Step, for Next or its pause.
+	Paced   bool    `json:"paced,omitempty"`
+	Waiting bool    `json:"waiting,omitempty"`
+	Report  *Report `json:"report,omitempty"`
+	Error   string  `json:"error,omitempty"`
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// next lets a paced run take its next step; one Next may wait in it.
+	next chan struct{}
 }
 
 // Manager runs scenarios in the background and keeps the last few runs
@@ -57,7 +66,23 @@ type StartOptions struct {
 	// Reset empties the cluster before the first step, as part of the run:
 	// a lesson then runs the same whatever was there before.
 	Reset bool
+	// Pace, when Paced, makes the run wait before each step, its note
+	// shown, until Next is called or, when Pause is set, Pause has passed:
+	// a class watches a lesson step by step. The headless runner runs at
+	// once.
+	Pace Pace
 }
+
+// Pace is how a run goes from one step to the next.
+type Pace struct {
+	Paced bool
+	// Pause, for a paced run, takes the next step by itself after this
+	// long; zero waits for Next.
+	Pause time.Duration
+}
+
+// MaxPause bounds a paced run's pause between steps.
+const MaxPause = 10 * time.Minute
 
 const keptRuns = 20
 
@@ -93,7 +118,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 	}
 	m.next++
 	run := &Run{ID: fmt.Sprintf("run-%d", m.next), Name: sc.Metadata.Name, State: StateRunning, Steps: len(sc.Spec.Steps),
-		Started: time.Now(), done: make(chan struct{})}
+		Started: time.Now(), Paced: opts.Pace.Paced, done: make(chan struct{}), next: make(chan struct{}, 1)}
 	m.mu.Unlock()
 	_, end, err := m.owner.Begin(ctx, exclusive.Scenario, run.ID+" of "+sc.Metadata.Name)
 	if err != nil {
@@ -122,7 +147,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 		defer m.running.Done()
 		defer close(run.done)
 		defer cancel()
-		rep, step := m.execute(runCtx, run, sc, opts.Reset)
+		rep, step := m.execute(runCtx, run, sc, opts)
 		end()
 		m.mu.Lock()
 		run.State, run.Report = rep.State, rep
@@ -151,7 +176,7 @@ func (m *Manager) validate(ctx context.Context, sc *Scenario, afterReset bool) (
 // wrote) ends the run in error with the panic's message, instead of taking
 // the whole process down; the runner's deferred work, the scheduler's
 // configuration put back, has run by then.
-func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset bool) (rep *Report, step int) {
+func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, opts StartOptions) (rep *Report, step int) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -168,7 +193,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset boo
 		}
 		rep.finish(StateError, msg)
 	}()
-	if reset {
+	if opts.Reset {
 		m.runner.progress(run.ID, sc, 0, "running", "emptying the cluster first (a reset; the scheduler is held meanwhile)")
 		if err := m.runner.env.Cluster.Reset(context.WithoutCancel(ctx)); err != nil {
 			rep = failedReport(run, sc)
@@ -180,7 +205,55 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, reset boo
 		m.mu.Lock()
 		run.Step = step
 		m.mu.Unlock()
+		if opts.Pace.Paced {
+			m.await(ctx, run, sc, step, opts.Pace.Pause)
+		}
 	}), len(sc.Spec.Steps)
+}
+
+// await holds a paced run before step (counted from 1), its note shown,
+// until Next, its pause, or the end of ctx.
+func (m *Manager) await(ctx context.Context, run *Run, sc *Scenario, step int, pause time.Duration) {
+	m.mu.Lock()
+	run.Waiting = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		run.Waiting = false
+		m.mu.Unlock()
+	}()
+	m.runner.progress(run.ID, sc, step, "waiting", "next: "+stepName(&sc.Spec.Steps[step-1]))
+	var timer <-chan time.Time
+	if pause > 0 {
+		t := time.NewTimer(pause)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-run.next:
+	case <-timer:
+	case <-ctx.Done():
+	}
+}
+
+// Next lets a paced run take its next step. ErrNotPaced: the run is not
+// paced, or is over.
+func (m *Manager) Next(id string) (*Run, error) {
+	run := m.find(id)
+	if run == nil {
+		return nil, ErrNoRun
+	}
+	m.mu.Lock()
+	over := run.State != StateRunning
+	m.mu.Unlock()
+	if !run.Paced || over {
+		return nil, ErrNotPaced
+	}
+	select {
+	case run.next <- struct{}{}:
+	default: // one Next is waiting already
+	}
+	return m.Get(id)
 }
 
 // failedReport is the report of a run that ended before its steps could

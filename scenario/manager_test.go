@@ -471,3 +471,88 @@ func TestProgressCarriesTheNote(t *testing.T) {
 		t.Error("step 1, which has no note, reported one")
 	}
 }
+
+// A paced run waits before each step, the step's note shown, until Next;
+// with a pause it goes on by itself (issue 37, 1).
+func TestPacedRun(t *testing.T) {
+	ctx := context.Background()
+	waiting := func(step int) func(event.ScenarioStep) bool {
+		return func(s event.ScenarioStep) bool { return s.Step == step && s.Phase == "waiting" }
+	}
+	t.Run("one step per Next, the cluster as the steps before left it", func(t *testing.T) {
+		steps := newProgress(false)
+		m := testManager(t, Env{Observer: steps})
+		run, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{Pace: Pace{Paced: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := func(step int) bool {
+			steps.mu.Lock()
+			defer steps.mu.Unlock()
+			for _, s := range steps.steps {
+				if s.Step == step && s.Phase == "running" {
+					return true
+				}
+			}
+			return false
+		}
+		steps.waitFor(t, "waiting before step 1", waiting(1))
+		if got, _ := m.Get(run.ID); !got.Paced || !got.Waiting || got.Step != 1 || ran(1) {
+			t.Fatalf("before step 1: %+v, ran %v; want waiting, step 1 not run", got, ran(1))
+		}
+		if _, err := m.Next(run.ID); err != nil {
+			t.Fatal(err)
+		}
+		steps.waitFor(t, "waiting before step 2", waiting(2))
+		if !ran(1) || ran(2) {
+			t.Errorf("before step 2: step 1 ran %v, step 2 ran %v; want step 1 only", ran(1), ran(2))
+		}
+		if _, err := m.Next(run.ID); err != nil {
+			t.Fatal(err)
+		}
+		steps.waitFor(t, "waiting before step 3", waiting(3))
+		if _, err := m.Next(run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if final, err := m.Wait(ctx, run.ID); err != nil || final.State != StatePassed || final.Waiting {
+			t.Fatalf("the run: %+v, %v; want passed", final, err)
+		}
+		if _, err := m.Next(run.ID); !errors.Is(err, ErrNotPaced) {
+			t.Errorf("Next after the end: %v, want ErrNotPaced", err)
+		}
+	})
+	t.Run("a pause takes the steps by itself", func(t *testing.T) {
+		m := testManager(t, Env{})
+		run, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{Pace: Pace{Paced: true, Pause: time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if final, err := m.Wait(ctx, run.ID); err != nil || final.State != StatePassed {
+			t.Fatalf("the run: %+v, %v; want passed", final, err)
+		}
+	})
+	t.Run("a run that is not paced takes no Next; a cancel ends a waiting one", func(t *testing.T) {
+		steps := newProgress(false)
+		m := testManager(t, Env{Observer: steps})
+		if _, err := m.Next("run-99"); !errors.Is(err, ErrNoRun) {
+			t.Errorf("Next of no run: %v, want ErrNoRun", err)
+		}
+		run, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{Pace: Pace{Paced: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps.waitFor(t, "waiting before step 1", waiting(1))
+		if got, err := m.Cancel(run.ID); err != nil || got.State != StateCancelled {
+			t.Errorf("cancelled while waiting: %+v, %v", got, err)
+		}
+		plain, err := m.Start(ctx, parse(t, pausesAndResumes), StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Next(plain.ID); err != nil && !errors.Is(err, ErrNotPaced) {
+			t.Errorf("Next of a run that is not paced: %v, want ErrNotPaced", err)
+		} else if err == nil {
+			t.Errorf("Next of a run that is not paced succeeded")
+		}
+	})
+}

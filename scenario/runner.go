@@ -183,7 +183,7 @@ func (r *Runner) prepare(sc *Scenario, ext *example) error {
 
 func (r *Runner) progress(id string, sc *Scenario, step int, phase, msg string) {
 	p := &event.ScenarioStep{ID: id, Name: sc.Metadata.Name, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg}
-	if phase == "running" && step >= 1 && step <= len(sc.Spec.Steps) {
+	if (phase == "running" || phase == "waiting") && step >= 1 && step <= len(sc.Spec.Steps) {
 		p.Note = sc.Spec.Steps[step-1].Note
 	}
 	r.env.Observer.Observe(event.Event{Time: time.Now(), Kind: event.KindScenario, Scenario: p})
@@ -200,10 +200,7 @@ type run struct {
 
 func (u *run) step(ctx context.Context, i int) {
 	st := &u.sc.Spec.Steps[i]
-	sr := StepReport{Index: i, Name: st.Name, Action: st.action(), Outcome: OutcomeOK}
-	if sr.Name == "" {
-		sr.Name = describeStep(st)
-	}
+	sr := StepReport{Index: i, Name: stepName(st), Action: st.action(), Outcome: OutcomeOK}
 	u.r.progress(u.id, u.sc, i+1, "running", sr.Name)
 	begun := time.Now()
 	var err error
@@ -256,6 +253,14 @@ func (u *run) step(ctx context.Context, i int) {
 }
 
 const defaultWaitTimeout = time.Minute
+
+// stepName is the step's name, or what it does.
+func stepName(st *Step) string {
+	if st.Name != "" {
+		return st.Name
+	}
+	return describeStep(st)
+}
 
 func describeStep(st *Step) string {
 	switch st.action() {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -93,6 +94,9 @@ func (s *Server) createScenario(c echo.Context) error {
 		return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
 	}
 	opts := scenario.StartOptions{Reset: c.QueryParam("reset") == "true"}
+	if opts.Pace, err = paceOf(c); err != nil {
+		return err
+	}
 	if opts.Reset && !s.opts.AllowReset {
 		return apiError(http.StatusForbidden, "reset is off: minisched is attached to a real cluster, and reset deletes every pod and node")
 	}
@@ -112,6 +116,40 @@ func (s *Server) createScenario(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/scenarios/"+run.ID)
 	return c.JSON(http.StatusAccepted, run)
+}
+
+// paceOf reads ?pace=step (wait for POST .../next before each step) or
+// ?pace=2s (take each step after that pause, or on next).
+func paceOf(c echo.Context) (scenario.Pace, error) {
+	switch v := c.QueryParam("pace"); v {
+	case "":
+		return scenario.Pace{}, nil
+	case "step":
+		return scenario.Pace{Paced: true}, nil
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > scenario.MaxPause {
+			return scenario.Pace{}, apiError(http.StatusBadRequest, "pace %q: want step, or a pause between steps from 1ms to %v (2s)", v, scenario.MaxPause)
+		}
+		return scenario.Pace{Paced: true, Pause: d}, nil
+	}
+}
+
+// nextStep lets a paced run take its next step.
+func (s *Server) nextStep(c echo.Context) error {
+	if s.scenarios == nil {
+		return apiError(http.StatusNotFound, "no such scenario run")
+	}
+	run, err := s.scenarios.Next(c.Param("id"))
+	switch {
+	case errors.Is(err, scenario.ErrNoRun):
+		return apiError(http.StatusNotFound, "no scenario run %q", c.Param("id"))
+	case errors.Is(err, scenario.ErrNotPaced):
+		return apiError(http.StatusConflict, "scenario run %q: %v", c.Param("id"), err)
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, run)
 }
 
 func (s *Server) getScenario(c echo.Context) error {

@@ -265,6 +265,7 @@ func (s *Server) routes() {
 	api.POST("/scenarios", s.createScenario)
 	api.GET("/scenarios/:id", s.getScenario)
 	api.DELETE("/scenarios/:id", s.cancelScenario)
+	api.POST("/scenarios/:id/next", s.nextStep)
 
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, "no such API route: %s %s", c.Request().Method, c.Request().URL.Path)

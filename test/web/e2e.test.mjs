@@ -724,6 +724,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await tab('controls');
     const run = page.locator('button[aria-label="Run scenario Lesson 8: the periodic flushes"]');
     await run.waitFor();
+    await page.selectOption('#scen-pace', ''); // at once
     await run.click();
     // Step 4 of 5 waits 9 seconds while nothing happens: its note is up meanwhile.
     await page.waitForFunction(() => {
@@ -741,10 +742,41 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await page.waitForFunction(() => /step 4 of 5/.test(document.querySelector('#lesson .lesson-step')?.textContent || '') && /UnschedulableTimeout/.test(document.querySelector('#lesson-note')?.textContent || ''));
   });
 
+  await t.test('a paced lesson: one step per Next, the board as the steps so far left it (issue 37, 1)', async () => {
+    await tab('controls');
+    const run = page.locator('button[aria-label="Run scenario Lesson 7: a new node moves a waiting pod back to active"]');
+    await run.waitFor();
+    await page.selectOption('#scen-pace', 'step');
+    await run.click();
+    const waitingAt = (step) => page.waitForFunction((n) => {
+      const el = document.querySelector('#lesson');
+      return new RegExp(`^step ${n} of 7$`).test(el?.querySelector('.lesson-step')?.textContent || '') && /waiting for Next/.test(el.querySelector('.badge')?.textContent || '');
+    }, step, { timeout: 60_000 });
+    await waitingAt(1);
+    assert.match(await page.textContent('#lesson .lesson-what'), /next: create 9 nodes/);
+    assert.equal(await page.evaluate(() => window.minisched.store.cluster.nodes.size), 0, 'reset, and step 1 not run');
+    await page.click('#lesson-next');
+    await waitingAt(2);
+    await page.waitForFunction(() => window.minisched.store.cluster.nodes.size === 9);
+    assert.equal(await page.evaluate(() => window.minisched.store.cluster.pods.has('default/waiting')), false, 'step 2 not run');
+    await page.click('#lesson-next');
+    await waitingAt(3);
+    // Step 3's note is up before it runs; the board has what steps 1 and 2 made, and no node-10.
+    assert.match(await page.textContent('#lesson-note'), /NodeUnschedulable failing all nine cordoned/);
+    await page.waitForFunction(() => window.minisched.store.cluster.pods.has('default/waiting'));
+    assert.equal(await page.evaluate(() => window.minisched.store.cluster.nodes.has('node-10')), false);
+    await tab('queue');
+    await page.locator('.lane-unschedulable [data-pod="default/waiting"], .lane-active [data-pod="default/waiting"], .lane-backoff [data-pod="default/waiting"]').first().waitFor();
+    await shot('lesson-paced.png');
+    await page.click('#lesson button:has-text("Cancel")');
+    await page.waitForFunction(() => /cancelled/.test(document.querySelector('#lesson .badge')?.textContent || ''));
+  });
+
   await t.test('a lesson: reset and run as one action, with its banner (instructor mode)', async () => {
     await tab('controls');
     const run = page.locator('button[aria-label="Run scenario Lesson 7: a new node moves a waiting pod back to active"]');
     await run.waitFor();
+    await page.selectOption('#scen-pace', ''); // at once
     assert.equal(await run.textContent(), 'Reset and run');
     await run.click();
     await page.waitForSelector('#lesson');
@@ -767,6 +799,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await tab('controls');
     const run = page.locator('button[aria-label^="Run scenario Lesson 6:"]');
     await run.waitFor();
+    await page.selectOption('#scen-pace', ''); // at once
     await run.click();
     await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
     await page.evaluate(() => window.minisched.actions.inspectPod('default/big'));
@@ -784,6 +817,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await tab('controls');
     const run = page.locator('button[aria-label^="Run scenario Lesson 28:"]');
     await run.waitFor();
+    await page.selectOption('#scen-pace', ''); // at once
     await run.click();
     await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
     await page.evaluate(() => window.minisched.actions.inspectPod('default/web-2'));

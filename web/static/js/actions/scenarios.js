@@ -28,11 +28,11 @@ export function scenarioActions({ api, store, run }) {
      * Runs a bundled scenario; with reset (the default for lessons) the
      * server empties the cluster first, in the same request.
      */
-    async runScenario(name, { reset = true } = {}) {
+    async runScenario(name, { reset = true, pace = '' } = {}) {
       return run('scenarioRun', `Could not start scenario ${name}`, async () => {
         // A 409's message names what is under way (a lesson, an import, a
         // comparison) and what to do about it.
-        const res = await api.runScenario(name, reset);
+        const res = await api.runScenario(name, reset, pace);
         store.setScenarioRun({ name, state: 'running', ...res });
         store.addNotice('ok', `Scenario ${name} started${reset ? ' on an empty cluster' : ''}.`);
         return res;
@@ -45,6 +45,11 @@ export function scenarioActions({ api, store, run }) {
         store.setScenarioRun(res);
         return res;
       });
+    },
+
+    /** A paced run takes its next step. */
+    async nextStep(id) {
+      return run(`scenario:${id}`, `Could not go on with scenario run ${id}`, () => api.nextStep(id));
     },
 
     async cancelScenario(id) {

@@ -117,7 +117,9 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     importSnapshot: (text, replace = false) => request('POST', `/import${replace ? '?replace=true' : ''}`,
       { body: text, type: text.trimStart().startsWith('{') ? 'application/json' : 'application/yaml' }),
     scenarios: () => request('GET', '/scenarios'),
-    runScenario: (name, reset = false) => request('POST', `/scenarios?bundled=${enc(name)}${reset ? '&reset=true' : ''}`),
+    runScenario: (name, reset = false, pace = '') => request('POST', `/scenarios?bundled=${enc(name)}${reset ? '&reset=true' : ''}${pace ? `&pace=${enc(pace)}` : ''}`),
+    /** Lets a paced run take its next step. */
+    nextStep: (id) => request('POST', `/scenarios/${enc(id)}/next`),
     scenario: (id) => request('GET', `/scenarios/${enc(id)}`),
     cancelScenario: (id) => request('DELETE', `/scenarios/${enc(id)}`),
     /** Starts a comparison of two configurations ({bundled?, a: {name, config}, b}). */

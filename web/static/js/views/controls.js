@@ -259,6 +259,9 @@ function ScenarioRun({ run, actions }) {
 function Scenarios({ store, actions }) {
   const [data, setData] = useState(null);
   const [reset, setReset] = useState(true);
+  // A lesson in the dashboard goes one step per Next by default, so that
+  // the class sees each step; '' runs it at once, as the headless runner.
+  const [pace, setPace] = useState('step');
   const asked = useRef(new Set());
   useEffect(() => {
     let live = true;
@@ -284,12 +287,18 @@ function Scenarios({ store, actions }) {
     <${Snapshot} store=${store} actions=${actions} />
     ${!data ? html`<p class="muted" role="status">Loading…</p>` : data.unavailable ? html`<p class="notice-inline" role="status">${data.unavailable}</p>` : html`
       <label class="check"><input type="checkbox" id="scen-reset" checked=${reset} onChange=${(e) => setReset(e.currentTarget.checked)} /> empty the cluster first (reset and run)</label>
+      <label class="pace">Pace <select id="scen-pace" value=${pace} onChange=${(e) => setPace(e.currentTarget.value)}>
+        <option value="step">one step per Next (the banner's)</option>
+        <option value="3s">a step every 3 s</option>
+        <option value="10s">a step every 10 s</option>
+        <option value="">at once</option>
+      </select></label>
       ${!reset ? html`<p class="hint">A lesson creates its own nodes and pods: on a cluster that is not empty they may already exist.</p>` : null}
       ${data.bundled.length === 0 ? html`<p class="muted">No bundled scenario.</p>` : null}
       ${runs.length ? html`<h3>Runs</h3><ul class="scenario-runs">${runs.map((r) => html`<${ScenarioRun} key=${r.id} run=${r} actions=${actions} />`)}</ul>` : null}
       <ul class="scenario-list">${data.bundled.map((s) => html`<li key=${s.name}>
         <div><strong>${s.title || s.name}</strong><div class="muted clamp" title=${s.description}>${s.description}</div></div>
-        <button type="button" disabled=${blocked} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name, { reset })}>${reset ? 'Reset and run' : 'Run'}</button>
+        <button type="button" disabled=${blocked} aria-label=${`Run scenario ${s.title || s.name}`} onClick=${() => actions.runScenario(s.name, { reset, pace })}>${reset ? 'Reset and run' : 'Run'}</button>
       </li>`)}</ul>`}
   </section>`;
 }

@@ -17,15 +17,20 @@ export default function LessonBanner({ store, actions }) {
   const i = at == null || at >= log.length ? log.length - 1 : at;
   const entry = log[i];
   const state = run.state || 'running';
+  // A paced run waits before a step: Next at the newest entry takes it.
+  const waiting = state === 'running' && run.phase === 'waiting' && !store.page.replay.value;
+  const newest = i >= log.length - 1;
   return html`<section class=${`lesson s-${state}`} id="lesson" aria-label="lesson" aria-live="polite">
     <strong class="lesson-name">${run.name || run.id}</strong>
-    <span class=${`badge s-${state}`}>${state}</span>
+    <span class=${`badge s-${waiting ? 'waiting' : state}`}>${waiting ? 'waiting for Next' : state}</span>
     ${run.steps ? html`<span class="lesson-step">${(entry?.step ?? run.step) ? `step ${entry?.step ?? run.step} of ${run.steps}` : `before step 1 of ${run.steps}`}</span>` : null}
     <span class="lesson-what">${entry ? html`${entry.message} <span class="muted small">${formatClock(entry.t)}</span>` : run.message || ''}</span>
     ${entry?.note ? html`<p class="lesson-note" id="lesson-note"><span class="lesson-note-label">Look:</span> ${entry.note}</p>` : null}
     <span class="lesson-nav">
       <button type="button" class="small" id="lesson-prev" disabled=${i <= 0} onClick=${() => setAt(i - 1)}>Previous</button>
-      <button type="button" class="small" id="lesson-next" disabled=${i >= log.length - 1} onClick=${() => setAt(i + 1 >= log.length - 1 ? null : i + 1)}>Next</button>
+      <button type="button" class=${`small${waiting && newest ? ' primary' : ''}`} id="lesson-next" disabled=${newest && !waiting}
+        title=${waiting && newest ? `run step ${run.step}` : 'the next step told'}
+        onClick=${() => (newest ? actions.nextStep(run.id) : setAt(i + 1 >= log.length - 1 ? null : i + 1))}>Next</button>
       ${state === 'running' && !store.page.replay.value ? html`<button type="button" class="small" onClick=${() => actions.cancelScenario(run.id)}>Cancel</button>` : null}
       <button type="button" class="small" aria-label="close the lesson banner" onClick=${() => actions.closeLesson(run.id)}>✕</button>
     </span>
