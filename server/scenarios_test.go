@@ -209,3 +209,48 @@ func TestPreemptionIsReported(t *testing.T) {
 		t.Errorf("preemption events: %v, want the victim %s", seen, victims[0])
 	}
 }
+
+// A paced run over REST: it waits before each step until POST .../next
+// (issue 37, 1).
+func TestPacedScenarioREST(t *testing.T) {
+	reset(t)
+	var out struct{ Error string }
+	if code := api(t, "POST", "/api/v1/scenarios?pace=soon", "application/yaml", []byte(quickScenario), &out); code != http.StatusBadRequest || !strings.Contains(out.Error, "pace") {
+		t.Errorf("a bad pace: %d %q, want 400", code, out.Error)
+	}
+	var run scenario.Run
+	if code := api(t, "POST", "/api/v1/scenarios?pace=step", "application/yaml", []byte(quickScenario), &run); code != http.StatusAccepted || !run.Paced {
+		t.Fatalf("post paced: %d %+v", code, run)
+	}
+	steps := scenarioSteps(t, quickScenario)
+	for step := 1; step <= steps; step++ {
+		eventually(t, 30*time.Second, fmt.Sprintf("waiting before step %d", step), func() bool {
+			api(t, "GET", "/api/v1/scenarios/"+run.ID, "", nil, &run)
+			return run.Waiting && run.Step == step
+		})
+		if step == 1 && len(queueOf(t).Active)+len(queueOf(t).Unschedulable) != 0 {
+			t.Errorf("before step 1 something ran")
+		}
+		if code := api(t, "POST", "/api/v1/scenarios/"+run.ID+"/next", "", nil, nil); code != http.StatusOK {
+			t.Fatalf("next at step %d: %d", step, code)
+		}
+	}
+	if code := api(t, "GET", "/api/v1/scenarios/"+run.ID+"?wait=true", "", nil, &run); code != http.StatusOK || run.State != scenario.StatePassed {
+		t.Fatalf("the paced run: %d %+v", code, run)
+	}
+	if code := api(t, "POST", "/api/v1/scenarios/"+run.ID+"/next", "", nil, &out); code != http.StatusConflict {
+		t.Errorf("next after the end: %d %q, want 409", code, out.Error)
+	}
+	if code := api(t, "POST", "/api/v1/scenarios/run-999/next", "", nil, nil); code != http.StatusNotFound {
+		t.Errorf("next of no run: %d, want 404", code)
+	}
+}
+
+func scenarioSteps(t *testing.T, doc string) int {
+	t.Helper()
+	sc, err := scenario.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(sc.Spec.Steps)
+}
