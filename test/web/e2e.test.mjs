@@ -76,6 +76,16 @@ async function wholeStory() {
   if (await more.count()) await more.click();
 }
 
+/** Runs a bundled lesson from Controls at once (not paced), and waits until it passed. */
+async function runLesson(title) {
+  await tab('controls');
+  const run = page.locator(`button[aria-label^="Run scenario ${title}"]`);
+  await run.waitFor();
+  await page.selectOption('#scen-pace', '');
+  await run.click();
+  await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
+}
+
 async function shot(file) {
   // Clear the messages so that they do not cover the view in the picture.
   await page.evaluate(() => {
@@ -796,12 +806,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
   });
 
   await t.test('lesson 6: the QueueSkip a node too small earned is in the pod\'s story (issue 37, 2)', async () => {
-    await tab('controls');
-    const run = page.locator('button[aria-label^="Run scenario Lesson 6:"]');
-    await run.waitFor();
-    await page.selectOption('#scen-pace', ''); // at once
-    await run.click();
-    await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
+    await runLesson('Lesson 6:');
     await page.evaluate(() => window.minisched.actions.inspectPod('default/big'));
     await wholeStory();
     const skip = page.locator('#story li[data-kind="skip"]');
@@ -814,12 +819,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
   });
 
   await t.test('opportunistic batching: a pod placed from the last pod\'s batch, said in words, with its Sign point (issue 34, 9)', async () => {
-    await tab('controls');
-    const run = page.locator('button[aria-label^="Run scenario Lesson 28:"]');
-    await run.waitFor();
-    await page.selectOption('#scen-pace', ''); // at once
-    await run.click();
-    await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
+    await runLesson('Lesson 28:');
     await page.evaluate(() => window.minisched.actions.inspectPod('default/web-2'));
     const section = page.locator('section.batch');
     await section.waitFor();
