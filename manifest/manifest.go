@@ -4,6 +4,7 @@
 package manifest
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"mime"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -56,6 +58,9 @@ func Decode(data []byte, contentType string, into runtime.Object) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return errorf("the request body is empty: send a manifest")
 	}
+	if n := documents(data); n > 1 {
+		return errorf("the body holds %d YAML documents: send one manifest per request (POST /api/v1/import takes many)", n)
+	}
 	gvks, _, err := scheme.Scheme.ObjectKinds(into)
 	if err != nil {
 		return fmt.Errorf("no kind registered for %T: %w", into, err)
@@ -71,6 +76,26 @@ func Decode(data []byte, contentType string, into runtime.Object) error {
 		return errorf("expected kind %s (apiVersion %s), got %s", want.Kind, want.GroupVersion(), describe(gvk))
 	}
 	return nil
+}
+
+// documents counts the YAML documents of data that hold more than comments;
+// a document that does not split cleanly counts as one, for the decoder to
+// report.
+func documents(data []byte) int {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	n := 0
+	for {
+		doc, err := r.Read()
+		if err != nil {
+			return max(n, 1)
+		}
+		for _, line := range bytes.Split(doc, []byte("\n")) {
+			if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.HasPrefix(t, []byte("---")) {
+				n++
+				break
+			}
+		}
+	}
 }
 
 func describe(gvk *schema.GroupVersionKind) string {

@@ -41,6 +41,9 @@ func TestDecode(t *testing.T) {
 		{"bad type", `{"metadata":{"name":1}}`, "application/json", "malformed Node manifest"},
 		{"empty", "  ", "application/json", "empty"},
 		{"XML", "<node/>", "application/xml", "not supported"},
+		{"two documents", "metadata: {name: a}\n---\nmetadata: {name: b}\n", "application/yaml", "2 YAML documents"},
+		{"a leading separator and a comment-only document", "---\n# nodes\n---\nmetadata: {name: a}\n", "application/yaml", ""},
+		{"a trailing separator", "metadata: {name: a}\n---\n", "application/yaml", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,11 @@ package server_test
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -39,6 +43,28 @@ func FuzzREST(f *testing.F) {
 		}
 		if code := api(t, "GET", "/healthz", "", nil, nil); code != http.StatusOK {
 			t.Fatalf("healthz after %s %s: %d", r.method, r.path, code)
+		}
+	})
+}
+
+// FuzzRESTPaths: no path of any shape under the API gets a 5xx (issue 38,
+// 14): a route's parameter must not take a segment too many.
+func FuzzRESTPaths(f *testing.F) {
+	methods := []string{"GET", "DELETE", "PATCH", "POST"}
+	for _, p := range []string{"nodes/x/y", "pods/default/needy/explain/x", "pods/default/p/q", "pods/a/b/explain/nodes/c/d",
+		"cycles/1/2", "scenarios/run-1/next/x", "nodes/%2F", "pods//", "nodes/.."} {
+		f.Add(uint8(0), p)
+	}
+	f.Fuzz(func(t *testing.T, method uint8, path string) {
+		if !utf8.ValidString(path) || strings.ContainsAny(path, " ?#\\\x7f") || strings.IndexFunc(path, unicode.IsControl) >= 0 {
+			return // not a path a client sends as it is
+		}
+		if _, err := url.ParseRequestURI("/api/v1/" + path); err != nil {
+			return
+		}
+		m := methods[int(method)%len(methods)]
+		if code := api(t, m, "/api/v1/"+path, "application/json", nil, nil); code >= 500 {
+			t.Fatalf("%s /api/v1/%s: %d", m, path, code)
 		}
 	})
 }

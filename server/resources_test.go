@@ -128,6 +128,12 @@ func TestBadInput(t *testing.T) {
 		{"bad limit", "GET", "/api/v1/cycles?limit=-3", "", "", 400, "limit"},
 		{"bad pod filter", "GET", "/api/v1/cycles?pod=nopod", "", "", 400, "namespace/name"},
 		{"bad since", "GET", "/api/v1/events?since=x", "", "", 400, "since"},
+		// Issue 38, 10: a second document is refused, not dropped.
+		{"two YAML documents", "POST", "/api/v1/nodes", "application/yaml", "metadata: {name: m1}\n---\nmetadata: {name: m2}\n", 400, "2 YAML documents"},
+		// Issue 38, 14: a path of a shape no route has is a 404, not a 500.
+		{"a node path with one segment too many", "GET", "/api/v1/nodes/x/y", "", "", 404, "no such API route"},
+		{"a pod path with one segment too many", "GET", "/api/v1/pods/default/p/q", "", "", 404, "no such API route"},
+		{"an explain path with one segment too many", "GET", "/api/v1/pods/default/needy/explain/x", "", "", 404, "no such API route"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,6 +229,10 @@ func TestPatchNode(t *testing.T) {
 				t.Errorf("after %s: answered %+v / %+v, stored %+v / %+v (%v)", tt.body, node.Spec, node.Status.Allocatable, stored.Spec, stored.Status.Allocatable, err)
 			}
 		})
+	}
+	// Issue 38, 11: the type the handler takes gets past the same-site check.
+	if code := api(t, "PATCH", "/api/v1/nodes/edited", "application/merge-patch+json", []byte(`{"unschedulable": true}`), nil); code != http.StatusOK {
+		t.Errorf("PATCH as application/merge-patch+json: %d, want 200", code)
 	}
 	refused := []struct {
 		name, path, contentType, body string

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
+	apipath "k8s.io/apimachinery/pkg/api/validation/path"
 	clientset "k8s.io/client-go/kubernetes"
 
 	"minisched/cluster"
@@ -187,6 +188,7 @@ func New(opts Options) *Server {
 	if opts.RateLimit > 0 {
 		e.Use(s.limitRate)
 	}
+	e.Use(wholeSegments)
 	e.Use(s.guardWrites)
 	e.Use(limitBody(func(r *http.Request) int64 {
 		if r.URL.Path == importPath {
@@ -267,9 +269,7 @@ func (s *Server) routes() {
 	api.DELETE("/scenarios/:id", s.cancelScenario)
 	api.POST("/scenarios/:id/next", s.nextStep)
 
-	api.Any("/*", func(c echo.Context) error {
-		return apiError(http.StatusNotFound, "no such API route: %s %s", c.Request().Method, c.Request().URL.Path)
-	})
+	api.Any("/*", noRoute)
 	if s.opts.Web != nil {
 		files := http.FileServer(http.FS(s.opts.Web))
 		e.GET("/*", func(c echo.Context) error {
@@ -280,6 +280,28 @@ func (s *Server) routes() {
 			files.ServeHTTP(c.Response(), c.Request())
 			return nil
 		})
+	}
+}
+
+// noRoute answers a request no API route takes.
+func noRoute(c echo.Context) error {
+	return apiError(http.StatusNotFound, "no such API route: %s %s", c.Request().Method, c.Request().URL.Path)
+}
+
+// wholeSegments refuses a route parameter that is no whole path segment:
+// Echo's router gives a route's last parameter the rest of a longer path
+// (/nodes/x/y would name node "x/y"), and unescapes %2F; no route has such
+// a path, and no object such a name ("..", "a/b"), so the answer is a 404,
+// not the apiserver's refusal as a 500.
+func wholeSegments(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		values := c.ParamValues()
+		for i, name := range c.ParamNames() {
+			if name != "*" && i < len(values) && len(apipath.IsValidPathSegmentName(values[i])) > 0 {
+				return noRoute(c)
+			}
+		}
+		return next(c)
 	}
 }
 
