@@ -7,6 +7,7 @@
 package event
 
 import (
+	"encoding/json"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -112,7 +113,9 @@ func (e *Event) Weight() int {
 // Bytes estimates the memory an event holds in the history: its structs and
 // strings, and the JSON encoding the history caches for readers, which is
 // about as large again. It is an estimate, cheap enough for the hot path,
-// that errs on the high side.
+// that errs on the high side. A node's or pod's summary carries what its
+// owner wrote (labels, annotations, taints: a node of 60,000 labels is 900
+// KB), so it is counted by its encoded size.
 func (e *Event) Bytes() int {
 	const header, perString, perNumber = 512, 16, 8
 	strs := func(list []string) int {
@@ -157,6 +160,14 @@ func (e *Event) Bytes() int {
 				b += len(x.From.Namespace) + len(x.From.Name) + len(x.From.UID)
 			}
 		}
+	case e.Node != nil:
+		b += encodedLen(e.Node)
+	case e.PodChange != nil:
+		b += encodedLen(e.PodChange)
+	case e.Scenario != nil:
+		b += len(e.Scenario.ID) + len(e.Scenario.Name) + len(e.Scenario.Phase) + len(e.Scenario.Message) + len(e.Scenario.Note)
+	case e.Scheduler != nil:
+		b += len(e.Scheduler.Message) + len(e.Scheduler.State)
 	case e.Extender != nil:
 		x := e.Extender
 		b += len(x.Extender) + len(x.Verb) + len(x.Node) + len(x.Error)
@@ -173,6 +184,15 @@ func (e *Event) Bytes() int {
 		}
 	}
 	return 2 * b
+}
+
+// encodedLen is the length of v's JSON encoding (0 if it has none).
+func encodedLen(v any) int {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(data)
 }
 
 // Observer receives events. Observe must return quickly and never block on a

@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -102,6 +103,33 @@ func TestByteCapEvictsOldest(t *testing.T) {
 	}
 	if encoded > st.Bytes {
 		t.Errorf("the kept events encode to %d bytes, more than the %d estimated", encoded, st.Bytes)
+	}
+}
+
+// A node's summary is counted by its encoded size: a node of 60,000 labels
+// patched ten times fills the cap and evicts, rather than passing for 1 KB
+// an event (issue 38, 2).
+func TestByteCapCountsWhatNodesCarry(t *testing.T) {
+	labels := map[string]string{}
+	for i := range 60_000 {
+		labels[fmt.Sprintf("example.com/label-%05d", i)] = "value"
+	}
+	const maxBytes = 4 << 20
+	r := New(Options{MaxBytes: maxBytes})
+	for range 11 {
+		r.Observe(event.Event{Kind: event.KindNode, Node: &event.NodeChange{Action: event.Updated, Node: event.NodeSummary{Name: "huge", Labels: labels}}})
+	}
+	st := r.Stats()
+	entries, _, err := r.Since(st.FirstSeq-1, st.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encoded := 0
+	for _, e := range entries {
+		encoded += len(e.JSON())
+	}
+	if st.Bytes > maxBytes || st.Dropped == 0 || encoded > st.Bytes {
+		t.Errorf("stats %+v: the kept events encode to %d bytes; want the cap held, the oldest dropped, and the estimate above the encoding", st, encoded)
 	}
 }
 
