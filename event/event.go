@@ -570,10 +570,12 @@ type QueueSort struct {
 
 // ScenarioStep reports a scenario's progress.
 type ScenarioStep struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Step    int    `json:"step"`
-	Steps   int    `json:"steps"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Title is the scenario's title, for a banner ("Lesson 7: ...").
+	Title string `json:"title,omitempty"`
+	Step  int    `json:"step"`
+	Steps int    `json:"steps"`
 	// Phase is running; waiting (a paced run, before step Step, for Next
 	// or its pause); or how the run ended: passed, failed, error, cancelled.
 	Phase   string `json:"phase"`

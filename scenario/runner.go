@@ -182,7 +182,7 @@ func (r *Runner) prepare(sc *Scenario, ext *example) error {
 }
 
 func (r *Runner) progress(id string, sc *Scenario, step int, phase, msg string) {
-	p := &event.ScenarioStep{ID: id, Name: sc.Metadata.Name, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg}
+	p := &event.ScenarioStep{ID: id, Name: sc.Metadata.Name, Title: sc.Metadata.Title, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg}
 	if (phase == "running" || phase == "waiting") && step >= 1 && step <= len(sc.Spec.Steps) {
 		p.Note = sc.Spec.Steps[step-1].Note
 	}

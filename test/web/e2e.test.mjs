@@ -223,6 +223,8 @@ test('the dashboard drives and shows the scheduler', async (t) => {
 
   await t.test('a pod that fits nowhere is unschedulable, with the reason', async () => {
     await createPod('hog', '6', '1Gi');
+    // Larger than every node: the page says so (issue 37).
+    await notice(/Pod hog created, but it asks for 6 cores of CPU \(the largest node has .*\): no node can hold it/);
     // giant fits on no node of this test, ever: it keeps the unschedulable lane busy.
     await api(server.url, 'POST', '/pods', podBody('giant', { cpu: '64' }));
     await tab('queue');
@@ -764,6 +766,7 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     }, step, { timeout: 60_000 });
     await waitingAt(1);
     assert.match(await page.textContent('#lesson .lesson-what'), /next: create 9 nodes/);
+    assert.match(await page.textContent('#lesson .lesson-name'), /^Lesson 7: a new node moves/, 'the title, not the file name');
     assert.equal(await page.evaluate(() => window.minisched.store.cluster.nodes.size), 0, 'reset, and step 1 not run');
     await page.click('#lesson-next');
     await waitingAt(2);

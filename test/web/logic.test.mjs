@@ -973,3 +973,12 @@ test('a cycle in brief: the Filter counts and the best nodes\' scores, the decid
   assert.equal(briefView(null), null);
   assert.deepEqual(briefView({ filter: brief.filter }, null, VOCABULARY.codes).score, null);
 });
+
+test('a pod larger than every node is named as such (issue 37, smaller defects)', async () => {
+  const { beyondEveryNode, podManifest } = await import('../../web/static/js/manifests.js');
+  const nodes = [{ allocatable: { cpu: 4000, memory: 16 * 2 ** 30 } }, { allocatable: { cpu: 32000, memory: 64 * 2 ** 30 } }];
+  assert.deepEqual(beyondEveryNode(podManifest({ name: 'p', cpu: '1000', memory: '1Gi' }), nodes), [{ resource: 'cpu', asked: 1_000_000, most: 32000 }]);
+  assert.deepEqual(beyondEveryNode(podManifest({ name: 'p', cpu: '500m', memory: '100Gi' }), nodes), [{ resource: 'memory', asked: 100 * 2 ** 30, most: 64 * 2 ** 30 }]);
+  assert.deepEqual(beyondEveryNode(podManifest({ name: 'p', cpu: '32', memory: '64Gi' }), nodes), [], 'as large as the largest node fits');
+  assert.deepEqual(beyondEveryNode(podManifest({ name: 'p', cpu: '1000' }), []), [], 'no node: nothing to compare with');
+});

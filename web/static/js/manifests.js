@@ -138,6 +138,31 @@ export function checkCpu(text, field = 'cpu') {
   return v;
 }
 
+const MEMORY_UNITS = Object.freeze({ '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40 });
+
+/**
+ * beyondEveryNode names what a pod manifest of the form's (podManifest)
+ * asks for beyond the largest node of the cluster (nodes: summaries, their
+ * allocatable in millicores and bytes): [{resource, asked, most}] in those
+ * units; empty when some node could hold each request, or with no node.
+ */
+export function beyondEveryNode(pod, nodes) {
+  const requests = pod.spec.containers[0]?.resources?.requests || {};
+  const asked = {};
+  if (requests.cpu) asked.cpu = requests.cpu.endsWith('m') ? Number(requests.cpu.slice(0, -1)) : Number(requests.cpu) * 1000;
+  if (requests.memory) {
+    const [, n, unit = ''] = /^([\d.]+)([A-Za-z]*)$/.exec(requests.memory) || [];
+    asked.memory = Number(n) * (MEMORY_UNITS[unit] ?? NaN);
+  }
+  const out = [];
+  if (!nodes.length) return out;
+  for (const [resource, value] of Object.entries(asked)) {
+    const most = Math.max(...nodes.map((n) => n.allocatable?.[resource] ?? 0));
+    if (Number.isFinite(value) && value > most) out.push({ resource, asked: value, most });
+  }
+  return out;
+}
+
 /** checkMemory("1Gi") -> "1Gi"; "" -> null. */
 export function checkMemory(text, field = 'memory') {
   const v = String(text ?? '').trim();

@@ -3,9 +3,9 @@
 // YAML, PriorityClasses, a reset, an imported snapshot, and a mirror's lag.
 
 import { describeError } from '../net/api.js';
-import { plural } from '../format.js';
+import { formatBytes, formatCores, plural } from '../format.js';
 import {
-  MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, workloadManifest, WORKLOADS, FormError,
+  beyondEveryNode, MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, workloadManifest, WORKLOADS, FormError,
 } from '../manifests.js';
 
 /** kubeletNotice is what the page says once a node's kubelet was told state. */
@@ -50,7 +50,16 @@ export function clusterActions({ api, store, run, actions }) {
         await Promise.all(Array.from({ length: Math.min(4, manifests.length) }, worker));
         if (failure) throw failure;
         const first = manifests[0].metadata;
-        store.addNotice('ok', made === 1 ? `Pod ${first.name} created.` : `${made} pods created.`);
+        const created = made === 1 ? `Pod ${first.name} created` : `${made} pods created`;
+        // A pod larger than every node is legal, and waits forever: say so.
+        const beyond = beyondEveryNode(manifests[0], store.cluster.nodes.values());
+        if (beyond.length) {
+          const what = beyond.map((b) => (b.resource === 'cpu' ? `${formatCores(b.asked)} of CPU (the largest node has ${formatCores(b.most)})`
+            : `${formatBytes(b.asked)} of memory (the largest node has ${formatBytes(b.most)})`));
+          store.addNotice('info', `${created}, but ${made === 1 ? 'it asks' : 'each asks'} for ${what.join(' and ')}: no node can hold ${made === 1 ? 'it' : 'them'}, so ${made === 1 ? 'it waits' : 'they wait'} unschedulable until a larger node comes.`);
+        } else {
+          store.addNotice('ok', `${created}.`);
+        }
         return manifests.map((m) => `${m.metadata.namespace}/${m.metadata.name}`);
       });
     },

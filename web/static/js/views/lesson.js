@@ -21,7 +21,7 @@ export default function LessonBanner({ store, actions }) {
   const waiting = state === 'running' && run.phase === 'waiting' && !store.page.replay.value;
   const newest = i >= log.length - 1;
   return html`<section class=${`lesson s-${state}`} id="lesson" aria-label="lesson" aria-live="polite">
-    <strong class="lesson-name">${run.name || run.id}</strong>
+    <strong class="lesson-name" title=${run.name || ''}>${run.title || run.name || run.id}</strong>
     <span class=${`badge s-${waiting ? 'waiting' : state}`}>${waiting ? 'waiting for Next' : state}</span>
     ${run.steps ? html`<span class="lesson-step">${(entry?.step ?? run.step) ? `step ${entry?.step ?? run.step} of ${run.steps}` : `before step 1 of ${run.steps}`}</span>` : null}
     <span class="lesson-what">${entry ? html`${entry.message} <span class="muted small">${formatClock(entry.t)}</span>` : run.message || ''}</span>

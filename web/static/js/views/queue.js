@@ -8,7 +8,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { html, VirtualList } from '../ui.js';
 import { laneGroups, laneShown } from './lanes.js';
 import { clock } from '../clock.js';
-import { describeMove, formatAgo, formatCountdown, keyLabel, podLabel, queueTitle, waitReasons } from '../format.js';
+import { describeMove, formatAgo, formatCountdown, keyLabel, plural, podLabel, queueTitle, waitReasons } from '../format.js';
 
 const HINTS = {
   active: 'waiting for a scheduling cycle',
@@ -102,7 +102,7 @@ function Lane({ store, actions, name, search }) {
       ${name === 'active' ? html`<${OrderLine} store=${store} />` : null}
       <${Groups} title=${title} groups=${groups} active=${active} onPick=${setGroup} />
     </header>
-    <${VirtualList} items=${shown} rowRem=${ROW_REM} keyOf=${(k) => k} label=${`${title}: ${shown.length} pods`}
+    <${VirtualList} items=${shown} rowRem=${ROW_REM} keyOf=${(k) => k} label=${`${title}: ${plural(shown.length, 'pod')}`}
       className="lane-list" empty=${keys.length ? 'no pod matches' : 'empty'}
       renderRow=${(k) => html`<${PodCard} store=${store} actions=${actions} podKey=${k} />`} />
   </section>`;

@@ -7,7 +7,7 @@
 
 import { useState } from 'preact/hooks';
 import { ConfirmButton, Field, html, Meter, ScrollTable, useForm, VirtualGrid } from '../../ui.js';
-import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, podLife } from '../../format.js';
+import { formatBytes, formatCores, formatCpu, formatTaint, keyLabel, plural, podLife } from '../../format.js';
 import { natural } from '../../store/index.js';
 import { DEVICE_CLASS, MAX_DEVICES, nodeEditForm, WORKLOADS } from '../../manifests.js';
 import { livesText, WORKLOAD_KINDS, workloadTree } from './workloads.js';
@@ -194,7 +194,7 @@ function NodeCards({ store, actions }) {
     <label class="filter-box">Find node <input type="search" value=${filter} onInput=${(e) => setFilter(e.currentTarget.value)} /></label>
     ${items.length === 0 ? html`<p class="hint">No nodes${f ? ' match' : ' yet'}. ${f ? '' : 'Create one under Controls.'}</p>` : null}
     <${VirtualGrid} items=${items} widthRem=${CARD_REM.width} heightRem=${CARD_REM.height} gapRem=${CARD_REM.gap}
-      className="node-grid" label=${`${names.length} nodes`} keyOf=${(it) => (typeof it === 'string' ? it : `gone-${it.gone}`)}
+      className="node-grid" label=${plural(names.length, 'node')} keyOf=${(it) => (typeof it === 'string' ? it : `gone-${it.gone}`)}
       renderItem=${(it) => html`<${NodeCard} store=${store} actions=${actions} name=${typeof it === 'string' ? it : it.gone} />`} />
   </div>`;
 }

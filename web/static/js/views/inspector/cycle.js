@@ -2,7 +2,7 @@
 // events. Pure functions, no DOM: tested with node --test. Status codes are
 // numbers in the events; codes (the vocabulary's, index = code) names them.
 
-import { codeClass, codeName, formatNanos, tidyReason } from '../../format.js';
+import { codeClass, codeName, formatNanos, plural, tidyReason } from '../../format.js';
 
 /** A status code's name, and its class: pass, fail, wait, skip or error. */
 function status(code, codes) {
@@ -177,7 +177,7 @@ export function decidedWords(d) {
  */
 export function partialSearch(matrix, nodes) {
   if (!matrix || matrix.nominatedNode || !nodes || matrix.total >= nodes) return '';
-  return `Filter checked ${matrix.total} of the ${nodes} nodes: it stops once it has found enough feasible ones (${matrix.feasible} here), as kube-scheduler does with percentageOfNodesToScore. The other ${nodes - matrix.total} were not checked.`;
+  return `Filter checked ${matrix.total} of the ${plural(nodes, 'node')}: it stops once it has found enough feasible ones (${matrix.feasible} here), as kube-scheduler does with percentageOfNodesToScore. The other ${nodes - matrix.total} were not checked.`;
 }
 
 /**

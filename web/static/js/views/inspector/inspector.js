@@ -263,7 +263,7 @@ function FilterMatrix({ matrix }) {
     </td>`)}
   </tr>`;
   return html`<section aria-labelledby="filter-h" class="filter">
-    <h3 id="filter-h">${matrix.batch === 'hint' ? "Filter on the batch's hint" : matrix.nominatedNode ? 'Filter on the nominated node' : 'Filter'} <span class="muted">${matrix.feasible} of ${matrix.total} nodes feasible · ${formatNanos(matrix.nanos)}</span></h3>
+    <h3 id="filter-h">${matrix.batch === 'hint' ? "Filter on the batch's hint" : matrix.nominatedNode ? 'Filter on the nominated node' : 'Filter'} <span class="muted">${matrix.feasible} of ${plural(matrix.total, 'node')} feasible · ${formatNanos(matrix.nanos)}</span></h3>
     ${matrix.batch === 'hint' ? html`<p class="muted">Opportunistic batching offered this node: the best one an earlier pod of the same signature left. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>`
       : matrix.nominatedNode ? html`<p class="muted">An earlier preemption nominated this node. It is tried first, alone; the pod fits, so no other node is filtered or scored.</p>` : null}
     ${reasons.length ? html`<ul class="reasons">${reasons.slice(0, REASONS).map((r) => html`<li><strong>${r.count}</strong> ${r.reason} <span class="muted">(${r.plugin})</span></li>`)}${reasons.length > REASONS ? html`<li class="muted">and ${reasons.length - REASONS} other reasons</li>` : null}</ul>` : null}
@@ -318,7 +318,7 @@ function ScoreTable({ table, id = 'score-h', title = 'Score' }) {
   </tr>`;
   const decided = decidedWords(table.decided);
   return html`<section aria-labelledby=${id} class="score">
-    <h3 id=${id}>${title} <span class="muted">${table.rows.length} nodes · ${formatNanos(table.nanos)}</span></h3>
+    <h3 id=${id}>${title} <span class="muted">${plural(table.rows.length, 'node')} · ${formatNanos(table.nanos)}</span></h3>
     ${decided ? html`<p class="decided-by">${decided}</p>` : null}
     ${table.failed.length ? html`<p class="reason">${table.failed.map((p) => `${p.name}: ${p.codeName} ${p.reason || ''}`).join('; ')}</p>` : null}
     <p class="muted small">Each cell: the weighted score, and below it raw → normalized × weight.${table.zero.length ? ` 0 on every node, so not drawn: ${table.zero.join(', ')}.` : ''}${table.rows.length > 12 ? ` ${table.rows.length} nodes, best first: scroll the table for the rest.` : ''}</p>
@@ -395,7 +395,7 @@ function Batch({ detail, end, codes }) {
   if (!lines.length) return null;
   return html`<section class=${`batch${end?.batch?.used ? '' : ' muted'}`} aria-label="opportunistic batching">
     ${lines.map((l) => html`<p>${l}</p>`)}
-    ${rescore ? html`<details><summary>The batch's rescore: ${rescore.rows.length} nodes, only the last chosen one scored again (the others keep their cached raw scores)</summary>
+    ${rescore ? html`<details><summary>The batch's rescore: ${plural(rescore.rows.length, 'node')}, only the last chosen one scored again (the others keep their cached raw scores)</summary>
       <${ScoreTable} table=${rescore} id="rescore-h" title="The batch's rescore" /></details>` : null}
   </section>`;
 }

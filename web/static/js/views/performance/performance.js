@@ -6,7 +6,7 @@
 
 import { useMemo } from 'preact/hooks';
 import { html } from '../../ui.js';
-import { formatNanos } from '../../format.js';
+import { formatNanos, plural } from '../../format.js';
 import { flame, liveCost, placedPerSecond, polyline } from './perf.js';
 
 const FLAME_W = 960;
@@ -85,7 +85,7 @@ function Bench({ store, actions }) {
     </div>
     ${cost ? html`
       <h3>${cost.workload} <span class="muted">${bench.name} · ${cost.cycles} scheduling cycles</span></h3>
-      <ul class="perf-runs">${cost.runs.map((r) => html`<li key=${r.label} class=${`s-${r.scheduler}`}>${r.label}: ${r.placed} of ${r.pods} pods placed, ${r.podsPerSecond.toFixed(1)} pods/s</li>`)}</ul>
+      <ul class="perf-runs">${cost.runs.map((r) => html`<li key=${r.label} class=${`s-${r.scheduler}`}>${r.label}: ${r.placed} of ${plural(r.pods, 'pod')} placed, ${r.podsPerSecond.toFixed(1)} pods/s</li>`)}</ul>
       ${lines.length ? html`<${Chart} lines=${lines} max=${max} label="pods/s each second of each run" seconds=${`${seconds} s`} />`
         : html`<p class="muted">No per-second sample: each measured window was under two seconds.</p>`}
       <${Flame} rows=${cost.rows} label="the scheduling cycle's plugin time by point and plugin, in the bench run" />

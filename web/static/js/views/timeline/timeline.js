@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { html, VirtualList } from '../../ui.js';
 import { clock } from '../../clock.js';
-import { formatClock, formatDuration, keyLabel, outcomeClass, outcomeText, podLabel, queueTitle } from '../../format.js';
+import { formatClock, formatDuration, keyLabel, outcomeClass, outcomeText, plural, podLabel, queueTitle } from '../../format.js';
 import { failedRow, profilesOf, rowProfile, segments, timeRange, zoomed } from './bands.js';
 
 const WINDOWS = Object.freeze([
@@ -92,7 +92,7 @@ export default function Timeline({ store, actions }) {
       ${profiles.length > 1 ? html`<label class="filter-box">Profile <select id="tl-profile" value=${profile} onChange=${(e) => setProfile(e.currentTarget.value)}>
         <option value="">all</option>${profiles.map((p) => html`<option key=${p} value=${p}>${p}</option>`)}
       </select></label>` : null}
-      <span class="muted">${rows.length} pods</span>
+      <span class="muted">${plural(rows.length, 'pod')}</span>
     </div>
     <${Legend} store=${store} />
     <${Axis} t0=${t0} t1=${t1} />
