@@ -982,3 +982,16 @@ test('a pod larger than every node is named as such (issue 37, smaller defects)'
   assert.deepEqual(beyondEveryNode(podManifest({ name: 'p', cpu: '32', memory: '64Gi' }), nodes), [], 'as large as the largest node fits');
   assert.deepEqual(beyondEveryNode(podManifest({ name: 'p', cpu: '1000' }), []), [], 'no node: nothing to compare with');
 });
+
+test('Step with nothing to take asks the server for nothing and says why (issue 37, smaller defects)', async () => {
+  resetSeq(0);
+  const store = createStore();
+  const fetchImpl = fakeFetch(() => ({ status: 204 }));
+  const actions = createActions({ api: createApi({ fetchImpl }), store });
+  await actions.step();
+  assert.equal(fetchImpl.calls.length, 0, 'no step granted for a pod that is not there');
+  assert.match(store.page.notices.value.at(-1).text, /Nothing to step: no pod waits in activeQ or backoffQ/);
+  store.applyMessage(events([E.queue('p', { action: 'add', to: 'active', event: 'PodAdd', order: 'a' })]));
+  await actions.step();
+  assert.deepEqual(fetchImpl.calls.map((c) => c.url).filter((u) => u.includes('/scheduler/step')).length, 1);
+});

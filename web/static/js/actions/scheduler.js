@@ -15,6 +15,13 @@ export function schedulerActions({ api, store, run, actions }) {
     async resume() { return run('scheduler', 'Could not resume the scheduler', () => api.resume()); },
     /** Schedules one pod; when its cycle ends the page says where it went, and the inspector follows it. */
     async step() {
+      // A step granted with nothing to take would fire later, on whatever
+      // pod comes next: say why nothing happens instead.
+      const waiting = store.queue.lane('active').peek().length + store.queue.lane('backoff').peek().length;
+      if (!waiting) {
+        store.addNotice('info', 'Nothing to step: no pod waits in activeQ or backoffQ.');
+        return undefined;
+      }
       store.watchStep();
       return run('scheduler', 'Could not step the scheduler', () => api.step());
     },
