@@ -576,8 +576,9 @@ type ScenarioStep struct {
 	Title string `json:"title,omitempty"`
 	Step  int    `json:"step"`
 	Steps int    `json:"steps"`
-	// Phase is running; waiting (a paced run, before step Step, for Next
-	// or its pause); or how the run ended: passed, failed, error, cancelled.
+	// Phase is resetting (the cluster is emptied before step 1); running;
+	// waiting (a paced run, before step Step, for Next or its pause); or
+	// how the run ended: passed, failed, error, cancelled.
 	Phase   string `json:"phase"`
 	Message string `json:"message,omitempty"`
 	// Note is the running (or awaited) step's note: what to look at.

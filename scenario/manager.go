@@ -194,7 +194,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, opts Star
 		rep.finish(StateError, msg)
 	}()
 	if opts.Reset {
-		m.runner.progress(run.ID, sc, 0, "running", "emptying the cluster first (a reset; the scheduler is held meanwhile)")
+		m.runner.progress(run.ID, sc, 0, "resetting", "emptying the cluster first (a reset; the scheduler is held meanwhile)")
 		if err := m.runner.env.Cluster.Reset(context.WithoutCancel(ctx)); err != nil {
 			rep = failedReport(run, sc)
 			rep.finish(StateError, "resetting the cluster before the first step: "+err.Error())
