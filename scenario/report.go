@@ -325,6 +325,13 @@ func (t *tracker) pod(key string) *podStory {
 	return &c
 }
 
+// lost says whether events left the history before the tracker read them.
+func (t *tracker) lost() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.truncated
+}
+
 func (t *tracker) describePod(key string) string {
 	p := t.pod(key)
 	switch {

@@ -65,10 +65,15 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		if node != "" {
+		u.tr.catchUp()
+		// The apiserver has the binding before the binding cycle reports
+		// it: wait for that report too, so that the next steps, the
+		// report and a recording all hold it. A pod minisched never tried
+		// (its nodeName written by its creator) has none to wait for, nor
+		// has one whose events left the history.
+		if p := u.tr.pod(podKey(w.Pod)); node != "" && (p == nil || p.attempts == 0 || p.boundTo == node || u.tr.lost()) {
 			return true, ""
 		}
-		u.tr.catchUp()
 		return false, u.tr.describePod(podKey(w.Pod))
 	case "deleted":
 		// Gone from the apiserver, and from the scheduler's informers.
