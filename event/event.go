@@ -7,7 +7,6 @@
 package event
 
 import (
-	"encoding/json"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -115,7 +114,8 @@ func (e *Event) Weight() int {
 // about as large again. It is an estimate, cheap enough for the hot path,
 // that errs on the high side. A node's or pod's summary carries what its
 // owner wrote (labels, annotations, taints: a node of 60,000 labels is 900
-// KB), so it is counted by its encoded size.
+// KB), which no estimate bounds: the history counts such an event by the
+// encoding it caches (history.Observe).
 func (e *Event) Bytes() int {
 	const header, perString, perNumber = 512, 16, 8
 	strs := func(list []string) int {
@@ -160,10 +160,6 @@ func (e *Event) Bytes() int {
 				b += len(x.From.Namespace) + len(x.From.Name) + len(x.From.UID)
 			}
 		}
-	case e.Node != nil:
-		b += encodedLen(e.Node)
-	case e.PodChange != nil:
-		b += encodedLen(e.PodChange)
 	case e.Scenario != nil:
 		b += len(e.Scenario.ID) + len(e.Scenario.Name) + len(e.Scenario.Phase) + len(e.Scenario.Message) + len(e.Scenario.Note)
 	case e.Scheduler != nil:
@@ -184,15 +180,6 @@ func (e *Event) Bytes() int {
 		}
 	}
 	return 2 * b
-}
-
-// encodedLen is the length of v's JSON encoding (0 if it has none).
-func encodedLen(v any) int {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return len(data)
 }
 
 // Observer receives events. Observe must return quickly and never block on a

@@ -160,6 +160,11 @@ func (r *Recorder) Observe(e event.Event) {
 	}
 	r.index(&entry.Event)
 	entry.weight, entry.bytes = entry.Event.Weight(), entry.Event.Bytes()
+	if e.Node != nil || e.PodChange != nil {
+		// What an object's owner wrote is bounded by no estimate: count
+		// the encoding every reader will share, made once, now.
+		entry.bytes = max(entry.bytes, 2*len(entry.JSON()))
+	}
 	r.entries = append(r.entries, entry)
 	r.weight += entry.weight
 	r.bytes += entry.bytes
