@@ -152,6 +152,6 @@ func runSide(ctx context.Context, config string, sc *scenario.Scenario, seed int
 	if err != nil {
 		return compare.Side{}, "", err
 	}
-	nodes, pods := inst.Cluster.Summaries()
-	return compare.SideFrom(config, nodes, pods, inst.Recorder.LastFiltered), rep.State, nil
+	side, err := compare.ReadSide(ctx, inst.Client, config, inst.Recorder.LastFiltered)
+	return side, rep.State, err
 }

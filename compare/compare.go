@@ -6,11 +6,15 @@ package compare
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"minisched/event"
 )
@@ -264,6 +268,28 @@ func union[V any](a, b map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ReadSide builds a Side from the nodes and pods the apiserver holds: the
+// watch caches may trail a binding the run has already seen reported.
+func ReadSide(ctx context.Context, client kubernetes.Interface, config string, lastScored func(pod string) []event.Event) (Side, error) {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Side{}, fmt.Errorf("listing the nodes: %w", err)
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return Side{}, fmt.Errorf("listing the pods: %w", err)
+	}
+	ns := make([]event.NodeSummary, len(nodes.Items))
+	for i := range nodes.Items {
+		ns[i] = event.SummarizeNode(&nodes.Items[i])
+	}
+	ps := make([]event.PodSummary, len(pods.Items))
+	for i := range pods.Items {
+		ps[i] = event.SummarizePod(&pods.Items[i])
+	}
+	return SideFrom(config, ns, ps, lastScored), nil
 }
 
 // SideFrom builds a Side from a run's cluster and, per pod, its last scored

@@ -66,7 +66,7 @@ func RescheduleAll(ctx context.Context, env Env, opts Options) (*compare.Outcome
 	if st := env.Scheduler.State(); st.State == "stopped" {
 		return nil, errors.New("the scheduler is stopped")
 	}
-	before, err := side(ctx, env, "before")
+	before, err := compare.ReadSide(ctx, env.Client, "before", env.Recorder.LastFiltered)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func Scenario(ctx context.Context, env Env, runs Scenarios, data []byte, configs
 			}
 			return nil, fmt.Errorf("under %s the scenario ended in %s: %s", names[i], run.State, msg)
 		}
-		if sides[i], err = side(ctx, env, names[i]); err != nil {
+		if sides[i], err = compare.ReadSide(ctx, env.Client, names[i], env.Recorder.LastFiltered); err != nil {
 			return nil, err
 		}
 	}
@@ -224,35 +224,13 @@ func reschedule(ctx context.Context, env Env, opts Options, name string) (compar
 	if err := settle(ctx, env, workload, opts.Timeout); err != nil {
 		return compare.Side{}, err
 	}
-	return side(ctx, env, name)
+	return compare.ReadSide(ctx, env.Client, name, env.Recorder.LastFiltered)
 }
 
 func (o Options) say(format string, a ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, a...))
 	}
-}
-
-// side reads the placements from the apiserver, which the watch caches may
-// trail.
-func side(ctx context.Context, env Env, name string) (compare.Side, error) {
-	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return compare.Side{}, fmt.Errorf("listing the nodes: %w", err)
-	}
-	pods, err := env.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return compare.Side{}, fmt.Errorf("listing the pods: %w", err)
-	}
-	ns := make([]event.NodeSummary, len(nodes.Items))
-	for i := range nodes.Items {
-		ns[i] = event.SummarizeNode(&nodes.Items[i])
-	}
-	ps := make([]event.PodSummary, len(pods.Items))
-	for i := range pods.Items {
-		ps[i] = event.SummarizePod(&pods.Items[i])
-	}
-	return compare.SideFrom(name, ns, ps, env.Recorder.LastFiltered), nil
 }
 
 // each runs f on every pod, n at a time, and returns the pods it succeeded
