@@ -153,12 +153,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...O
 }
 
 // bundled is the scenarios the dashboard offers: the embedded ones, and a
-// folder's, which win on a name both have.
-func bundled(dir string) []fs.FS {
+// folder's, which win on a name both have. The folder is opened as a root,
+// so a link in it that leads out of it is not followed.
+func bundled(dir string) ([]fs.FS, error) {
 	if dir == "" {
-		return []fs.FS{examples.Scenarios()}
+		return []fs.FS{examples.Scenarios()}, nil
 	}
-	return []fs.FS{os.DirFS(dir), examples.Scenarios()}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--scenarios-dir: %w", err)
+	}
+	return []fs.FS{root.FS(), examples.Scenarios()}, nil
 }
 
 // attach builds the client configuration of an existing cluster.

@@ -43,7 +43,7 @@ func (inst *Instance) watchCluster(ctx context.Context, s *settings) error {
 	})
 	inst.Server = server.New(server.Options{
 		Client: inst.Client, Cluster: inst.Cluster, Owner: inst.owner, Scheduler: inst.Scheduler, Recorder: inst.Recorder, Observer: inst.observer,
-		Web: webFS, Bundled: bundled(s.ScenariosDir), SchedulerName: s.schedulerName, Metrics: inst.registry, StreamMetrics: inst.metrics,
+		Web: webFS, Bundled: s.scenarios, SchedulerName: s.schedulerName, Metrics: inst.registry, StreamMetrics: inst.metrics,
 		Addr: s.Addr, AllowedOrigins: splitList(s.AllowedOrigins), AllowReset: !s.attached, Health: health,
 		Token: s.Token, RateLimit: s.rateLimit, TrustedProxies: s.proxies, TLSCert: s.TLSCert, TLSKey: s.TLSKey,
 		StreamBuffer: s.StreamBuffer, StreamWriteTimeout: s.StreamWriteTimeout, CopyOf: s.snapshot.copyOf(), FeatureGates: s.gates,

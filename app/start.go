@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -82,6 +83,8 @@ type settings struct {
 	snapshot      *initialSnapshot
 	// gates are --feature-gates.
 	gates map[string]bool
+	// scenarios are the bundled scenarios and --scenarios-dir's.
+	scenarios []fs.FS
 }
 
 // Start brings everything up and returns once the dashboard serves.
@@ -125,6 +128,9 @@ func settle(ctx context.Context, f Flags, log *slog.Logger, opts []Option) (*set
 		return nil, err
 	}
 	if s.proxies, err = parseCIDRs(f.TrustedProxies); err != nil {
+		return nil, err
+	}
+	if s.scenarios, err = bundled(f.ScenariosDir); err != nil {
 		return nil, err
 	}
 	if s.rateLimit == 0 && s.exposed {

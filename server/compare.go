@@ -128,13 +128,12 @@ func (s *Server) postCompare(c echo.Context) error {
 			return apiError(http.StatusForbidden, "a scenario comparison empties the cluster before each run, and reset is off: minisched is attached to a real cluster")
 		}
 		scData := []byte(req.Scenario)
+		var sc *scenario.Scenario
 		if req.Bundled != "" {
-			if scData, err = s.readBundled(req.Bundled); err != nil {
-				return apiError(http.StatusNotFound, "no bundled scenario %q (GET /api/v1/scenarios lists them)", req.Bundled)
+			if sc, scData, err = s.bundledScenario(req.Bundled); err != nil {
+				return err
 			}
-		}
-		sc, err := scenario.Parse(scData)
-		if err != nil {
+		} else if sc, err = scenario.Parse(scData); err != nil {
 			return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
 		}
 		cmp, err = s.startComparison(&compare.Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1]},

@@ -24,6 +24,9 @@ import (
 // Tests reset the cluster before they begin.
 var inst *app.Instance
 
+// scenariosDir is the instance's --scenarios-dir.
+var scenariosDir string
+
 func TestMain(m *testing.M) {
 	app.QuietKlog(0)
 	f := app.DefaultFlags()
@@ -34,6 +37,11 @@ func TestMain(m *testing.M) {
 	// its own.
 	f.RateLimit = 5000
 	var err error
+	if scenariosDir, err = os.MkdirTemp("", "scenarios"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	f.ScenariosDir = scenariosDir
 	inst, err = app.Start(context.Background(), f, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting minisched:", err)
@@ -43,6 +51,7 @@ func TestMain(m *testing.M) {
 	if err := inst.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping minisched:", err)
 	}
+	_ = os.RemoveAll(scenariosDir)
 	os.Exit(code)
 }
 

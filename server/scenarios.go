@@ -2,11 +2,13 @@ package server
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -23,24 +25,22 @@ type BundledScenario struct {
 }
 
 // bundled lists the bundled scenarios, by file name; the first folder that
-// has a name wins.
+// has a name wins. A file is parsed once per modification: a folder of big
+// files costs a stat per file on each listing, not a parse.
 func (s *Server) bundled() []BundledScenario {
 	out := []BundledScenario{}
 	seen := map[string]bool{}
-	for _, dir := range s.opts.Bundled {
+	for i, dir := range s.opts.Bundled {
 		files, _ := fs.Glob(dir, "*.yaml")
 		for _, f := range files {
 			name := strings.TrimSuffix(path.Base(f), ".yaml")
-			if seen[name] {
-				continue
+			info, err := fs.Stat(dir, f)
+			if seen[name] || err != nil || !info.Mode().IsRegular() {
+				continue // a link out of the folder, or not a file
 			}
 			seen[name] = true
 			b := BundledScenario{Name: name}
-			if data, err := fs.ReadFile(dir, f); err == nil {
-				if sc, err := scenario.Parse(data); err == nil {
-					b.Title, b.Description = sc.Metadata.Title, sc.Metadata.Description
-				}
-			}
+			b.Title, b.Description = s.catalog.describe(i, dir, f, info, s.opts.BodyLimit)
 			out = append(out, b)
 		}
 	}
@@ -48,17 +48,89 @@ func (s *Server) bundled() []BundledScenario {
 	return out
 }
 
-// readBundled reads a bundled scenario by name.
-func (s *Server) readBundled(name string) ([]byte, error) {
+// bundledScenario reads and parses a bundled scenario by name. A file of
+// --scenarios-dir is held to the body limit, and its parse error is not
+// echoed: the file's content is not the client's to read.
+func (s *Server) bundledScenario(name string) (*scenario.Scenario, []byte, error) {
+	notFound := apiError(http.StatusNotFound, "no bundled scenario %q (GET /api/v1/scenarios lists them)", name)
 	if strings.ContainsAny(name, "/\\") || name == "" {
-		return nil, fs.ErrNotExist
+		return nil, nil, notFound
 	}
 	for _, dir := range s.opts.Bundled {
-		if data, err := fs.ReadFile(dir, name+".yaml"); err == nil {
-			return data, nil
+		data, err := readCapped(dir, name+".yaml", s.opts.BodyLimit)
+		switch {
+		case errors.Is(err, errTooLarge):
+			return nil, nil, apiError(http.StatusRequestEntityTooLarge, "bundled scenario %q is larger than %d bytes, the limit of a scenario", name, s.opts.BodyLimit)
+		case err != nil:
+			continue
+		}
+		sc, err := scenario.Parse(data)
+		if err != nil {
+			return nil, nil, apiError(http.StatusBadRequest, "bundled scenario %q is not a valid scenario; `minisched scenario run` on its file says why", name)
+		}
+		return sc, data, nil
+	}
+	return nil, nil, notFound
+}
+
+var errTooLarge = errors.New("file too large")
+
+// readCapped reads a file of at most limit bytes.
+func readCapped(dir fs.FS, name string, limit int64) ([]byte, error) {
+	f, err := dir.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+// catalog remembers each bundled file's title and description by its
+// modification time and size.
+type catalog struct {
+	mu    sync.Mutex
+	files map[catalogKey]catalogEntry
+}
+
+type catalogKey struct {
+	dir  int
+	name string
+}
+
+type catalogEntry struct {
+	mod                time.Time
+	size               int64
+	title, description string
+}
+
+func (c *catalog) describe(i int, dir fs.FS, name string, info fs.FileInfo, limit int64) (title, description string) {
+	key := catalogKey{i, name}
+	c.mu.Lock()
+	e, ok := c.files[key]
+	c.mu.Unlock()
+	if ok && e.mod.Equal(info.ModTime()) && e.size == info.Size() {
+		return e.title, e.description
+	}
+	e = catalogEntry{mod: info.ModTime(), size: info.Size()}
+	if data, err := readCapped(dir, name, limit); err == nil {
+		if sc, err := scenario.Parse(data); err == nil {
+			e.title, e.description = sc.Metadata.Title, sc.Metadata.Description
 		}
 	}
-	return nil, fs.ErrNotExist
+	c.mu.Lock()
+	if c.files == nil {
+		c.files = map[catalogKey]catalogEntry{}
+	}
+	c.files[key] = e
+	c.mu.Unlock()
+	return e.title, e.description
 }
 
 func (s *Server) listScenarios(c echo.Context) error {
@@ -74,24 +146,23 @@ func (s *Server) createScenario(c echo.Context) error {
 	if s.scenarios == nil {
 		return apiError(http.StatusServiceUnavailable, "scenarios are not enabled in this process")
 	}
-	var data []byte
+	var sc *scenario.Scenario
+	var err error
 	if name := c.QueryParam("bundled"); name != "" {
-		var err error
-		if data, err = s.readBundled(name); err != nil {
-			return apiError(http.StatusNotFound, "no bundled scenario %q (GET /api/v1/scenarios lists them)", name)
+		if sc, _, err = s.bundledScenario(name); err != nil {
+			return err
 		}
 	} else {
 		if !manifest.IsSupportedType(c.Request().Header.Get(echo.HeaderContentType)) {
 			return apiError(http.StatusUnsupportedMediaType, "send the scenario as application/yaml or application/json")
 		}
-		var err error
-		if data, err = readBody(c); err != nil {
+		data, err := readBody(c)
+		if err != nil {
 			return err
 		}
-	}
-	sc, err := scenario.Parse(data)
-	if err != nil {
-		return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
+		if sc, err = scenario.Parse(data); err != nil {
+			return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
+		}
 	}
 	opts := scenario.StartOptions{Reset: c.QueryParam("reset") == "true"}
 	if opts.Pace, err = paceOf(c); err != nil {

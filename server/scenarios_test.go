@@ -3,11 +3,14 @@ package server_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"minisched/event"
+	"minisched/internal/resttest"
 	"minisched/scenario"
 )
 
@@ -253,4 +256,85 @@ func scenarioSteps(t *testing.T, doc string) int {
 		t.Fatal(err)
 	}
 	return len(sc.Spec.Steps)
+}
+
+// TestScenariosFolder: --scenarios-dir offers its files beside the bundled
+// ones, but a link out of the folder is not followed, a file beyond the
+// body limit is refused, a broken file's content is not echoed, and a
+// changed file is read again.
+func TestScenariosFolder(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "shadow")
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(secret, "_apt:*:20228:0:99999:7:::\n")
+	in := func(name string) string { return filepath.Join(scenariosDir, name) }
+	valid := func(title string) string {
+		return "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: folder, title: " + title + "}\nspec:\n  steps:\n  - note: nothing\n"
+	}
+	write(in("zz-valid.yaml"), valid("First"))
+	write(in("zz-broken.yaml"), "apiVersion: minisched/v1\nkind: Scenario\nhunter2: {}\n")
+	write(in("zz-big.yaml"), valid("Big")+"# "+strings.Repeat("x", 1<<20)+"\n")
+	for link, target := range map[string]string{"zz-shadow.yaml": secret, "zz-escape.yaml": "../" + filepath.Base(outside) + "/shadow", "zz-inside.yaml": "zz-valid.yaml"} {
+		if err := os.Symlink(target, in(link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, f := range []string{"zz-valid.yaml", "zz-broken.yaml", "zz-big.yaml", "zz-shadow.yaml", "zz-escape.yaml", "zz-inside.yaml"} {
+			_ = os.Remove(in(f))
+		}
+	})
+
+	titles := func() map[string]string {
+		var listing struct{ Bundled []struct{ Name, Title string } }
+		api(t, "GET", "/api/v1/scenarios", "", nil, &listing)
+		out := map[string]string{}
+		for _, b := range listing.Bundled {
+			out[b.Name] = b.Title
+		}
+		return out
+	}
+	got := titles()
+	if got["zz-valid"] != "First" || got["zz-inside"] != "First" || got["01-random"] == "" {
+		t.Errorf("listing %v: want zz-valid and the link to it titled First, beside the bundled ones", got)
+	}
+	if title, ok := got["zz-big"]; !ok || title != "" {
+		t.Errorf("zz-big: listed %v with title %q, want listed without a title (it is not read)", ok, title)
+	}
+	for _, name := range []string{"zz-shadow", "zz-escape"} {
+		if _, ok := got[name]; ok {
+			t.Errorf("%s is listed: a link out of the folder was followed", name)
+		}
+	}
+
+	tests := []struct {
+		name string
+		want int
+	}{
+		{"zz-shadow", http.StatusNotFound},
+		{"zz-escape", http.StatusNotFound},
+		{"zz-big", http.StatusRequestEntityTooLarge},
+		{"zz-broken", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := resttest.Call(t, "POST", strings.TrimSuffix(inst.URL, "/")+"/api/v1/scenarios?bundled="+tt.name, "", nil, nil)
+			body := string(resp.Body)
+			if resp.Code != tt.want || strings.Contains(body, "20228") || strings.Contains(body, "hunter2") || !strings.Contains(body, tt.name) {
+				t.Errorf("answer %d %s: want %d naming the scenario, without the file's content", resp.Code, body, tt.want)
+			}
+		})
+	}
+
+	// A changed file is read again (its size changes too, so a coarse
+	// clock cannot hide the change).
+	write(in("zz-valid.yaml"), valid("Second and longer"))
+	if got := titles(); got["zz-valid"] != "Second and longer" {
+		t.Errorf("after the change: zz-valid titled %q, want the new title", got["zz-valid"])
+	}
 }

@@ -117,6 +117,8 @@ type Server struct {
 	owner *exclusive.Owner
 	// scenarios runs POST /scenarios.
 	scenarios *scenario.Manager
+	// catalog caches the bundled scenarios' titles.
+	catalog catalog
 	// compared holds the last comparison (POST /compare, /whatif/reschedule).
 	compared compare.Runs
 	// copyOf says the cluster is a copy, until a reset.
