@@ -42,11 +42,14 @@ func replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &ExitError{Code: 2}
 	}
 	path := fset.Arg(0)
+	if info, err := os.Stat(path); err == nil && info.Size() > maxReplay {
+		return fmt.Errorf("%s: %d bytes; a recording replays up to %d", path, info.Size(), int64(maxReplay))
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("reading the recording: %w", err)
 	}
-	rec, err := recording.Read(bytes.NewReader(data), maxReplay)
+	rec, err := recording.Read(ctx, bytes.NewReader(data), maxReplay)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package app_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -29,7 +30,7 @@ func TestRecordAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := recording.Read(bytes.NewReader(data), 1<<30)
+	rec, err := recording.Read(context.Background(), bytes.NewReader(data), 1<<30)
 	if err != nil {
 		t.Fatalf("the saved recording: %v", err)
 	}
@@ -116,5 +117,25 @@ func TestReplayRefusesWhatIsNotARecording(t *testing.T) {
 	err := app.Run(context.Background(), []string{"replay", "--addr", "127.0.0.1:0", "../examples/configs/most-allocated.yaml"}, io.Discard, &errs)
 	if err == nil || !strings.Contains(err.Error(), "not a recording") {
 		t.Errorf("replay of a YAML file: %v, want an error saying it is not a recording", err)
+	}
+}
+
+// TestReplayRefusesALongLine: a small file whose one event unpacks to more
+// than any event minisched writes is refused, quickly, before anything
+// serves.
+func TestReplayRefusesALongLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "hostile.recording.gz")
+	var buf bytes.Buffer
+	z := gzip.NewWriter(&buf)
+	_, _ = z.Write([]byte(`{"format":"minisched.recording/v1","schema":"minisched.stream/v1"}` + "\n" +
+		`{"type":"snapshot","schema":"minisched.stream/v1","seq":2}` + "\n" + `{"seq":3,"x":"`))
+	_, _ = z.Write(bytes.Repeat([]byte("x"), 2*recording.MaxEventBytes))
+	_ = z.Close()
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := app.Run(context.Background(), []string{"replay", "--addr", "127.0.0.1:0", file}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "event 1 is longer than") {
+		t.Errorf("replay of a recording with a %d-byte event: %v, want it refused for the line's length", 2*recording.MaxEventBytes, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,35 +139,57 @@ type Recording struct {
 	Events []json.RawMessage
 }
 
-// ErrTooLarge means the recording unpacks to more than the reader's limit.
+// ErrTooLarge means the recording unpacks to more than the reader's limit,
+// or holds a line longer than any minisched writes.
 var ErrTooLarge = errors.New("the recording unpacks to more than the limit")
+
+// MaxEventBytes bounds one event's line. The largest events minisched
+// writes (a Filter or Score result over 5,000 nodes) take about a megabyte;
+// the snapshot, one line too, is bounded only by the reader's limit.
+const MaxEventBytes = 16 << 20
 
 // Read reads a whole recording of at most limit bytes once unpacked (a
 // small file may unpack to a great deal). It refuses a recording of another
-// format, one that is cut off, and events out of order, saying which.
-func Read(r io.Reader, limit int64) (*Recording, error) {
+// format, one that is cut off, and events out of order, saying which. It
+// reads in time linear in the file's size and stops when ctx ends.
+func Read(ctx context.Context, r io.Reader, limit int64) (*Recording, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("not a recording (want gzip-compressed JSON lines): %w", err)
 	}
 	defer gz.Close()
-	lr := &limitedReader{r: gz, left: limit}
-	sc := bufio.NewScanner(lr)
-	sc.Buffer(make([]byte, 0, 64<<10), int(min(limit, 1<<30)))
-	next := func(what string) ([]byte, error) {
-		// At the limit the scanner hands out what it holds as a last line:
-		// that line is cut, so the limit is checked first.
-		if ok := sc.Scan(); lr.over || errors.Is(sc.Err(), bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
-		} else if ok {
-			return sc.Bytes(), nil
+	lr := &limitedReader{ctx: ctx, r: gz, left: limit}
+	lines := bufio.NewReaderSize(lr, 64<<10)
+	var buf []byte
+	// next reads the line that should hold what; long names the line in
+	// the error when it is longer than max.
+	next := func(what, long string, max int64) ([]byte, error) {
+		buf = buf[:0]
+		for {
+			chunk, err := lines.ReadSlice('\n')
+			if int64(len(buf)+len(chunk)) > max+1 {
+				return nil, fmt.Errorf("%w: the recording's %s is longer than %d bytes", ErrTooLarge, long, max)
+			}
+			buf = append(buf, chunk...)
+			switch {
+			case err == nil:
+				return buf[:len(buf)-1], nil
+			case errors.Is(err, bufio.ErrBufferFull):
+				continue
+			case lr.over:
+				return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
+			case ctx.Err() != nil:
+				return nil, fmt.Errorf("reading the recording: %w", ctx.Err())
+			case err == io.EOF && len(buf) > 0:
+				return buf, nil // a last line without its newline
+			case err == io.EOF:
+				return nil, fmt.Errorf("the recording ends before its %s: the file is cut off", what)
+			default:
+				return nil, fmt.Errorf("reading the recording's %s: %w", what, err)
+			}
 		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("reading the recording's %s: %w", what, err)
-		}
-		return nil, fmt.Errorf("the recording ends before its %s: the file is cut off", what)
 	}
-	line, err := next("header")
+	line, err := next("header", "header", MaxEventBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +200,7 @@ func Read(r io.Reader, limit int64) (*Recording, error) {
 	if !sameMajor(rec.Header.Format, Format) {
 		return nil, fmt.Errorf("format %q: this minisched reads %s", rec.Header.Format, Format)
 	}
-	if line, err = next("snapshot"); err != nil {
+	if line, err = next("snapshot", "snapshot", limit); err != nil {
 		return nil, err
 	}
 	if err := validSnapshot(line); err != nil {
@@ -186,7 +209,7 @@ func Read(r io.Reader, limit int64) (*Recording, error) {
 	rec.Snapshot = bytes.Clone(line)
 	var last uint64
 	for {
-		if line, err = next("trailer"); err != nil {
+		if line, err = next("trailer", fmt.Sprintf("event %d", len(rec.Events)+1), MaxEventBytes); err != nil {
 			return nil, err
 		}
 		var probe struct {
@@ -238,13 +261,18 @@ func sameMajor(got, want string) bool {
 	return ok && gotName == wantName && gotMajor == wantMajor
 }
 
+// limitedReader stops at limit bytes, and when ctx ends.
 type limitedReader struct {
+	ctx  context.Context
 	r    io.Reader
 	left int64
 	over bool
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
+	if err := l.ctx.Err(); err != nil {
+		return 0, err
+	}
 	if l.left <= 0 {
 		// Exactly at the limit is fine if nothing follows.
 		var one [1]byte

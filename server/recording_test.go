@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,7 @@ func download(t *testing.T, path string) (int, *recording.Recording) {
 	if ct := resp.Header.Get("Content-Type"); ct != "application/gzip" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	rec, err := recording.Read(resp.Body, 1<<30)
+	rec, err := recording.Read(context.Background(), resp.Body, 1<<30)
 	if err != nil {
 		t.Fatalf("reading the recording: %v", err)
 	}

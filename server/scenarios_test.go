@@ -291,7 +291,9 @@ func TestScenariosFolder(t *testing.T) {
 	})
 
 	titles := func() map[string]string {
-		var listing struct{ Bundled []struct{ Name, Title string } }
+		var listing struct {
+			Bundled []struct{ Name, Title string }
+		}
 		api(t, "GET", "/api/v1/scenarios", "", nil, &listing)
 		out := map[string]string{}
 		for _, b := range listing.Bundled {
