@@ -38,13 +38,13 @@ func (c *Cluster) CreateDaemonSet(ctx context.Context, ds *appsv1.DaemonSet) (*a
 
 // DeleteDeployment deletes a Deployment; the garbage collector takes its
 // ReplicaSets and pods.
-func (c *Cluster) DeleteDeployment(ctx context.Context, namespace, name string) error {
+func (c *Cluster) DeleteDeployment(ctx context.Context, namespace, name string) (metav1.Object, error) {
 	return remove(ctx, c, "Deployment", name, c.opts.Client.AppsV1().Deployments(namespace), metav1.DeleteOptions{})
 }
 
 // DeleteDaemonSet deletes a DaemonSet and, through the garbage collector,
 // its pods.
-func (c *Cluster) DeleteDaemonSet(ctx context.Context, namespace, name string) error {
+func (c *Cluster) DeleteDaemonSet(ctx context.Context, namespace, name string) (metav1.Object, error) {
 	return remove(ctx, c, "DaemonSet", name, c.opts.Client.AppsV1().DaemonSets(namespace), metav1.DeleteOptions{})
 }
 

@@ -2,10 +2,15 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minisched/cluster"
 	"minisched/server"
@@ -138,5 +143,61 @@ func TestImportBounds(t *testing.T) {
 				t.Errorf("%d %v (%v), want %d with an error", resp.StatusCode, answer, err, tt.wantCode)
 			}
 		})
+	}
+}
+
+// TestFinalizers: an object created with a finalizer no controller here
+// removes answers its DELETE with itself and its deletionTimestamp, as the
+// apiserver does; a reset and a replacing import still empty the cluster;
+// and an import keeps no finalizers or owner references.
+func TestFinalizers(t *testing.T) {
+	reset(t)
+	held := `"finalizers":["example.com/hold"]`
+	mustCreate(t, "/api/v1/nodes", []byte(`{"metadata":{"name":"held",`+held+`},"status":{"allocatable":{"cpu":"2","pods":"10"}}}`))
+	mustCreate(t, "/api/v1/pods", []byte(`{"metadata":{"name":"held",`+held+`},"spec":{"containers":[{"name":"c","image":"pause"}]}}`))
+	mustCreate(t, "/api/v1/pods", []byte(`{"metadata":{"name":"free"},"spec":{"containers":[{"name":"c","image":"pause"}]}}`))
+
+	for _, path := range []string{"/api/v1/pods/default/held", "/api/v1/nodes/held"} {
+		var answer v1.Pod // the metadata is all the test reads
+		if code := api(t, "DELETE", path, "", nil, &answer); code != http.StatusOK || answer.DeletionTimestamp == nil || len(answer.Finalizers) != 1 {
+			t.Errorf("DELETE %s: %d %+v, want 200 with the object, its deletionTimestamp and its finalizer", path, code, answer.ObjectMeta)
+		}
+	}
+	if code := api(t, "DELETE", "/api/v1/pods/default/free", "", nil, nil); code != http.StatusNoContent {
+		t.Errorf("DELETE of a pod without finalizers: %d, want 204", code)
+	}
+
+	reset(t)
+	if nodes, pods := counts(t); nodes != 0 || pods != 0 {
+		t.Errorf("after the reset: %d nodes and %d pods, want none (the finalizers cleared)", nodes, pods)
+	}
+
+	// A document written by hand, with what only a controller would own.
+	owner := `"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"gone","uid":"0b7c0f6e-0000-4000-8000-000000000001"}]`
+	body := `{` + header + `,"nodes":[{"metadata":{"name":"n",` + held + `},"status":{"allocatable":{"cpu":"2","pods":"10"}}}],` +
+		`"pods":[{"metadata":{"name":"p","namespace":"default",` + held + `,` + owner + `},"spec":{"containers":[{"name":"c","image":"pause"}]}}]}`
+	for _, query := range []string{"", "?replace=true"} {
+		if query != "" {
+			// A replace empties a cluster whose objects wait on finalizers.
+			mustCreate(t, "/api/v1/pods", []byte(`{"metadata":{"name":"held",`+held+`},"spec":{"containers":[{"name":"c","image":"pause"}]}}`))
+			api(t, "DELETE", "/api/v1/pods/default/held", "", nil, nil)
+		}
+		if code := api(t, "POST", "/api/v1/import"+query, "application/json", []byte(body), nil); code != http.StatusOK {
+			t.Fatalf("import%s: %d", query, code)
+		}
+		if _, err := inst.Client.CoreV1().Pods("default").Get(context.Background(), "held", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("import%s: pod held is still there (%v)", query, err)
+		}
+		pod, err := inst.Client.CoreV1().Pods("default").Get(context.Background(), "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := inst.Client.CoreV1().Nodes().Get(context.Background(), "n", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pod.Finalizers)+len(pod.OwnerReferences)+len(node.Finalizers) != 0 || pod.DeletionTimestamp != nil {
+			t.Errorf("import%s: pod %+v, node finalizers %v: want no finalizers, owner references or deletion", query, pod.ObjectMeta, node.Finalizers)
+		}
 	}
 }

@@ -149,23 +149,23 @@ func (s *Server) patchNode(c echo.Context) error {
 }
 
 func (s *Server) deleteNode(c echo.Context) error {
-	return deleted(c, s.cluster.DeleteNode(c.Request().Context(), c.Param("name")))
+	return deleted(c)(s.cluster.DeleteNode(c.Request().Context(), c.Param("name")))
 }
 
 func (s *Server) deletePod(c echo.Context) error {
-	return deleted(c, s.cluster.DeletePod(c.Request().Context(), c.Param("namespace"), c.Param("name")))
+	return deleted(c)(s.cluster.DeletePod(c.Request().Context(), c.Param("namespace"), c.Param("name")))
 }
 
 func (s *Server) deleteDeployment(c echo.Context) error {
-	return deleted(c, s.cluster.DeleteDeployment(c.Request().Context(), c.Param("namespace"), c.Param("name")))
+	return deleted(c)(s.cluster.DeleteDeployment(c.Request().Context(), c.Param("namespace"), c.Param("name")))
 }
 
 func (s *Server) deleteDaemonSet(c echo.Context) error {
-	return deleted(c, s.cluster.DeleteDaemonSet(c.Request().Context(), c.Param("namespace"), c.Param("name")))
+	return deleted(c)(s.cluster.DeleteDaemonSet(c.Request().Context(), c.Param("namespace"), c.Param("name")))
 }
 
 func (s *Server) deletePriorityClass(c echo.Context) error {
-	return deleted(c, s.cluster.DeletePriorityClass(c.Request().Context(), c.Param("name")))
+	return deleted(c)(s.cluster.DeletePriorityClass(c.Request().Context(), c.Param("name")))
 }
 
 // respond writes obj as JSON with code, or the error.
@@ -176,11 +176,18 @@ func respond(c echo.Context, code int, obj any, err error) error {
 	return c.JSON(code, obj)
 }
 
-func deleted(c echo.Context, err error) error {
-	if err != nil {
-		return clusterError(err)
+// deleted answers a delete as the apiserver does: the object, with its
+// deletionTimestamp, when it waits on finalizers; 204 when it is gone.
+func deleted(c echo.Context) func(pending metav1.Object, err error) error {
+	return func(pending metav1.Object, err error) error {
+		switch {
+		case err != nil:
+			return clusterError(err)
+		case pending != nil:
+			return c.JSON(http.StatusOK, pending)
+		}
+		return c.NoContent(http.StatusNoContent)
 	}
-	return c.NoContent(http.StatusNoContent)
 }
 
 // clusterError gives the cluster package's refusals their status codes.

@@ -20,6 +20,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -192,27 +193,16 @@ func (d *Document) Validate() error {
 		}
 		seen[key] = true
 	}
-	seen := map[string]bool{}
-	for _, o := range d.Namespaces {
-		check("namespace", "", o.Name, seen, false)
-		namespaces[o.Name] = true
-	}
-	validateAll(d.PriorityClasses, "PriorityClass", check)
-	validateAll(d.RuntimeClasses, "RuntimeClass", check)
-	validateAll(d.StorageClasses, "StorageClass", check)
-	validateAll(d.PersistentVolumeClaims, "PersistentVolumeClaim", check)
-	validateAll(d.PersistentVolumes, "PersistentVolume", check)
-	validateAll(d.CSINodes, "CSINode", check)
-	validateAll(d.DeviceClasses, "DeviceClass", check)
-	validateAll(d.Nodes, "node", check)
-	validateAll(d.ResourceSlices, "ResourceSlice", check)
-	validateAll(d.ResourceClaims, "ResourceClaim", check)
-	validateAll(d.Deployments, "Deployment", check)
-	validateAll(d.ReplicaSets, "ReplicaSet", check)
-	validateAll(d.StatefulSets, "StatefulSet", check)
-	validateAll(d.DaemonSets, "DaemonSet", check)
-	validateAll(d.PodDisruptionBudgets, "PodDisruptionBudget", check)
-	validateAll(d.Pods, "pod", check)
+	seen := map[string]map[string]bool{}
+	d.eachMeta(func(kind string, m *metav1.ObjectMeta) {
+		if seen[kind] == nil {
+			seen[kind] = map[string]bool{}
+		}
+		check(kind, m.Namespace, m.Name, seen[kind], namespacedKinds[kind])
+		if kind == "namespace" {
+			namespaces[m.Name] = true
+		}
+	})
 	if len(errs) > 0 {
 		if len(errs) > 10 {
 			errs = append(errs[:10], fmt.Errorf("and %d more", len(errs)-10))
@@ -222,19 +212,42 @@ func (d *Document) Validate() error {
 	return nil
 }
 
-// metaObject is an object's pointer whose metadata Validate and Load read.
+// eachMeta calls f on every object's metadata, kind by kind in the order
+// they load: namespaces first.
+func (d *Document) eachMeta(f func(kind string, m *metav1.ObjectMeta)) {
+	metas(d.Namespaces, "namespace", f)
+	metas(d.PriorityClasses, "PriorityClass", f)
+	metas(d.RuntimeClasses, "RuntimeClass", f)
+	metas(d.StorageClasses, "StorageClass", f)
+	metas(d.PersistentVolumeClaims, "PersistentVolumeClaim", f)
+	metas(d.PersistentVolumes, "PersistentVolume", f)
+	metas(d.CSINodes, "CSINode", f)
+	metas(d.DeviceClasses, "DeviceClass", f)
+	metas(d.Nodes, "node", f)
+	metas(d.ResourceSlices, "ResourceSlice", f)
+	metas(d.ResourceClaims, "ResourceClaim", f)
+	metas(d.Deployments, "Deployment", f)
+	metas(d.ReplicaSets, "ReplicaSet", f)
+	metas(d.StatefulSets, "StatefulSet", f)
+	metas(d.DaemonSets, "DaemonSet", f)
+	metas(d.PodDisruptionBudgets, "PodDisruptionBudget", f)
+	metas(d.Pods, "pod", f)
+}
+
+func metas[T any, P interface {
+	*T
+	metav1.ObjectMetaAccessor
+}](items []T, kind string, f func(kind string, m *metav1.ObjectMeta)) {
+	for i := range items {
+		f(kind, P(&items[i]).GetObjectMeta().(*metav1.ObjectMeta))
+	}
+}
+
+// metaObject is an object's pointer whose metadata Load reads.
 type metaObject[T any] interface {
 	*T
 	GetName() string
 	GetNamespace() string
-}
-
-func validateAll[T any, P metaObject[T]](items []T, kind string, check func(kind, namespace, name string, seen map[string]bool, namespaced bool)) {
-	seen := map[string]bool{}
-	for i := range items {
-		o := P(&items[i])
-		check(kind, o.GetNamespace(), o.GetName(), seen, namespacedKinds[kind])
-	}
 }
 
 var namespacedKinds = map[string]bool{"PersistentVolumeClaim": true, "ResourceClaim": true, "pod": true,

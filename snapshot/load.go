@@ -85,12 +85,16 @@ const workers = 16
 
 // Load creates the document's objects, in the order they depend on each
 // other: namespaces, classes, storage, nodes, then pods, bound pods on
-// their node. Everything that can be checked is checked before the first
+// their node. Of each object's metadata it keeps what a person sets (name,
+// namespace, labels, annotations). Everything that can be checked is checked before the first
 // write; a failure after it names the object.
 func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts LoadOptions) (counts Counts, err error) {
 	if err := doc.Validate(); err != nil {
 		return counts, err
 	}
+	// A document written by hand or by another tool may hold owner
+	// references and finalizers, which no controller here would clear.
+	doc.forgetSource()
 	if opts.MaxNodes > 0 && len(doc.Nodes) > opts.MaxNodes {
 		return counts, &InvalidError{fmt.Sprintf("the snapshot holds %d nodes, over the limit of %d (--max-nodes)", len(doc.Nodes), opts.MaxNodes)}
 	}

@@ -73,9 +73,9 @@ func (d *Document) wholeOwners() {
 // cleanWorkloads drops what the controllers write, as clean does for the
 // other kinds: the copy's controllers compute their own.
 func (d *Document) cleanWorkloads() {
-	cleanAll(d.Deployments, func(o *appsv1.Deployment) { o.Status = appsv1.DeploymentStatus{} })
-	cleanAll(d.ReplicaSets, func(o *appsv1.ReplicaSet) { o.Status = appsv1.ReplicaSetStatus{} })
-	cleanAll(d.StatefulSets, func(o *appsv1.StatefulSet) { o.Status = appsv1.StatefulSetStatus{} })
-	cleanAll(d.DaemonSets, func(o *appsv1.DaemonSet) { o.Status = appsv1.DaemonSetStatus{} })
-	cleanAll(d.PodDisruptionBudgets, func(o *policyv1.PodDisruptionBudget) { o.Status = policyv1.PodDisruptionBudgetStatus{} })
+	forEach(d.Deployments, func(o *appsv1.Deployment) { o.Status = appsv1.DeploymentStatus{} })
+	forEach(d.ReplicaSets, func(o *appsv1.ReplicaSet) { o.Status = appsv1.ReplicaSetStatus{} })
+	forEach(d.StatefulSets, func(o *appsv1.StatefulSet) { o.Status = appsv1.StatefulSetStatus{} })
+	forEach(d.DaemonSets, func(o *appsv1.DaemonSet) { o.Status = appsv1.DaemonSetStatus{} })
+	forEach(d.PodDisruptionBudgets, func(o *policyv1.PodDisruptionBudget) { o.Status = policyv1.PodDisruptionBudgetStatus{} })
 }

@@ -21,7 +21,7 @@ import { profilesOf, rowProfile, segments, timeRange, zoomed } from '../../web/s
 import { trialView, whyView } from '../../web/static/js/views/inspector/why.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeHealth, nodeRows } from '../../web/static/js/views/cluster/nodes.js';
-import { kubeletNotice } from '../../web/static/js/actions/cluster.js';
+import { deletedNotice, kubeletNotice } from '../../web/static/js/actions/cluster.js';
 import { columnsFor, gridRange, visibleRange } from '../../web/static/js/windowing.js';
 import { E, events, fakeFetch, nodeSummary, podSummary, resetSeq, snapshot, VOCABULARY } from './fixtures.mjs';
 
@@ -768,6 +768,9 @@ test('nodeHealth: what the node card says of its kubelet, and what it offers nex
   }
   assert.match(kubeletNotice('n1', 'NotReady'), /taints it/);
   assert.match(kubeletNotice('n1', 'Stopped'), /unreachable/);
+  assert.equal(deletedNotice('Pod default/a', null), 'Pod default/a deleted.');
+  assert.match(deletedNotice('Pod default/a', { metadata: { deletionTimestamp: '2026-12-04T12:00:00Z', finalizers: ['example.com/hold'] } }),
+    /stays until its finalizers \(example.com\/hold\) are removed/);
   assert.match(kubeletNotice('n1', 'Ready'), /Ready again/);
 });
 

@@ -17,6 +17,16 @@ export function kubeletNotice(name, state) {
   }
 }
 
+/**
+ * deletedNotice is what the page says once what was deleted: gone, or,
+ * when the server answers with the object, waiting on its finalizers.
+ */
+export function deletedNotice(what, answer) {
+  const finalizers = answer?.metadata?.finalizers ?? [];
+  if (!answer?.metadata?.deletionTimestamp || !finalizers.length) return `${what} deleted.`;
+  return `${what} is being deleted: it stays until its finalizers (${finalizers.join(', ')}) are removed. A reset clears them.`;
+}
+
 /** clusterActions are the cluster actions; see actions/index.js for ctx. */
 export function clusterActions({ api, store, run, actions }) {
   return {
@@ -171,8 +181,7 @@ export function clusterActions({ api, store, run, actions }) {
 
     async deleteNode(name) {
       return run(`delete:node:${name}`, `Could not delete node ${name}`, async () => {
-        await api.deleteNode(name);
-        store.addNotice('ok', `Node ${name} deleted.`);
+        store.addNotice('ok', deletedNotice(`Node ${name}`, await api.deleteNode(name)));
         return true;
       });
     },
@@ -180,8 +189,7 @@ export function clusterActions({ api, store, run, actions }) {
     async deletePod(key) {
       const [ns, name] = key.split('/');
       return run(`delete:pod:${key}`, `Could not delete pod ${key}`, async () => {
-        await api.deletePod(ns, name);
-        store.addNotice('ok', `Pod ${key} deleted.`);
+        store.addNotice('ok', deletedNotice(`Pod ${key}`, await api.deletePod(ns, name)));
         return true;
       });
     },
