@@ -203,11 +203,18 @@ func configFile(flag, path, schedulerName string) (*config.KubeSchedulerConfigur
 	return cfg, nil
 }
 
+// MinTokenBytes is the shortest token minisched takes: a short one is
+// guessed, however slowly failed attempts are let through.
+const MinTokenBytes = 16
+
 // checkAddr refuses to listen beyond loopback without a token, unless told
 // so, and says whether the dashboard is exposed to other machines.
 func checkAddr(f Flags, log *slog.Logger) (exposed bool, err error) {
 	if _, _, err := net.SplitHostPort(f.Addr); err != nil {
 		return false, fmt.Errorf("--addr %q: %w", f.Addr, err)
+	}
+	if f.Token != "" && len(f.Token) < MinTokenBytes {
+		return false, fmt.Errorf("the token (--token or MINISCHED_TOKEN) is %d bytes; give at least %d, for example: openssl rand -hex 16", len(f.Token), MinTokenBytes)
 	}
 	if !loopback(f.Addr) && (f.PublishedOn == "" || !loopback(net.JoinHostPort(f.PublishedOn, "0"))) {
 		exposed = true

@@ -260,6 +260,13 @@ func TestExposureNeedsAToken(t *testing.T) {
 			t.Errorf("--help: %v\n%s", err, stderr.String())
 		}
 	})
+	t.Run("a short token", func(t *testing.T) {
+		t.Setenv("MINISCHED_TOKEN", "s3cret")
+		err := app.Run(context.Background(), []string{"--addr", "0.0.0.0:0"}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "is 6 bytes; give at least 16") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("a 6-byte token: %v, want a refusal that gives its length, not the token", err)
+		}
+	})
 	t.Run("the token comes from the environment", func(t *testing.T) {
 		t.Setenv("MINISCHED_TOKEN", "from-env")
 		t.Setenv("MINISCHED_PUBLISHED_ON", "127.0.0.1")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,8 +93,11 @@ func untilOver(kind exclusive.Kind) string {
 }
 
 // limitBody refuses bodies over the request's limit with 413, before or
-// while reading.
-func limitBody(limitOf func(*http.Request) int64) echo.MiddlewareFunc {
+// while reading. A request's body also takes its share of the bytes all
+// requests may have in flight at once (its length, or its limit when the
+// length is not sent) until it is answered: past that, 429, as
+// kube-apiserver answers past its in-flight limit.
+func limitBody(limitOf func(*http.Request) int64, inFlight *byteBudget) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
@@ -101,10 +105,43 @@ func limitBody(limitOf func(*http.Request) int64) echo.MiddlewareFunc {
 			if req.ContentLength > limit {
 				return &http.MaxBytesError{Limit: limit}
 			}
+			if req.ContentLength != 0 && req.Body != nil && req.Body != http.NoBody {
+				n := limit
+				if req.ContentLength > 0 {
+					n = req.ContentLength
+				}
+				if !inFlight.take(n) {
+					c.Response().Header().Set("Retry-After", "1")
+					return apiError(http.StatusTooManyRequests, "the server holds %d bytes of request bodies already, the most it takes at once (this one would add %d): try again shortly", inFlight.max, n)
+				}
+				defer inFlight.give(n)
+			}
 			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 			return next(c)
 		}
 	}
+}
+
+// byteBudget bounds the bytes of request bodies read at once.
+type byteBudget struct {
+	mu        sync.Mutex
+	used, max int64
+}
+
+func (b *byteBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *byteBudget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 // readBody reads the whole (bounded) request body.

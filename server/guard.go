@@ -16,16 +16,31 @@ import (
 // URL: the page's fetches and its websocket then send it by themselves.
 const tokenCookie = "minisched_token"
 
+// Failed authentication is throttled per client: a burst of failures (a
+// page opened without its token fires a few requests at once), then one a
+// second, so that guessing the token takes forever.
+const (
+	failedAuthBurst     = 30
+	failedAuthPerSecond = 1
+)
+
 // requireToken lets a request through only with the token: in an
 // "Authorization: Bearer" header, a ?token= parameter (which also sets the
 // cookie) or the cookie. Comparisons take constant time. Health probes are
-// open: they reveal nothing.
+// open: they reveal nothing. A client that failed too often is answered 429
+// before its token is looked at.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	want := []byte(s.opts.Token)
 	return func(c echo.Context) error {
 		path := c.Request().URL.Path
 		if path == "/healthz" || path == "/readyz" {
 			return next(c)
+		}
+		client := s.clientAddr(c.Request())
+		if s.failedAuth.exhausted(client) {
+			c.Response().Header().Set("Retry-After", "1")
+			return apiError(http.StatusTooManyRequests, "too many requests without the right token from %s: at most %d a second after the first %d; wait",
+				client, failedAuthPerSecond, failedAuthBurst)
 		}
 		if q := c.QueryParam("token"); q != "" && subtle.ConstantTimeCompare([]byte(q), want) == 1 {
 			r := c.Request()
@@ -48,6 +63,7 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		if ck, err := c.Cookie(tokenCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1 {
 			return next(c)
 		}
+		s.failedAuth.allow(client)
 		return apiError(http.StatusUnauthorized, "a token is required: open the dashboard as /?token=<token>, or send \"Authorization: Bearer <token>\"")
 	}
 }
@@ -93,6 +109,15 @@ func (l *rateLimiter) allow(key string) bool {
 	}
 	c.seen = now
 	return c.limiter.Allow()
+}
+
+// exhausted reports whether key has no request left now, without taking
+// one.
+func (l *rateLimiter) exhausted(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.clients[key]
+	return ok && c.limiter.Tokens() < 1
 }
 
 func (s *Server) limitRate(next echo.HandlerFunc) echo.HandlerFunc {

@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -204,4 +206,91 @@ func TestTokenReplacesTheHostCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFailedAuthThrottled: after a burst of requests without the right
+// token, a client is answered 429 before its token is looked at, the right
+// one too, until a second has passed per request.
+func TestFailedAuthThrottled(t *testing.T) {
+	const token = "a-token-of-24-characters"
+	ts := guarded(t, server.Options{Token: token})
+	get := func(bearer string) int {
+		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/queue", nil)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		return do(t, req).Code
+	}
+	codes := map[int]int{}
+	for range 40 {
+		codes[get("a-wrong-guess")]++
+	}
+	// A slow machine may see a request or two refilled meanwhile.
+	if codes[http.StatusUnauthorized] < 30 || codes[http.StatusTooManyRequests] == 0 || codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests] != 40 {
+		t.Errorf("40 wrong tokens answered %v, want 30 × 401 then 429", codes)
+	}
+	// The right token right after a 429 is refused too (a try again if a
+	// second passed between the two, as it may on a loaded machine).
+	throttled := false
+	for try := 0; try < 5 && !throttled; try++ {
+		for get("a-wrong-guess") != http.StatusTooManyRequests {
+		}
+		throttled = get(token) == http.StatusTooManyRequests
+	}
+	if !throttled {
+		t.Errorf("the right token while throttled was let through, want 429")
+	}
+	eventually(t, 30*time.Second, "the right token let through once the throttle refills", func() bool { return get(token) == http.StatusOK })
+}
+
+// TestInFlightBytes: request bodies held at once are bounded, all clients
+// together; a body sent without its length counts as the limit.
+func TestInFlightBytes(t *testing.T) {
+	ts := guarded(t, server.Options{BodyLimit: 1024, InFlightBytes: 2048})
+	// The client sends a body only once the server reads it (100
+	// Continue), that is, once the server has taken the body's bytes.
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Hour}}
+	defer client.CloseIdleConnections()
+	type held struct {
+		w    *io.PipeWriter
+		done chan int
+	}
+	send := func() held {
+		pr, pw := io.Pipe()
+		h := held{pw, make(chan int, 1)}
+		go func() {
+			req, _ := http.NewRequest("POST", ts.URL+"/api/v1/nodes", pr)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Expect", "100-continue")
+			resp, err := client.Do(req)
+			if err != nil {
+				h.done <- 0
+				return
+			}
+			resp.Body.Close()
+			h.done <- resp.StatusCode
+		}()
+		return h
+	}
+	first, second := send(), send()
+	for _, h := range []held{first, second} {
+		if _, err := h.w.Write([]byte(`{"metadata":`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	third := send()
+	if code := <-third.done; code != http.StatusTooManyRequests {
+		t.Errorf("a third body beyond the budget: %d, want 429", code)
+	}
+	_ = third.w.Close()
+	for _, h := range []held{first, second} {
+		_ = h.w.CloseWithError(io.ErrUnexpectedEOF)
+		if code := <-h.done; code == http.StatusTooManyRequests {
+			t.Errorf("a body within the budget: 429")
+		}
+	}
+	eventually(t, 30*time.Second, "a body taken once the others were answered", func() bool {
+		h := send()
+		_, _ = h.w.Write([]byte(`{}`))
+		_ = h.w.Close()
+		return <-h.done != http.StatusTooManyRequests
+	})
 }

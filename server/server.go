@@ -57,6 +57,9 @@ type Options struct {
 	// ImportLimit bounds the body of POST /import, a whole cluster.
 	// Default DefaultImportLimit.
 	ImportLimit int64
+	// InFlightBytes bounds the request bodies held at once, all clients
+	// together. Default: one import and 64 bodies of BodyLimit.
+	InFlightBytes int64
 	// Addr is the address the server listens on: its host is allowed in
 	// Host headers (every local address when it is a wildcard).
 	Addr string
@@ -110,8 +113,10 @@ type Server struct {
 	cluster *cluster.Cluster
 	http    *http.Server
 	limiter *rateLimiter
-	site    *sitePolicy
-	streams *streamSlots
+	// failedAuth throttles requests without the right token, per client.
+	failedAuth *rateLimiter
+	site       *sitePolicy
+	streams    *streamSlots
 	// owner lets one operation on the whole cluster run at a time: a
 	// reset, an import, a scenario run, a what-if or a comparison.
 	owner *exclusive.Owner
@@ -137,6 +142,9 @@ func New(opts Options) *Server {
 	}
 	if opts.ImportLimit <= 0 {
 		opts.ImportLimit = DefaultImportLimit
+	}
+	if opts.InFlightBytes <= 0 {
+		opts.InFlightBytes = opts.ImportLimit + 64*opts.BodyLimit
 	}
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = 50_000
@@ -164,8 +172,9 @@ func New(opts Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, echo: echo.New(), ctx: ctx, cancel: cancel, limiter: newRateLimiter(opts.RateLimit, opts.RateBurst),
-		site:    newSitePolicy(opts.Addr, opts.AllowedOrigins),
-		streams: &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
+		failedAuth: newRateLimiter(failedAuthPerSecond, failedAuthBurst),
+		site:       newSitePolicy(opts.Addr, opts.AllowedOrigins),
+		streams:    &streamSlots{perClient: map[string]int{}, maxTotal: opts.MaxStreams, maxEach: opts.MaxStreamsPerClient}}
 	s.cluster, s.owner = opts.Cluster, opts.Owner
 	if s.owner == nil {
 		s.owner = exclusive.New(nil)
@@ -197,7 +206,7 @@ func New(opts Options) *Server {
 			return opts.ImportLimit
 		}
 		return opts.BodyLimit
-	}))
+	}, &byteBudget{max: opts.InFlightBytes}))
 	s.routes()
 	s.http = &http.Server{
 		Handler:           s.echo,
