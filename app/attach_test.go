@@ -118,6 +118,41 @@ func TestAttachMode(t *testing.T) {
 	if code := call(t, "DELETE", writer.URL+"api/v1/nodes/mine", ""); code != http.StatusNoContent {
 		t.Errorf("delete of its own node: %d, want 204", code)
 	}
+	// What it creates there is held to what a lesson needs.
+	podJSON := func(namespace, spec string) string {
+		return `{"metadata":{"name":"p","namespace":"` + namespace + `"},"spec":{"containers":[{"name":"c","image":"pause"}]` + spec + `}}`
+	}
+	refused := []struct{ name, body string }{
+		{"another namespace", podJSON("kube-system", "")},
+		{"a bound pod", podJSON("default", `,"nodeName":"node-1"`)},
+		{"another scheduler", podJSON("default", `,"schedulerName":"default-scheduler"`)},
+		{"the host's network", podJSON("default", `,"hostNetwork":true`)},
+		{"the host's pids", podJSON("default", `,"hostPID":true`)},
+		{"a host path", podJSON("default", `,"volumes":[{"name":"root","hostPath":{"path":"/"}}]`)},
+		{"a Deployment's bound pods", `{"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"nodeName":"node-1","containers":[{"name":"c","image":"pause"}]}}}}`},
+	}
+	for _, tt := range refused {
+		path := "api/v1/pods"
+		if strings.Contains(tt.name, "Deployment") {
+			path = "api/v1/deployments"
+		}
+		if code := call(t, "POST", writer.URL+path, tt.body); code != http.StatusForbidden {
+			t.Errorf("%s with --allow-writes: %d, want 403", tt.name, code)
+		}
+	}
+	if code := call(t, "POST", writer.URL+"api/v1/pods", podJSON("default", "")); code != http.StatusCreated {
+		t.Errorf("a plain pod in default with --allow-writes: %d, want 201", code)
+	}
+	created, err := home.Client.CoreV1().Pods("default").Get(ctx, "p", metav1.GetOptions{})
+	if err != nil || created.Spec.SchedulerName != "nobody" || created.Spec.NodeName != "" {
+		t.Errorf("the created pod: %v, want it unbound, for minisched's scheduler (nobody)", err)
+	}
+	host := start(t, attachTo(home, func(f *app.Flags) {
+		f.AllowWrites, f.LeaderElect, f.SchedulerName, f.AllowWritesIn, f.AllowHostAccess = true, false, "nobody", "default,kube-system", true
+	}))
+	if code := call(t, "POST", host.URL+"api/v1/pods", podJSON("kube-system", `,"hostNetwork":true`)); code != http.StatusCreated {
+		t.Errorf("a host-network pod in kube-system with --allow-writes-in and --allow-host-access: %d, want 201", code)
+	}
 	// What-if unbinds every pod: never on a real cluster, writes allowed or not.
 	if code := call(t, "POST", writer.URL+"api/v1/whatif/reschedule", ""); code != http.StatusForbidden {
 		t.Errorf("what-if with --allow-writes: %d, want 403", code)

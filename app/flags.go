@@ -94,6 +94,9 @@ func parseFlags(args []string, stderr io.Writer) (Flags, error) {
 	if f.BindingTimeout < 0 {
 		return f, usageError{fmt.Errorf("--binding-timeout %v is negative", f.BindingTimeout), fs.Name()}
 	}
+	if f.AllowHostAccess && !f.AllowWrites {
+		return f, errors.New("--allow-host-access goes with --allow-writes")
+	}
 	if (f.TLSCert == "") != (f.TLSKey == "") {
 		return f, errors.New("--tls-cert and --tls-key go together")
 	}
@@ -123,7 +126,11 @@ type Flags struct {
 	InCluster  bool
 	// AllowWrites lets the API and scenarios write to the cluster minisched
 	// is attached to (only objects it labels itself).
-	AllowWrites          bool
+	AllowWrites bool
+	// AllowWritesIn names the namespaces --allow-writes may create in;
+	// AllowHostAccess lets its pods use the host's namespaces and paths.
+	AllowWritesIn        string
+	AllowHostAccess      bool
 	LeaderElect          bool
 	LeaderElectNamespace string
 	// Lease is the leader election's timing, as kube-scheduler's
@@ -202,6 +209,8 @@ func (f *Flags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "attach to the cluster of this kubeconfig instead of starting an embedded one, as a second scheduler")
 	fs.BoolVar(&f.InCluster, "in-cluster", false, "attach to the cluster minisched runs in (its pod's service account)")
 	fs.BoolVar(&f.AllowWrites, "allow-writes", false, "when attached, let the API and scenarios create objects (labelled "+cluster.OwnerLabel+") and delete those, and only those; without it minisched only reads the cluster")
+	fs.StringVar(&f.AllowWritesIn, "allow-writes-in", "default", "with --allow-writes, the comma-separated namespaces minisched may create in")
+	fs.BoolVar(&f.AllowHostAccess, "allow-host-access", false, "with --allow-writes, let the pods minisched creates use hostNetwork, hostPID, hostIPC and hostPath volumes")
 	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "when attached, schedule only while holding a lease, so that one of several replicas schedules")
 	fs.StringVar(&f.LeaderElectNamespace, "leader-elect-namespace", "", "namespace of the lease (default: $POD_NAMESPACE, else default)")
 	fs.DurationVar(&f.Lease.Duration, "leader-elect-lease-duration", 15*time.Second, "how long a standby replica waits after the last renewal before it takes the lease")

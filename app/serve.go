@@ -38,6 +38,7 @@ func (inst *Instance) watchCluster(ctx context.Context, s *settings) error {
 	}
 	inst.Cluster = cluster.New(cluster.Options{
 		Client: inst.Client, Observer: inst.observer, Writes: writes(s.attached, s.AllowWrites), MaxNodes: s.MaxNodes, MaxPods: s.MaxPods,
+		Namespaces: splitList(s.AllowWritesIn), HostAccess: s.AllowHostAccess, SchedulerName: s.schedulerName,
 		Metadata: meta, Pause: inst.owner.Pause,
 		Hold: func() func() { return inst.Scheduler.Hold("the cluster is being reset") },
 	})

@@ -59,6 +59,15 @@ type Options struct {
 	// MaxNodes and MaxPods bound what Create may add. Zero: 5,000 nodes and
 	// 50,000 pods.
 	MaxNodes, MaxPods int
+	// Namespaces, HostAccess and SchedulerName hold what minisched creates
+	// on a cluster it shares (WritesOwned): see CheckWrite. Namespaces
+	// default to "default".
+	Namespaces    []string
+	HostAccess    bool
+	SchedulerName string
+	// MaxMetaBytes bounds the labels, annotations and taints of all nodes
+	// and pods together, in bytes. Zero: DefaultMaxMetaBytes.
+	MaxMetaBytes int64
 	// NodeAllocatable is what a node gets for each resource its manifest
 	// does not state: a simulated kubelet reports what the node says.
 	// Nil: DefaultNodeAllocatable().
@@ -95,9 +104,11 @@ type Cluster struct {
 	// nodeCount and podCount follow the watch, so that a limit check does
 	// not list 50,000 pods on every create.
 	nodeCount, podCount atomic.Int64
-	synced              atomic.Bool
-	cancel              context.CancelFunc
-	stop                sync.Once
+	// metaBytes follows the watch too: MetaBytes of every node and pod.
+	metaBytes atomic.Int64
+	synced    atomic.Bool
+	cancel    context.CancelFunc
+	stop      sync.Once
 	// onReset holds what must end before a reset empties the cluster.
 	resetMu sync.Mutex
 	onReset []func()
@@ -122,6 +133,12 @@ func New(opts Options) *Cluster {
 	if opts.MaxPods <= 0 {
 		opts.MaxPods = 50000
 	}
+	if len(opts.Namespaces) == 0 {
+		opts.Namespaces = []string{"default"}
+	}
+	if opts.MaxMetaBytes <= 0 {
+		opts.MaxMetaBytes = DefaultMaxMetaBytes
+	}
 	if opts.NodeAllocatable == nil {
 		opts.NodeAllocatable = DefaultNodeAllocatable()
 	}
@@ -143,10 +160,10 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return nil
 	}
 	ctx, c.cancel = context.WithCancel(ctx)
-	if _, err := c.factory.Core().V1().Nodes().Informer().AddEventHandler(reporter(c.opts.Observer, &c.nodeCount, nodeEvent)); err != nil {
+	if _, err := c.factory.Core().V1().Nodes().Informer().AddEventHandler(reporter(c.opts.Observer, &c.nodeCount, &c.metaBytes, nodeEvent)); err != nil {
 		return fmt.Errorf("watching nodes: %w", err)
 	}
-	if _, err := c.factory.Core().V1().Pods().Informer().AddEventHandler(reporter(c.opts.Observer, &c.podCount, podEvent)); err != nil {
+	if _, err := c.factory.Core().V1().Pods().Informer().AddEventHandler(reporter(c.opts.Observer, &c.podCount, &c.metaBytes, podEvent)); err != nil {
 		return fmt.Errorf("watching pods: %w", err)
 	}
 	c.factory.Start(ctx.Done())
@@ -182,7 +199,7 @@ func (c *Cluster) Limits() (nodes, pods int) { return c.opts.MaxNodes, c.opts.Ma
 // reporter turns an informer's notifications into events and keeps count;
 // a deletion seen only as a tombstone reports the object's last known
 // state.
-func reporter[T any](o event.Observer, count *atomic.Int64, toEvent func(event.ChangeAction, T) event.Event) cache.ResourceEventHandler {
+func reporter[T any](o event.Observer, count, metaBytes *atomic.Int64, toEvent func(event.ChangeAction, T) event.Event) cache.ResourceEventHandler {
 	report := func(action event.ChangeAction, obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -194,9 +211,20 @@ func reporter[T any](o event.Observer, count *atomic.Int64, toEvent func(event.C
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { count.Add(1); report(event.Added, obj) },
-		UpdateFunc: func(_, obj any) { report(event.Updated, obj) },
-		DeleteFunc: func(obj any) { count.Add(-1); report(event.Deleted, obj) },
+		AddFunc: func(obj any) { count.Add(1); metaBytes.Add(MetaBytes(obj)); report(event.Added, obj) },
+		UpdateFunc: func(old, obj any) {
+			metaBytes.Add(MetaBytes(obj) - MetaBytes(old))
+			report(event.Updated, obj)
+		},
+		DeleteFunc: func(obj any) {
+			count.Add(-1)
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				metaBytes.Add(-MetaBytes(t.Obj))
+			} else {
+				metaBytes.Add(-MetaBytes(obj))
+			}
+			report(event.Deleted, obj)
+		},
 	}
 }
 

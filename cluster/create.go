@@ -43,6 +43,9 @@ func (c *Cluster) CreateNode(ctx context.Context, node *v1.Node) (*v1.Node, erro
 	}
 	c.nodeDefaults(node)
 	c.Own(node)
+	if err := c.checkSize("node "+node.Name, node, 0); err != nil {
+		return nil, err
+	}
 	return c.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 }
 
@@ -63,6 +66,12 @@ func (c *Cluster) CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error) {
 		pod.Spec.TerminationGracePeriodSeconds = new(int64)
 	}
 	c.Own(pod)
+	if err := c.CheckWrite(pod); err != nil {
+		return nil, err
+	}
+	if err := c.checkSize("pod "+pod.Name, pod, 0); err != nil {
+		return nil, err
+	}
 	return c.opts.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 }
 
@@ -76,7 +85,9 @@ func (c *Cluster) CreatePriorityClass(ctx context.Context, pc *schedulingv1.Prio
 	return c.opts.Client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
 }
 
-// Own marks an object minisched is about to create on a cluster it shares.
+// Own marks an object minisched is about to create on a cluster it shares,
+// and gives a pod (or a workload's pods) that names no scheduler
+// minisched's.
 func (c *Cluster) Own(obj metav1.Object) {
 	if c.opts.Writes != WritesOwned {
 		return
@@ -87,6 +98,9 @@ func (c *Cluster) Own(obj metav1.Object) {
 	}
 	labels[OwnerLabel] = "minisched"
 	obj.SetLabels(labels)
+	if spec := podSpecOf(obj); spec != nil && spec.SchedulerName == "" {
+		spec.SchedulerName = c.opts.SchedulerName
+	}
 }
 
 // nodeDefaults fills what a person typing a manifest by hand leaves out and a

@@ -63,6 +63,7 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 			return &NotOwnedError{fmt.Sprintf("node %s was not created by minisched (no %s label): minisched changes only its own nodes on a real cluster", name, OwnerLabel)}
 		}
 		if change.Unschedulable != nil || change.Labels != nil || change.Taints != nil || change.Kubelet != "" || change.Devices != nil {
+			before := MetaBytes(node)
 			if change.Unschedulable != nil {
 				node.Spec.Unschedulable = *change.Unschedulable
 			}
@@ -88,6 +89,9 @@ func (c *Cluster) UpdateNode(ctx context.Context, name string, change NodeChange
 				delete(node.Annotations, devices.CountAnnotation)
 			default:
 				annotate(node, devices.CountAnnotation, strconv.Itoa(*d))
+			}
+			if err := c.checkSize("node "+name, node, before); err != nil {
+				return err
 			}
 			if node, err = nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
 				return err

@@ -16,10 +16,16 @@ func (c *Cluster) CreateDeployment(ctx context.Context, d *appsv1.Deployment) (*
 	if err := c.roomForPods(int64(ptr.Deref(d.Spec.Replicas, 1)), "Deployment "+d.Name); err != nil {
 		return nil, err
 	}
+	if err := CheckSize(d); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	defaultNamespace(d)
 	c.Own(d)
+	if err := c.CheckWrite(d); err != nil {
+		return nil, err
+	}
 	return c.opts.Client.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{})
 }
 
@@ -29,10 +35,16 @@ func (c *Cluster) CreateDaemonSet(ctx context.Context, ds *appsv1.DaemonSet) (*a
 	if err := c.roomForPods(c.nodeCount.Load(), "DaemonSet "+ds.Name); err != nil {
 		return nil, err
 	}
+	if err := CheckSize(ds); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	defaultNamespace(ds)
 	c.Own(ds)
+	if err := c.CheckWrite(ds); err != nil {
+		return nil, err
+	}
 	return c.opts.Client.AppsV1().DaemonSets(ds.Namespace).Create(ctx, ds, metav1.CreateOptions{})
 }
 

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"minisched/cluster"
 	"minisched/manifest"
 )
 
@@ -35,6 +36,12 @@ func (r *Runner) validateCreate(ctx context.Context, path string, c *Create, l L
 		}
 		kind, name := describe(obj)
 		if i == 1 || i == count {
+			if err := cluster.CheckSize(obj); err != nil {
+				return 0, errorf(path+".manifest", "%v", err)
+			}
+			if err := r.env.Cluster.CheckWrite(obj); err != nil {
+				return 0, errorf(path+".manifest", "%v", err)
+			}
 			if err := r.dryRun(ctx, withoutPendingClass(obj, known), known); err != nil {
 				return 0, errorf(path+".manifest", "%v", err)
 			}

@@ -48,6 +48,9 @@ type Cluster interface {
 	// Own marks an object the scenario creates straight through the
 	// apiserver as the REST API's are marked.
 	Own(metav1.Object)
+	// CheckWrite refuses, on a shared cluster, what minisched may not
+	// create there (a namespace not allowed, a bound pod, host access).
+	CheckWrite(metav1.Object) error
 	CreateNode(context.Context, *v1.Node) (*v1.Node, error)
 	CreatePod(context.Context, *v1.Pod) (*v1.Pod, error)
 	CreatePriorityClass(context.Context, *schedulingv1.PriorityClass) (*schedulingv1.PriorityClass, error)

@@ -117,7 +117,7 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	maxNodes, maxPods := s.cluster.Limits()
-	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods,
+	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods, MaxMetaBytes: s.cluster.MaxMetaBytes(),
 		Pause: s.owner.Pause}
 	if s.opts.Scheduler != nil {
 		opts.Scheduler = s.opts.Scheduler

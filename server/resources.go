@@ -195,10 +195,12 @@ func clusterError(err error) error {
 	var limit *cluster.LimitError
 	var notOwned *cluster.NotOwnedError
 	var invalid *cluster.InvalidChangeError
+	var tooLarge *cluster.TooLargeError
+	var forbidden *cluster.ForbiddenError
 	switch {
-	case errors.As(err, &limit), errors.As(err, &invalid):
+	case errors.As(err, &limit), errors.As(err, &invalid), errors.As(err, &tooLarge):
 		return apiError(http.StatusUnprocessableEntity, "%v", err)
-	case errors.As(err, &notOwned):
+	case errors.As(err, &notOwned), errors.As(err, &forbidden):
 		return apiError(http.StatusForbidden, "%v", err)
 	}
 	return err

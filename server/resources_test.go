@@ -316,3 +316,43 @@ func TestWorkloads(t *testing.T) {
 	}
 	eventually(t, 2*time.Minute, "the Deployment's pods gone (garbage collector)", func() bool { return owned("ReplicaSet") == 0 })
 }
+
+// TestObjectSizeRefused: a node or pod that carries more labels,
+// annotations or taints than minisched keeps is refused with a 422 that
+// says which, through every door: the REST API, a node's change, an import
+// and a scenario. Nothing is created.
+func TestObjectSizeRefused(t *testing.T) {
+	reset(t)
+	var labels []string
+	for i := range 2000 {
+		labels = append(labels, fmt.Sprintf(`"key-%06d":"value"`, i))
+	}
+	many := `{` + strings.Join(labels, ",") + `}`
+	mustCreate(t, "/api/v1/nodes", nodeJSON("small", "2"))
+	tests := []struct {
+		name, method, path, contentType, body string
+	}{
+		{"a node", "POST", "/api/v1/nodes", "application/json", `{"metadata":{"name":"big","labels":` + many + `}}`},
+		{"a pod", "POST", "/api/v1/pods", "application/json", `{"metadata":{"name":"big","labels":` + many + `},"spec":{"containers":[{"name":"c","image":"pause"}]}}`},
+		{"a node's change", "PATCH", "/api/v1/nodes/small", "application/json", `{"labels":` + many + `}`},
+		{"a Deployment's pods", "POST", "/api/v1/deployments", "application/json", `{"metadata":{"name":"big"},"spec":{"selector":{"matchLabels":{"key-000000":"value"}},"template":{"metadata":{"labels":` + many + `},"spec":{"containers":[{"name":"c","image":"pause"}]}}}}`},
+		{"an import", "POST", "/api/v1/import?replace=true", "application/json", `{` + header + `,"nodes":[{"metadata":{"name":"big","labels":` + many + `}}]}`},
+		{"a scenario", "POST", "/api/v1/scenarios", "application/json", `{"apiVersion":"minisched/v1","kind":"Scenario","metadata":{"name":"big"},"spec":{"steps":[{"create":{"manifest":{"apiVersion":"v1","kind":"Node","metadata":{"name":"big","labels":` + many + `}}}}]}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var answer struct{ Error string }
+			code := api(t, tt.method, tt.path, tt.contentType, []byte(tt.body), &answer)
+			if code != http.StatusUnprocessableEntity || !strings.Contains(answer.Error, "labels of 300") || !strings.Contains(answer.Error, "bytes, over minisched's limit of 16384") {
+				t.Errorf("%d %q, want 422 naming the part and its size", code, answer.Error)
+			}
+		})
+	}
+	if nodes, pods := counts(t); nodes != 1 || pods != 0 {
+		t.Errorf("after the refusals: %d nodes and %d pods, want the one small node", nodes, pods)
+	}
+	node, err := inst.Client.CoreV1().Nodes().Get(context.Background(), "small", metav1.GetOptions{})
+	if err != nil || len(node.Labels) > 5 {
+		t.Errorf("node small after the refused change: %v, %d labels", err, len(node.Labels))
+	}
+}

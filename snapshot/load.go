@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,8 +44,12 @@ type LoadOptions struct {
 	// configuration is left as it is.
 	Scheduler     Configurer
 	SchedulerName string
-	// MaxNodes and MaxPods, when set, refuse a document over them.
+	// MaxNodes and MaxPods, when set, refuse a document over them;
+	// MaxMetaBytes bounds the labels, annotations and taints of its nodes
+	// and pods together (zero: cluster.DefaultMaxMetaBytes). Each node and
+	// pod is held to cluster.CheckSize.
 	MaxNodes, MaxPods int
+	MaxMetaBytes      int64
 	// Pause, when set, stops the controllers and kubelets while the
 	// objects are created, and returns what starts them again: they then
 	// find each workload with all its pods, and nothing to do.
@@ -100,6 +105,9 @@ func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts 
 	}
 	if opts.MaxPods > 0 && len(doc.Pods) > opts.MaxPods {
 		return counts, &InvalidError{fmt.Sprintf("the snapshot holds %d pods, over the limit of %d (--max-pods)", len(doc.Pods), opts.MaxPods)}
+	}
+	if err := checkSizes(doc, cmp.Or(opts.MaxMetaBytes, cluster.DefaultMaxMetaBytes)); err != nil {
+		return counts, err
 	}
 	var cfg *config.KubeSchedulerConfiguration
 	if opts.Scheduler != nil {
@@ -168,6 +176,32 @@ func Load(ctx context.Context, client kubernetes.Interface, doc *Document, opts 
 	counts, err = l.load(ctx, doc)
 	counts.SchedulerConfiguration = cfg != nil
 	return counts, err
+}
+
+// checkSizes holds each node and pod to the cluster's per-object bounds,
+// and all of them to max.
+func checkSizes(doc *Document, max int64) error {
+	var total int64
+	var errs []error
+	check := func(obj any) {
+		if err := cluster.CheckSize(obj); err != nil && len(errs) < 10 {
+			errs = append(errs, err)
+		}
+		total += cluster.MetaBytes(obj)
+	}
+	for i := range doc.Nodes {
+		check(&doc.Nodes[i])
+	}
+	for i := range doc.Pods {
+		check(&doc.Pods[i])
+	}
+	if total > max {
+		errs = append(errs, fmt.Errorf("the labels, annotations and taints of its nodes and pods take %d bytes, over minisched's limit of %d", total, max))
+	}
+	if len(errs) > 0 {
+		return &InvalidError{"the snapshot cannot be loaded: " + errors.Join(errs...).Error()}
+	}
+	return nil
 }
 
 // SchedulerConfig returns the document's scheduler configuration, checked
