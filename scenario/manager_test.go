@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -160,6 +161,8 @@ spec:
 // panickyCluster panics on CreateNode, as a node with allocatable but no
 // capacity once made the real one do.
 type panickyCluster struct{ Cluster }
+
+func (panickyCluster) CheckWrite(metav1.Object) error { return nil }
 
 func (panickyCluster) CreateNode(context.Context, *v1.Node) (*v1.Node, error) {
 	var capacity map[string]int
