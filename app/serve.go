@@ -48,6 +48,7 @@ func (inst *Instance) watchCluster(ctx context.Context, s *settings) error {
 		Addr: s.Addr, AllowedOrigins: splitList(s.AllowedOrigins), AllowReset: !s.attached, Health: health,
 		Token: s.Token, RateLimit: s.rateLimit, TrustedProxies: s.proxies, TLSCert: s.TLSCert, TLSKey: s.TLSKey,
 		StreamBuffer: s.StreamBuffer, StreamWriteTimeout: s.StreamWriteTimeout, CopyOf: s.snapshot.copyOf(), FeatureGates: s.gates,
+		DataDir: s.DataDir,
 	})
 	if err := inst.Server.Start(ctx); err != nil {
 		return fmt.Errorf("watching the cluster: %w", err)

@@ -129,12 +129,16 @@ func (s *initialSnapshot) config(f Flags, cfg *config.KubeSchedulerConfiguration
 
 // load fills the embedded cluster, which must be empty (a --data-dir that
 // holds a cluster already is refused).
-func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface, pause func() func() error, f Flags, log *slog.Logger) error {
+func (s *initialSnapshot) load(ctx context.Context, client kubernetes.Interface, pause func() func() error, srv *server.Server, f Flags, log *slog.Logger) error {
 	if s == nil {
 		return nil
 	}
 	began := time.Now()
-	counts, err := snapshot.Load(ctx, client, s.doc, snapshot.LoadOptions{MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, Pause: pause})
+	var counts snapshot.Counts
+	err := srv.Journaled(*s.copyOf(), s.doc, s.doc.JSON, func() (err error) {
+		counts, err = snapshot.Load(ctx, client, s.doc, snapshot.LoadOptions{MaxNodes: f.MaxNodes, MaxPods: f.MaxPods, Pause: pause})
+		return err
+	})
 	if errors.Is(err, snapshot.ErrNotEmpty) {
 		return fmt.Errorf("loading the copy of %s: %w (start with an empty --data-dir, or POST /api/v1/import?replace=true)", s.source, err)
 	}

@@ -236,7 +236,7 @@ func (inst *Instance) components(s *settings) []component {
 			}},
 		component{name: "server", start: func(ctx context.Context) error { return inst.watchCluster(ctx, s) }, stop: inst.shutdown},
 		component{name: "starting snapshot", start: func(ctx context.Context) error {
-			return s.snapshot.load(ctx, inst.Client, inst.owner.Pause, s.Flags, s.log)
+			return s.snapshot.load(ctx, inst.Client, inst.owner.Pause, inst.Server, s.Flags, s.log)
 		}},
 	)
 	if s.Mirror != "" {

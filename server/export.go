@@ -110,23 +110,10 @@ func (s *Server) importSnapshot(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := snapshot.Decode(data)
+	counts, err := s.loadSnapshot(ctx, data, replace, CopyOf{Kind: "import", Source: "a snapshot loaded over the API"})
 	if err != nil {
-		return importError(err)
+		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-	defer cancel()
-	maxNodes, maxPods := s.cluster.Limits()
-	opts := snapshot.LoadOptions{Replace: replace, Reset: s.resetCluster, SchedulerName: s.opts.SchedulerName, MaxNodes: maxNodes, MaxPods: maxPods, MaxMetaBytes: s.cluster.MaxMetaBytes(),
-		Pause: s.owner.Pause}
-	if s.opts.Scheduler != nil {
-		opts.Scheduler = s.opts.Scheduler
-	}
-	counts, err := snapshot.Load(ctx, s.opts.Client, doc, opts)
-	if err != nil {
-		return importError(err)
-	}
-	s.copyOf.Store(&CopyOf{Kind: "import", Source: "a snapshot loaded over the API", At: time.Now()})
 	return c.JSON(http.StatusOK, counts)
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -199,5 +201,30 @@ func TestFinalizers(t *testing.T) {
 		if len(pod.Finalizers)+len(pod.OwnerReferences)+len(node.Finalizers) != 0 || pod.DeletionTimestamp != nil {
 			t.Errorf("import%s: pod %+v, node finalizers %v: want no finalizers, owner references or deletion", query, pod.ObjectMeta, node.Finalizers)
 		}
+	}
+}
+
+// TestJournaledWhileLoading: while a load runs, the data directory holds
+// the import's mark and its document (what a crash leaves); once it ends,
+// only what the cluster is a copy of.
+func TestJournaledWhileLoading(t *testing.T) {
+	dir := t.TempDir()
+	srv := server.New(server.Options{DataDir: dir})
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	doc := &snapshot.Document{Nodes: make([]v1.Node, 3)}
+	err := srv.Journaled(server.CopyOf{Kind: "import", Source: "a test"}, doc, func() ([]byte, error) { return []byte("{}"), nil }, func() error {
+		if !exists("minisched-import") || !exists("minisched-import-document") {
+			t.Errorf("during the load the journal holds no mark of it")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists("minisched-import") || exists("minisched-import-document") || !exists("minisched-copy") {
+		t.Errorf("after the load: want only the copy's entry")
 	}
 }

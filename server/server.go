@@ -24,6 +24,7 @@ import (
 	"minisched/event"
 	"minisched/exclusive"
 	"minisched/history"
+	"minisched/journal"
 	"minisched/minisched"
 	"minisched/scenario"
 )
@@ -104,6 +105,10 @@ type Options struct {
 	CopyOf *CopyOf
 	// FeatureGates are the gates --feature-gates set, for the dashboard.
 	FeatureGates map[string]bool
+	// DataDir, when set, is where the cluster's data outlives the process:
+	// the server journals there what the cluster is a copy of, and an
+	// import under way (package journal).
+	DataDir string
 }
 
 // Server serves the API and the dashboard.
@@ -128,6 +133,11 @@ type Server struct {
 	compared compare.Runs
 	// copyOf says the cluster is a copy, until a reset.
 	copyOf atomic.Pointer[CopyOf]
+	// interrupted is an import an earlier process did not finish.
+	interrupted atomic.Pointer[InterruptedImport]
+	// importing is set while a journaled import runs.
+	importing atomic.Bool
+	journal   journal.Journal
 	// mirror, when set, keeps the copy in step with its source.
 	mirror atomic.Pointer[mirrorRef]
 	// ctx ends when Shutdown begins; long requests (stream, waits) watch it.
@@ -180,9 +190,11 @@ func New(opts Options) *Server {
 		s.owner = exclusive.New(nil)
 	}
 	s.copyOf.Store(opts.CopyOf)
+	s.journal = journal.Journal{Dir: opts.DataDir}
+	s.restoreJournal()
 	// Emptied, by whichever reset (REST, a lesson's, an import's), the
 	// cluster is a copy of nothing.
-	s.cluster.OnReset(func() { s.copyOf.Store(nil) })
+	s.cluster.OnReset(s.forgetCopy)
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()), s.owner)
 	}
@@ -273,6 +285,7 @@ func (s *Server) routes() {
 	api.POST("/reset", s.reset)
 	api.GET("/export", s.export)
 	api.POST("/import", s.importSnapshot)
+	api.POST("/import/resume", s.resumeImport)
 
 	api.GET("/scenarios", s.listScenarios)
 	api.POST("/scenarios", s.createScenario)

@@ -30,6 +30,9 @@ type Snapshot struct {
 	Vocabulary event.Vocabulary `json:"vocabulary"`
 	// Copy says the cluster is a copy, and of what; nil when it is not.
 	Copy *CopyOf `json:"copy,omitempty"`
+	// InterruptedImport is an import that a crash cut off: the cluster
+	// holds part of it.
+	InterruptedImport *InterruptedImport `json:"interruptedImport,omitempty"`
 	// FeatureGates are the gates set by --feature-gates, for this run.
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
 }
@@ -51,7 +54,7 @@ func (s *Server) snapshot(reason string) Snapshot {
 	seq := s.opts.Recorder.LastSeq()
 	nodes, pods := s.cluster.Summaries()
 	snap := Snapshot{Type: "snapshot", Schema: event.SchemaVersion, Seq: seq, Time: time.Now(), Reason: reason,
-		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words(), Copy: s.copyOf.Load(),
+		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words(), Copy: s.copyOf.Load(), InterruptedImport: s.interrupted.Load(),
 		FeatureGates: s.opts.FeatureGates}
 	if s.opts.Scheduler != nil {
 		snap.Scheduler = s.opts.Scheduler.State()

@@ -21,7 +21,7 @@ import { createPlayer, refusingApi } from './replay/player.js';
 import LessonBanner from './views/lesson.js';
 import { PlayerBar, ReplayBanner, ReplayOpening } from './views/player.js';
 import {
-  Connection, CopyBanner, Counts, Display, Gates, Notices, ResetDialog, SchedulerBar, Tabs, tabsOf,
+  Connection, CopyBanner, Counts, Display, Gates, InterruptedBanner, Notices, ResetDialog, SchedulerBar, Tabs, tabsOf,
 } from './views/shell.js';
 
 /** The page of the session in use (live, or a recording's). */
@@ -59,6 +59,7 @@ function App({ store, actions, stream }) {
       <${Display} store=${store} actions=${actions} onOpen=${openFile} />
     </div>
     ${replay ? html`<${ReplayBanner} replay=${replay} />` : null}
+    ${!replay && store.server.interruptedImport.value ? html`<${InterruptedBanner} interrupted=${store.server.interruptedImport.value} store=${store} actions=${actions} />` : null}
     ${!replay && store.server.copy.value ? html`<${CopyBanner} copy=${store.server.copy.value} store=${store} actions=${actions} />` : null}
     ${player.value ? html`<${PlayerBar} player=${player.value} />` : null}
     <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${player.value || !replayURL ? () => { opening.value = null; } : null} />

@@ -216,6 +216,16 @@ export function clusterActions({ api, store, run, actions }) {
       });
     },
 
+    /** Finishes the import a crash cut off, loading its document again in full. */
+    async resumeImport() {
+      return run('import', 'Could not finish the import', async () => {
+        const c = await api.resumeImport();
+        store.applyMessage(await api.snapshot());
+        store.addNotice('ok', `The import is finished: ${plural(c.nodes, 'node')} and ${plural(c.pods, 'pod')}.`);
+        return c;
+      });
+    },
+
     /** Asks a mirror how far behind it is; a failed question leaves the last answer. */
     async loadMirror() {
       try {

@@ -114,6 +114,8 @@ export function createApi({ base = '', fetchImpl = globalThis.fetch?.bind(global
     checkConfig: (text, signal) => request('PUT', '/scheduler/config?dryRun=true', { body: text, type: 'application/yaml', signal }),
     reset: () => request('POST', '/reset'),
     /** Loads a snapshot (GET /export's document, YAML or JSON); replace empties the cluster first. */
+    /** Finishes an import a crash cut off (the server kept its document). */
+    resumeImport: () => request('POST', '/import/resume'),
     importSnapshot: (text, replace = false) => request('POST', `/import${replace ? '?replace=true' : ''}`,
       { body: text, type: text.trimStart().startsWith('{') ? 'application/json' : 'application/yaml' }),
     scenarios: () => request('GET', '/scenarios'),

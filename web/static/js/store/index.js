@@ -164,6 +164,7 @@ export function createStore(options = {}) {
       case 'reset':
         forgetCycles();
         server.copy.value = null;
+        server.interruptedImport.value = null;
         break;
       default:
         break; // a kind from a newer server: ignore

@@ -36,6 +36,10 @@ export function createServer(limits) {
   // What the cluster is a copy of ({kind, source, at}), or null: the
   // snapshot says, a reset ends it.
   const copy = signal(null);
+  // An import a crash cut off ({kind, source, began, nodes, pods,
+  // resumable}), or null: the snapshot says, a reset or a finished import
+  // ends it.
+  const interruptedImport = signal(null);
   // The last comparison of two configurations (GET /compare), or null; and
   // the pod whose two cycles it shows ({pod, a, b}: GET /compare/pods/...).
   const comparison = signal(null);
@@ -85,6 +89,7 @@ export function createServer(limits) {
     mirror,
     explanation,
     copy,
+    interruptedImport,
     featureGates,
     setScheduler,
     setScenarioRun,
@@ -93,7 +98,8 @@ export function createServer(limits) {
     save() {
       return {
         seq: seq.peek(), snapshots: snapshots.peek(), historyFirstSeq: historyFirstSeq.peek(), historyMaxBytes: historyMaxBytes.peek(), scheduler: scheduler.peek(), vocabulary: vocabulary.peek(),
-        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(), copy: copy.peek(), featureGates: featureGates.peek(),
+        scenarios: scenarios.peek(), plugins: plugins.peek(), streamKinds: streamKinds.peek(), copy: copy.peek(), interruptedImport: interruptedImport.peek(),
+        featureGates: featureGates.peek(),
       };
     },
 
@@ -108,6 +114,7 @@ export function createServer(limits) {
       plugins.value = s.plugins;
       streamKinds.value = s.streamKinds;
       copy.value = s.copy ?? null;
+      interruptedImport.value = s.interruptedImport ?? null;
       featureGates.value = s.featureGates ?? {};
     },
 
@@ -123,6 +130,7 @@ export function createServer(limits) {
       if (snap.scheduler) setScheduler(snap.scheduler);
       vocabulary.value = snap.vocabulary || NO_VOCABULARY;
       copy.value = snap.copy || null;
+      interruptedImport.value = snap.interruptedImport || null;
       featureGates.value = snap.featureGates || {};
     },
 

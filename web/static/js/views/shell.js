@@ -5,7 +5,7 @@
 import { useEffect } from 'preact/hooks';
 import { html } from '../ui.js';
 import { clock } from '../clock.js';
-import { formatClock, formatCountdown, mirrorWords, queueTitle } from '../format.js';
+import { formatClock, formatCountdown, mirrorWords, plural, queueTitle } from '../format.js';
 import { toMillis } from '../store/index.js';
 import QueueBoard from './queue.js';
 import Inspector from './inspector/inspector.js';
@@ -170,6 +170,18 @@ export function CopyBanner({ copy, store, actions }) {
     <strong>${mirrored ? 'A mirror' : 'A copy'}</strong> <span>${how} <span id="copy-source">${copy.source}</span>${copy.at ? html` <span class="muted small">at ${formatClock(toMillis(copy.at))}</span>` : null}:
     what minisched does here happens to this copy alone. Reset ends it.</span>
     ${m ? html` <span id="mirror-state">${mirrorWords(m)}</span>` : null}
+  </section>`;
+}
+
+/** InterruptedBanner says an import was cut off by a crash, and offers to finish it or reset. */
+export function InterruptedBanner({ interrupted, store, actions }) {
+  const nodes = store.cluster.nodes.size;
+  const pods = store.cluster.pods.size;
+  return html`<section class="copy-banner interrupted-banner" id="interrupted-banner" role="alert" aria-label="an interrupted import">
+    <strong>Import interrupted</strong> <span>minisched stopped while it loaded ${interrupted.source}${interrupted.began ? html` <span class="muted small">(begun at ${formatClock(toMillis(interrupted.began))})</span>` : null}:
+    the cluster holds ${plural(nodes, 'node')} and ${plural(pods, 'pod')} of its ${plural(interrupted.nodes, 'node')} and ${plural(interrupted.pods, 'pod')}.</span>
+    ${interrupted.resumable ? html` <button type="button" id="resume-import" disabled=${store.page.isBusy('import')} onClick=${actions.resumeImport}>Finish the import</button>` : null}
+    <button type="button" id="interrupted-reset" disabled=${store.page.isBusy('reset')} onClick=${actions.askReset}>Reset…</button>
   </section>`;
 }
 
