@@ -89,3 +89,46 @@ func TestInterruptedImport(t *testing.T) {
 		}
 	}
 }
+
+// TestScenarioRunsSurviveARestart: with --data-dir the list of runs comes
+// back after a restart; a run a crash cut off comes back ended in error, at
+// the step it had reached.
+func TestScenarioRunsSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	withDir := func(f *app.Flags) { f.DataDir = dir }
+	first := start(t, withDir)
+	if code := call(t, "POST", first.URL+"api/v1/scenarios?bundled=01-random&wait=true&reset=true", ""); code != http.StatusOK {
+		t.Fatalf("running 01-random: %d", code)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	if ok, err := (journal.Journal{Dir: dir}).GetJSON("scenario-runs", &runs); !ok || err != nil || len(runs) != 1 {
+		t.Fatalf("the kept runs: %v %v %v", runs, ok, err)
+	}
+	// As a kill -9 in the middle of a second run leaves the list.
+	runs = append(runs, map[string]any{"id": "run-2", "name": "02-filter", "state": "running", "step": 3, "steps": 9})
+	if err := (journal.Journal{Dir: dir}).PutJSON("scenario-runs", runs); err != nil {
+		t.Fatal(err)
+	}
+	second := start(t, withDir)
+	var listing struct {
+		Runs []struct {
+			ID, Name, State, Error string
+		}
+	}
+	resp := resttest.Call(t, "GET", second.URL+"api/v1/scenarios", "", nil, nil)
+	if err := json.Unmarshal(resp.Body, &listing); err != nil {
+		t.Fatal(err)
+	}
+	if len(listing.Runs) != 2 || listing.Runs[0].ID != "run-2" || listing.Runs[0].State != "error" || !strings.Contains(listing.Runs[0].Error, "stopped during the run, at step 3 of 9") ||
+		listing.Runs[1].Name != "01-random" || listing.Runs[1].State != "passed" {
+		t.Errorf("runs after the restart: %+v, want the cut-off run in error and the passed one", listing.Runs)
+	}
+	var run struct{ ID string }
+	resp = resttest.Call(t, "POST", second.URL+"api/v1/scenarios?bundled=01-random&wait=true&reset=true", "", nil, nil)
+	if err := json.Unmarshal(resp.Body, &run); err != nil || run.ID != "run-3" {
+		t.Errorf("the next run: %s, want run-3 (the ids go on)", resp.Body)
+	}
+}

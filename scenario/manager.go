@@ -59,6 +59,9 @@ type Manager struct {
 	runs   []*Run
 	next   int
 	closed bool
+	// keep, when set, saves the kept runs whenever one starts, takes a
+	// step or ends (Keep).
+	keep func([]*Run)
 }
 
 // StartOptions say how to start a run.
@@ -91,6 +94,39 @@ const keptRuns = 20
 func NewManager(ctx context.Context, runner *Runner, owner *exclusive.Owner) *Manager {
 	base, cancel := context.WithCancel(ctx)
 	return &Manager{runner: runner, owner: owner, base: base, cancelAll: cancel}
+}
+
+// Keep restores the runs an earlier process kept, and saves the kept
+// runs with save from now on, so that the list of runs outlives a crash. A
+// run that was under way when the process stopped ends in error, at the
+// step it had reached. Call it before the first Start.
+func (m *Manager) Keep(previous []*Run, save func([]*Run)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range previous {
+		if r.State == StateRunning {
+			r.State, r.Waiting = StateError, false
+			r.Error = fmt.Sprintf("minisched stopped during the run, at step %d of %d", r.Step, r.Steps)
+		}
+		var n int
+		if _, err := fmt.Sscanf(r.ID, "run-%d", &n); err == nil && n > m.next {
+			m.next = n
+		}
+	}
+	m.runs = append(previous[max(0, len(previous)-keptRuns):], m.runs...)
+	m.keep = save
+}
+
+// saveLocked hands the kept runs to Keep's save.
+func (m *Manager) saveLocked() {
+	if m.keep == nil {
+		return
+	}
+	out := make([]*Run, len(m.runs))
+	for i, r := range m.runs {
+		out[i] = m.snapshotLocked(r)
+	}
+	m.keep(out)
 }
 
 // Close cancels the run under way, if any, and waits until its goroutine
@@ -142,6 +178,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 		m.runs = m.runs[1:]
 	}
 	m.running.Add(1)
+	m.saveLocked()
 	m.mu.Unlock()
 	go func() {
 		defer m.running.Done()
@@ -151,6 +188,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 		end()
 		m.mu.Lock()
 		run.State, run.Report = rep.State, rep
+		m.saveLocked()
 		m.mu.Unlock()
 		// Told only now: whoever sees the run end may reset or start
 		// another at once, and must not be refused as busy.
@@ -204,6 +242,7 @@ func (m *Manager) execute(ctx context.Context, run *Run, sc *Scenario, opts Star
 	return m.runner.execute(ctx, run.ID, sc, func(step int) {
 		m.mu.Lock()
 		run.Step = step
+		m.saveLocked()
 		m.mu.Unlock()
 		if opts.Pace.Paced {
 			m.await(ctx, run, sc, step, opts.Pace.Pause)

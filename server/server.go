@@ -197,6 +197,7 @@ func New(opts Options) *Server {
 	s.cluster.OnReset(s.forgetCopy)
 	if opts.Scheduler != nil && opts.Recorder != nil {
 		s.scenarios = scenario.NewManager(ctx, scenario.NewRunner(s.ScenarioEnv()), s.owner)
+		s.keepRuns()
 	}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true

@@ -3,8 +3,9 @@ package server
 // An import under way is journaled in the data directory (with the
 // document it loads), so that after a crash minisched says the cluster
 // holds part of it, and offers to finish it (POST /import/resume) or to
-// reset. What the cluster is a copy of is journaled too, so that a restart
-// on the same data directory still says so.
+// reset. What the cluster is a copy of, and the list of scenario runs, are
+// journaled too, so that a restart on the same data directory still shows
+// them.
 
 import (
 	"context"
@@ -15,11 +16,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"minisched/exclusive"
+	"minisched/scenario"
 	"minisched/snapshot"
 )
 
 // Journal entries.
 const (
+	journalRuns           = "scenario-runs"
 	journalCopy           = "copy"
 	journalImport         = "import"
 	journalImportDocument = "import-document"
@@ -55,6 +58,42 @@ func (s *Server) restoreJournal() {
 		_, interrupted.Resumable, _ = s.journal.Get(journalImportDocument)
 		s.interrupted.Store(&interrupted)
 	}
+}
+
+// keepRuns restores the scenario runs an earlier process kept, and keeps
+// the list from now on. The latest list is written by one goroutine: a run
+// that takes a step a millisecond never waits on the disk.
+func (s *Server) keepRuns() {
+	if s.journal.Dir == "" || s.scenarios == nil {
+		return
+	}
+	var previous []*scenario.Run
+	if _, err := s.journal.GetJSON(journalRuns, &previous); err != nil {
+		previous = nil // a list that does not read is started afresh
+	}
+	latest := make(chan []*scenario.Run, 1)
+	s.scenarios.Keep(previous, func(runs []*scenario.Run) {
+		select {
+		case <-latest: // a newer list replaces one not yet written
+		default:
+		}
+		latest <- runs
+	})
+	go func() {
+		for {
+			select {
+			case runs := <-latest:
+				_ = s.journal.PutJSON(journalRuns, runs)
+			case <-s.ctx.Done():
+				select { // the last list, if one waits
+				case runs := <-latest:
+					_ = s.journal.PutJSON(journalRuns, runs)
+				default:
+				}
+				return
+			}
+		}
+	}()
 }
 
 // forgetCopy is what a reset does to the journal: the cluster is a copy of
