@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,6 +67,36 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	t.Run("a rebound host may not read either", func(t *testing.T) {
 		if resp := send("GET", "/api/v1/nodes", "", nil, map[string]string{"Host": "evil.example:8080"}); resp.Code != 403 {
 			t.Errorf("status %d, want 403", resp.Code)
+		}
+	})
+	// The forms of a loopback address a rebinding attacker tries (the
+	// probes of a security review), and an empty Host: each names no host
+	// this server answers to.
+	port := base[strings.LastIndex(base, ":"):]
+	for _, host := range []string{"evil.example", "127.0.0.1.nip.io", "0x7f000001", "2130706433", "127.1", "localhost.", "[::ffff:127.0.0.1]", "127.0.0.2", "0.0.0.0"} {
+		t.Run("forged host "+host, func(t *testing.T) {
+			if resp := send("GET", "/api/v1/nodes", "", nil, map[string]string{"Host": host + port}); resp.Code != 403 {
+				t.Errorf("GET with Host %s%s: %d, want 403", host, port, resp.Code)
+			}
+		})
+	}
+	t.Run("an empty host", func(t *testing.T) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// HTTP/1.0 lets a request go without a Host.
+		if _, err := conn.Write([]byte("GET /api/v1/nodes HTTP/1.0\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 403 {
+			t.Errorf("GET without a Host: %d, want 403", resp.StatusCode)
 		}
 	})
 

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"minisched/internal/resttest"
 )
 
 func TestNodeAndPodLifecycle(t *testing.T) {
@@ -354,5 +357,24 @@ func TestObjectSizeRefused(t *testing.T) {
 	node, err := inst.Client.CoreV1().Nodes().Get(context.Background(), "small", metav1.GetOptions{})
 	if err != nil || len(node.Labels) > 5 {
 		t.Errorf("node small after the refused change: %v, %d labels", err, len(node.Labels))
+	}
+}
+
+// TestChunkedBodyOverTheLimit: a body sent without its length (chunked) is
+// cut at the limit all the same: 413, and nothing is created.
+func TestChunkedBodyOverTheLimit(t *testing.T) {
+	reset(t)
+	body := io.MultiReader(strings.NewReader(`{"metadata":{"name":"chunked","labels":{"a":"`), strings.NewReader(strings.Repeat("x", 2<<20)), strings.NewReader(`"}}}`))
+	req, err := http.NewRequest("POST", strings.TrimSuffix(inst.URL, "/")+"/api/v1/nodes", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp := resttest.Send(t, req)
+	if req.ContentLength != 0 || resp.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 2 MiB chunked body: %d (length sent %d), want 413 without a length", resp.Code, req.ContentLength)
+	}
+	if nodes, _ := counts(t); nodes != 0 {
+		t.Errorf("%d nodes after the refusal, want none", nodes)
 	}
 }

@@ -673,3 +673,30 @@ func TestStreamCompactMatrices(t *testing.T) {
 		t.Errorf("dial ?matrices=tiny: %v, want 400", resp)
 	}
 }
+
+// TestStreamRefusesAnOversizedMessage: a client message past 4 KiB closes
+// the connection with 1009 (message too big), and the server streams on to
+// the others.
+func TestStreamRefusesAnOversizedMessage(t *testing.T) {
+	c := dial(t, "")
+	if _, err := c.next(30 * time.Second); err != nil { // the snapshot
+		t.Fatal(err)
+	}
+	if err := c.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"filter","x":"`+strings.Repeat("x", 5000)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := c.next(30 * time.Second)
+		if err == nil {
+			continue // events sent before the server read the message
+		}
+		if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
+			t.Errorf("after a 5 KB message: %v, want a close with 1009", err)
+		}
+		break
+	}
+	other := dial(t, "")
+	if m, err := other.next(30 * time.Second); err != nil || m.Type != "snapshot" {
+		t.Errorf("another client after it: %v %q, want its snapshot", err, m.Type)
+	}
+}
