@@ -86,6 +86,22 @@ async function runLesson(title) {
   await page.waitForFunction(() => /passed/.test(document.querySelector('#lesson .badge')?.textContent || ''), null, { timeout: 90_000 });
 }
 
+/**
+ * Where the Filter matrix shows its failing column: the first plugin
+ * column's name and class, whether it lies inside the table's box without
+ * a sideways scroll, and whether the page itself scrolls sideways.
+ */
+function failingColumn(p) {
+  return p.$eval('.matrix', (table) => {
+    const box = table.closest('.vtable').getBoundingClientRect();
+    const th = table.querySelector('thead th:nth-child(2)');
+    const r = th.getBoundingClientRect();
+    const root = document.scrollingElement;
+    return { name: th.textContent.trim(), failing: th.classList.contains('failing'), inSight: r.left >= box.left && r.right <= box.right + 1,
+      pageWide: root.scrollWidth > root.clientWidth + 1 };
+  });
+}
+
 async function shot(file) {
   // Clear the messages so that they do not cover the view in the picture.
   await page.evaluate(() => {
@@ -239,6 +255,12 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.match(await page.textContent('.outcome'), /0\/2 nodes are available/);
     assert.match(await page.textContent('.filter .reasons'), /2\s*Insufficient cpu/);
     assert.ok(await page.locator('.matrix td.c-fail').count() >= 2);
+    // The column that rejected the nodes comes first, in sight at 1440
+    // wide; the page does not scroll sideways (issue 37, 4).
+    const viewport = page.viewportSize();
+    await page.setViewportSize({ width: 1440, height: 900 });
+    assert.deepEqual(await failingColumn(page), { name: 'NodeResourcesFit', failing: true, inSight: true, pageWide: false });
+    await page.setViewportSize(viewport);
     // Why pending (issue 35): the sentence on top, the closest nodes with
     // what each needs, and the proof that the change lets it fit.
     await page.waitForSelector('#why-sentence');
@@ -912,6 +934,29 @@ test('at 1280x720 and 1024x800: lanes hold four cards, the inspector shows its c
     const top = await small.$eval('.outcome', (el) => el.getBoundingClientRect().top);
     assert.ok(top < 720 - 60, `the outcome starts at ${top}px`);
     await small.screenshot({ path: join(SHOTS, 'cycle-inspector-1280x720.png') });
+    // In projector mode the failing column is in sight too (issue 37, 4).
+    await small.evaluate(() => window.minisched.actions.toggleProjector());
+    await small.waitForSelector(':root[data-projector]');
+    // Every tab whole, on one line, no scrollbar on the strip; the header
+    // and the tabs take under a sixth of the height (issue 37, 10).
+    const strip = await small.$eval('.tabs', (tabs) => {
+      const box = tabs.getBoundingClientRect();
+      const all = [...tabs.querySelectorAll('[role="tab"]')].map((t) => t.getBoundingClientRect());
+      const lineHeight = parseFloat(getComputedStyle(tabs.querySelector('[role="tab"]')).lineHeight);
+      return { whole: all.every((r) => r.right <= box.right + 1 && r.left >= box.left - 1), oneLine: all.every((r) => r.height < 2 * lineHeight),
+        scrolls: tabs.scrollWidth > tabs.clientWidth + 1 || tabs.scrollHeight > tabs.clientHeight + 1, bottom: tabs.closest('.tabs-row').getBoundingClientRect().bottom };
+    });
+    assert.deepEqual({ ...strip, bottom: undefined }, { whole: true, oneLine: true, scrolls: false, bottom: undefined }, `the tab strip in projector mode: ${JSON.stringify(strip)}`);
+    assert.ok(strip.bottom <= 720 / 6, `the header and tabs end at ${strip.bottom}px of 720`);
+    await api(server.url, 'POST', '/pods', podBody('huge-720', { cpu: '500' }));
+    await small.waitForFunction(() => window.minisched.store.podCycles('default/huge-720').length > 0);
+    await small.evaluate(() => window.minisched.actions.inspectPod('default/huge-720'));
+    await small.waitForSelector('.outcome.o-unschedulable');
+    await small.waitForSelector('.matrix td.c-fail');
+    assert.deepEqual(await failingColumn(small), { name: 'NodeResourcesFit', failing: true, inSight: true, pageWide: false });
+    await small.screenshot({ path: join(SHOTS, 'filter-matrix-projector-1280x720.png') });
+    await small.evaluate(() => window.minisched.actions.toggleProjector());
+    await api(server.url, 'DELETE', '/pods/default/huge-720');
     await small.setViewportSize({ width: 1024, height: 800 });
     const header = await small.$eval('.top', (el) => el.getBoundingClientRect().height);
     assert.ok(header < 70, `the header is ${header}px high: one line`);

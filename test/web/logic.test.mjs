@@ -93,6 +93,10 @@ test('filter matrix: pass, failure reason, skip and not-run cells', () => {
   ]);
   assert.deepEqual(filterMatrix(FILTER, codes, { failingFirst: true }).rows.slice(0, 3).map((r) => r.node), ['n2', 'n3', 'n4']);
   assert.equal(filterMatrix(null, codes), null);
+  // The columns of a table: the plugins that rejected nodes first, most
+  // rejections first, then the rest as Filter ran them (issue 37, 4).
+  assert.deepEqual(m.columns, [3, 2, 0, 1]);
+  assert.deepEqual(filterMatrix({ ...FILTER, nodes: [FILTER.nodes[0]] }, codes).columns, [0, 1, 2, 3]);
 });
 
 test('score table: sorted by total, winner and ties marked', () => {

@@ -17,7 +17,10 @@ function status(code, codes) {
  *
  * Returns {plugins, rows: [{node, feasible, failedAt, failedPlugin, reason,
  * nanos, cells: [{plugin, state, code, name, label, reason, nanos}]}],
- * feasible, total, columnNanos}.
+ * feasible, total, columnNanos, columns}. columns orders the plugins for a
+ * table: those that failed on some node first, most failures first, then
+ * the rest as Filter ran them, so the column that decided is in sight
+ * however many plugins run.
  */
 export function filterMatrix(filter, codes, opts = {}) {
   if (!filter) return null;
@@ -44,7 +47,10 @@ export function filterMatrix(filter, codes, opts = {}) {
     return { node: n.node, feasible: ok, failedAt, failedPlugin: failedAt >= 0 ? plugins[failedAt] : '', reason: n.reason || '', nanos: total, nominated: !!n.nominated, cells };
   });
   if (opts.failingFirst) rows.sort((a, b) => Number(a.feasible) - Number(b.feasible));
-  return { plugins, rows, feasible, total: rows.length, columnNanos, nanos: filter.nanos || 0, nominatedNode: !!filter.nominatedNode, batch: filter.batch || '' };
+  const failures = plugins.map(() => 0);
+  for (const r of rows) if (r.failedAt >= 0) failures[r.failedAt] += 1;
+  const columns = plugins.map((_, i) => i).sort((a, b) => (failures[b] > 0 || failures[a] > 0 ? failures[b] - failures[a] : 0) || a - b);
+  return { plugins, rows, feasible, total: rows.length, columnNanos, columns, failures, nanos: filter.nanos || 0, nominatedNode: !!filter.nominatedNode, batch: filter.batch || '' };
 }
 
 /**

@@ -254,10 +254,11 @@ function FilterMatrix({ matrix }) {
   const reasons = useMemo(() => reasonSummary(matrix), [matrix]);
   const rows = useMemo(() => (matrix && onlyFailing ? matrix.rows.filter((r) => !r.feasible) : matrix?.rows || []), [matrix, onlyFailing]);
   if (!matrix) return null;
-  const head = html`<thead><tr><th scope="col">node</th>${matrix.plugins.map((p) => html`<th scope="col">${p}</th>`)}</tr></thead>`;
+  const head = html`<thead><tr><th scope="col">node</th>${matrix.columns.map((i) => html`<th scope="col" class=${matrix.failures[i] ? 'failing' : null}>${matrix.plugins[i]}</th>`)}</tr></thead>`;
+  const reordered = matrix.columns.some((c, i) => c !== i);
   const row = (r) => html`<tr key=${r.node} class=${r.feasible ? 'feasible' : 'infeasible'}>
     <th scope="row">${r.node}${r.nominated ? html` <span class="badge" title="checked with nominated pods">nominated</span>` : null}</th>
-    ${r.cells.map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : c.name}${c.reason ? ` (${c.reason})` : ''}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
+    ${matrix.columns.map((i) => r.cells[i]).map((c) => html`<td class=${`cell c-${c.state}`} title=${`${c.plugin} on ${r.node}: ${c.state === 'notrun' ? 'not run (Filter stopped at the first failure)' : c.name}${c.reason ? ` (${c.reason})` : ''}${c.nanos != null ? `, ${formatNanos(c.nanos)}` : ''}`}>
       ${c.state === 'pass' ? html`<span aria-label="pass">✓</span>` : c.state === 'notrun' ? html`<span class="notrun">not run</span>` : c.label}
       ${times && c.nanos != null ? html`<div class="muted small">${formatNanos(c.nanos)}</div>` : null}
     </td>`)}
@@ -272,6 +273,7 @@ function FilterMatrix({ matrix }) {
       <label><input type="checkbox" checked=${times} onChange=${(e) => setTimes(e.currentTarget.checked)} /> show times</label>
       ${rows.length > 12 ? html`<span class="muted">${rows.length} nodes: scroll the table for the rest</span>` : null}
     </div>
+    ${reordered ? html`<p class="muted small" id="filter-columns">Columns: the plugins that rejected a node first, then the others in the order Filter runs them.</p>` : null}
     <${ScrollTable} key=${times ? 'times' : 'codes'} className=${`matrix${times ? ' with-times' : ''}`} describedBy="filter-h" rows=${rows} rowRem=${times ? 3.2 : 2}
       cols=${matrix.plugins.length + 1} head=${head} renderRow=${row} />
   </section>`;
@@ -419,11 +421,9 @@ function CycleBody({ store, view }) {
     <${Batch} detail=${view.detail} end=${view.summary?.end} codes=${codes} />
     ${nominated ? html`<p class="nominated-first">Tried first: ${hinted ? "the batch's hint" : 'the nominated node'} <strong>${nominated.node}</strong>, alone. It did not fit${nominated.reason ? html` (${nominated.reason})` : null}, so every node was filtered.</p>` : null}
     <${Staged} key=${view.id} last=${3}>${(stage) => html`
-      <div class="cycle-grid">
-        <div class="col-main">${stage >= 1 ? html`<${FilterMatrix} matrix=${matrix} />` : null}</div>
-        <div class="col-side"><${ScoreBars} table=${table} /></div>
-      </div>
+      ${stage >= 1 ? html`<${FilterMatrix} matrix=${matrix} />` : null}
       <${Extenders} calls=${view.detail.extenders} />
+      <${ScoreBars} table=${table} />
       ${stage < 2 ? LOADING_SCORES
         : table ? html`<${ScoreTable} table=${table} />`
         : view.detail.filter && view.summary?.end?.feasibleNodes === 1 ? html`<p class="muted">Score did not run: only one node passed Filter.</p>` : null}
