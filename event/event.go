@@ -570,6 +570,10 @@ type ScenarioStep struct {
 	Message string `json:"message,omitempty"`
 	// Note is the running (or awaited) step's note: what to look at.
 	Note string `json:"note,omitempty"`
+	// PartOf names the operation the run is a part of ("comparison"):
+	// such a run is not a lesson of its own, and its end (a lesson's
+	// expectations fail under another configuration) says nothing alone.
+	PartOf string `json:"partOf,omitempty"`
 }
 
 // Multi fans an event out to several observers, in order.

@@ -33,12 +33,14 @@ type Run struct {
 	Started time.Time `json:"started"`
 	// Paced says the run waits before each step (StartOptions.Pace);
 	// Waiting that it waits now, before step Step, for Next or its pause.
-	Paced   bool    `json:"paced,omitempty"`
-	Waiting bool    `json:"waiting,omitempty"`
-	Report  *Report `json:"report,omitempty"`
-	Error   string  `json:"error,omitempty"`
-	cancel  context.CancelFunc
-	done    chan struct{}
+	Paced   bool `json:"paced,omitempty"`
+	Waiting bool `json:"waiting,omitempty"`
+	// PartOf is StartOptions.PartOf.
+	PartOf string  `json:"partOf,omitempty"`
+	Report *Report `json:"report,omitempty"`
+	Error  string  `json:"error,omitempty"`
+	cancel context.CancelFunc
+	done   chan struct{}
 	// next lets a paced run take its next step; one Next may wait in it.
 	next chan struct{}
 }
@@ -69,6 +71,9 @@ type StartOptions struct {
 	// Reset empties the cluster before the first step, as part of the run:
 	// a lesson then runs the same whatever was there before.
 	Reset bool
+	// PartOf names the operation the run is a part of ("comparison"): its
+	// events say so, and the run's list shows it.
+	PartOf string
 	// Pace, when Paced, makes the run wait before each step, its note
 	// shown, until Next is called or, when Pause is set, Pause has passed:
 	// a class watches a lesson step by step. The headless runner runs at
@@ -154,7 +159,7 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 	}
 	m.next++
 	run := &Run{ID: fmt.Sprintf("run-%d", m.next), Name: sc.Metadata.Name, State: StateRunning, Steps: len(sc.Spec.Steps),
-		Started: time.Now(), Paced: opts.Pace.Paced, done: make(chan struct{}), next: make(chan struct{}, 1)}
+		Started: time.Now(), Paced: opts.Pace.Paced, PartOf: opts.PartOf, done: make(chan struct{}), next: make(chan struct{}, 1)}
 	m.mu.Unlock()
 	_, end, err := m.owner.Begin(ctx, exclusive.Scenario, run.ID+" of "+sc.Metadata.Name)
 	if err != nil {
@@ -180,10 +185,14 @@ func (m *Manager) Start(ctx context.Context, sc *Scenario, opts StartOptions) (*
 	m.running.Add(1)
 	m.saveLocked()
 	m.mu.Unlock()
+	if opts.PartOf != "" {
+		m.runner.partOf.Store(run.ID, opts.PartOf)
+	}
 	go func() {
 		defer m.running.Done()
 		defer close(run.done)
 		defer cancel()
+		defer m.runner.partOf.Delete(run.ID)
 		rep, step := m.execute(runCtx, run, sc, opts)
 		end()
 		m.mu.Lock()

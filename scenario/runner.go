@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -58,7 +59,12 @@ type Cluster interface {
 }
 
 // Runner runs scenarios in an Env.
-type Runner struct{ env Env }
+type Runner struct {
+	env Env
+	// partOf holds, by run id, the operation a run is a part of
+	// (StartOptions.PartOf), for its progress events.
+	partOf sync.Map
+}
 
 // NewRunner returns a runner.
 func NewRunner(env Env) *Runner {
@@ -186,6 +192,9 @@ func (r *Runner) prepare(sc *Scenario, ext *example) error {
 
 func (r *Runner) progress(id string, sc *Scenario, step int, phase, msg string) {
 	p := &event.ScenarioStep{ID: id, Name: sc.Metadata.Name, Title: sc.Metadata.Title, Step: step, Steps: len(sc.Spec.Steps), Phase: phase, Message: msg}
+	if part, ok := r.partOf.Load(id); ok {
+		p.PartOf = part.(string)
+	}
 	if (phase == "running" || phase == "waiting") && step >= 1 && step <= len(sc.Spec.Steps) {
 		p.Note = sc.Spec.Steps[step-1].Note
 	}

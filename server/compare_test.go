@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"minisched/compare"
+	"minisched/scenario"
 )
 
 // compareNow runs POST /compare?wait=true and returns the comparison.
@@ -66,6 +67,12 @@ func TestCompareScenario(t *testing.T) {
 	}
 	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "under pack") {
 		t.Errorf("notes %q: want one, for pack's failed expectation", c.Notes)
+	}
+	// Its runs say they are parts of it: pack's failure is no lesson's.
+	var listing struct{ Runs []scenario.Run }
+	api(t, "GET", "/api/v1/scenarios", "", nil, &listing)
+	if len(listing.Runs) < 2 || listing.Runs[0].PartOf != "comparison" || listing.Runs[1].PartOf != "comparison" {
+		t.Errorf("the comparison's runs: %+v, want both part of the comparison", listing.Runs[:min(2, len(listing.Runs))])
 	}
 
 	var web struct{ A, B map[string]any }

@@ -142,7 +142,7 @@ func Scenario(ctx context.Context, env Env, runs Scenarios, data []byte, configs
 			sc.Spec.Seed = 1 // ties between nodes break alike under both
 		}
 		opts.say("running %s under %s", sc.Metadata.Name, names[i])
-		run, err := runs.Start(ctx, sc, scenario.StartOptions{Reset: true})
+		run, err := runs.Start(ctx, sc, scenario.StartOptions{Reset: true, PartOf: "comparison"})
 		if err != nil {
 			return nil, fmt.Errorf("under %s: %w", names[i], err)
 		}

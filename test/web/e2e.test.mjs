@@ -1030,38 +1030,53 @@ test('compare: lesson 17 spread against packed, side by side, and one pod\'s two
   await page.waitForSelector('#compare-form');
   await page.waitForSelector('#compare-scenario option[value="17-spread-or-pack"]', { state: 'attached' });
   await page.selectOption('#compare-scenario', '17-spread-or-pack');
-  await page.click('#compare-form fieldset:has(#f-configA) button');
-  await page.waitForFunction(() => /KubeSchedulerConfiguration/.test(document.querySelector('#f-configA').value));
+  // Presets, each only what differs from the defaults (issue 37, 11).
+  await page.selectOption('#f-presetA', 'defaults');
+  await page.selectOption('#f-presetB', 'most-allocated');
+  assert.equal(await page.inputValue('#f-nameB'), 'most-allocated');
   await page.fill('#f-configA', '');
   await page.fill('#f-nameA', 'spread');
   await page.fill('#f-nameB', 'pack');
-  await page.fill('#f-configB', `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  pluginConfig:
-  - name: NodeResourcesFit
-    args:
-      scoringStrategy:
-        type: MostAllocated
-        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
-`);
+  assert.match(await page.inputValue('#f-configB'), /type: MostAllocated/);
+  // A against B, line by line, once both are given.
+  await page.selectOption('#f-presetA', 'defaults');
+  await page.fill('#f-nameA', 'spread');
+  await page.waitForSelector('#compare-diff');
+  assert.match(await page.textContent('#compare-diff pre .add'), /\+ profiles:/);
+  assert.match(await page.textContent('#compare-diff summary'), /B against A: \d+ lines differ/);
   await page.click('#compare-run');
   await page.waitForSelector('#compare-result', { timeout: 180_000 });
   assert.match(await page.textContent('#compare-summary'), /1 of 2 pods placed differently/);
   const web = page.locator('.compare-pods tr.moved[data-pod="default/web"]');
   assert.deepEqual(await web.locator('td').allTextContents(), ['big', 'small', 'NodeResourcesFit']);
   assert.match(await page.textContent('.compare-notes'), /under pack the scenario failed/);
+  // The comparison's runs are its own: no red lesson banner (issue 37, 11).
+  assert.equal(await page.locator('#lesson.s-failed').count(), 0, 'a comparison turned the lesson banner red');
   await web.locator('button').click();
   await page.waitForSelector('#compare-pod');
   assert.ok(await page.locator('.compare-scores-a td.differs').count() > 0, 'cells that differ are marked');
   assert.match(await page.textContent('.compare-scores-a h4'), /spread: big/);
   assert.match(await page.textContent('.compare-scores-b h4'), /pack: small/);
+  // Plugin names break between their words, never inside one.
+  const heads = await page.$$eval('.compare-scores-a thead th', (ths) => ths.map((th) => ({ text: th.textContent, wbr: th.querySelectorAll('wbr').length, wrap: getComputedStyle(th).overflowWrap })));
+  for (const h of heads) {
+    assert.notEqual(h.wrap, 'anywhere', `${h.text} may break anywhere`);
+    if (/[a-z][A-Z]/.test(h.text)) assert.ok(h.wbr > 0, `${h.text} has no break between its words`);
+  }
+  assert.ok(await page.evaluate(() => document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth + 1), 'the page scrolls sideways');
   await shot('compare.png');
   // The comparison outlives a reload: the view asks the server for it.
   await page.reload();
   await page.waitForSelector('#compare-result');
   assert.match(await page.textContent('#compare-summary'), /1 of 2 pods placed differently/);
+});
+
+test('every configuration preset of Compare is one the scheduler takes', async () => {
+  const { CONFIG_PRESETS } = await import('../../web/static/js/schedconfig.js');
+  for (const p of CONFIG_PRESETS) {
+    const res = await fetch(`${server.url}/api/v1/scheduler/config?dryRun=true`, { method: 'PUT', headers: { 'Content-Type': 'application/yaml' }, body: p.yaml });
+    assert.equal(res.status, 200, `${p.id}: ${await res.text()}`);
+  }
 });
 
 test('a mirror: the banner says how far behind it is, the inspector where the real scheduler put a pod (issue 13)', async () => {

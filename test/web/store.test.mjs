@@ -369,6 +369,10 @@ test('scheduler, scenario and reset events', () => {
   s.applyMessage(events([E.scenario({ id: 'r1', name: 'taints', step: 3, steps: 3, phase: 'passed', message: 'told late' })]));
   assert.deepEqual(s.server.scenarios.value.map((r) => r.id), ['r1', 'r2']);
   assert.equal(run('r1').message, 'told late');
+  // A comparison's run is no lesson: the banner keeps the newest lesson
+  // (issue 37, 11: a comparison turned the banner red).
+  s.applyMessage(events([E.scenario({ id: 'r3', name: '17-spread-or-pack', step: 8, steps: 8, phase: 'failed', partOf: 'comparison' })]));
+  assert.equal(s.server.lessonRun().id, 'r2');
 
   s.applyMessage(events(successfulCycle('a', 3, 1, ['n1'])));
   assert.equal(s.cycles.summaries.size, 1);

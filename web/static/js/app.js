@@ -63,7 +63,7 @@ function App({ store, actions, stream }) {
     ${!replay && store.server.copy.value ? html`<${CopyBanner} copy=${store.server.copy.value} store=${store} actions=${actions} />` : null}
     ${player.value ? html`<${PlayerBar} player=${player.value} />` : null}
     <${ReplayOpening} opening=${opening.value} onOpen=${openFile} onDismiss=${player.value || !replayURL ? () => { opening.value = null; } : null} />
-    <${LessonBanner} key=${store.server.scenarios.value.at(-1)?.id} store=${store} actions=${actions} />
+    <${LessonBanner} key=${store.server.lessonRun()?.id} store=${store} actions=${actions} />
     <${Notices} store=${store} actions=${actions} />
     <${ResetDialog} store=${store} actions=${actions} />
     <main id="view" role="tabpanel" aria-labelledby=${`tab-${view}`} class=${`view view-${view}`}>

@@ -178,6 +178,41 @@ export function lineDiff(from, to) {
   return out;
 }
 
+const HEAD = 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n';
+const strategy = (type, extra = '') => `${HEAD}profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: ${type}
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+${extra}`;
+
+/**
+ * CONFIG_PRESETS are configurations to compare, each only what differs
+ * from kube-scheduler's defaults (the profile takes the running
+ * scheduler's name): the three scoring strategies of NodeResourcesFit, and
+ * a profile without topology spreading.
+ */
+export const CONFIG_PRESETS = [
+  { id: 'defaults', label: 'kube-scheduler\'s defaults (LeastAllocated: spread)', yaml: HEAD },
+  { id: 'most-allocated', label: 'MostAllocated: pack pods onto few nodes', yaml: strategy('MostAllocated') },
+  {
+    id: 'requested-to-capacity', label: 'RequestedToCapacityRatio: fill nodes up to 80%, then spread',
+    yaml: strategy('RequestedToCapacityRatio', `        requestedToCapacityRatio:
+          shape: [{utilization: 0, score: 0}, {utilization: 80, score: 10}, {utilization: 100, score: 2}]
+`),
+  },
+  {
+    id: 'no-spread', label: 'no topology spreading (PodTopologySpread off)',
+    yaml: `${HEAD}profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: PodTopologySpread}]
+`,
+  },
+];
+
 /** The body of POST /compare for the form's fields. */
 export function comparisonRequest(form) {
   if (form.mode === 'reschedule') return { reschedule: true };

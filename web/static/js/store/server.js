@@ -141,6 +141,11 @@ export function createServer(limits) {
      * is what to look at while the step runs; the event of a running step
      * carries it, and the step keeps it once the run has moved on or ended.
      */
+    /** The newest run that is a lesson of its own: not a part of a comparison. */
+    lessonRun() {
+      return scenarios.value.findLast((r) => !r.partOf) ?? null;
+    },
+
     scenarioEvent(s, t) {
       const prev = scenarios.peek().find((r) => r.id === s.id);
       const old = prev?.log?.find((l) => l.step === s.step);

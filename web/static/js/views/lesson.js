@@ -8,8 +8,9 @@ import { html } from '../ui.js';
 import { formatClock } from '../format.js';
 
 export default function LessonBanner({ store, actions }) {
-  const runs = store.server.scenarios.value;
-  const run = runs[runs.length - 1];
+  // A comparison's runs are its own business: a lesson whose expectations
+  // fail under the other configuration is no failed lesson.
+  const run = store.server.lessonRun();
   // null follows the newest step.
   const [at, setAt] = useState(null);
   if (!run || store.page.lessonClosed.value === run.id) return null;

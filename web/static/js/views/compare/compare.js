@@ -7,6 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Field, html, useForm } from '../../ui.js';
 import { podRows, nodeRows, scoreTables, summary } from './comparison.js';
+import { CONFIG_PRESETS, lineDiff } from '../../schedconfig.js';
 
 const DEFAULTS = { mode: 'scenario', bundled: '17-spread-or-pack', nameA: '', configA: '', nameB: '', configB: '' };
 
@@ -18,7 +19,12 @@ function Side({ which, bind, update, actions, busy }) {
   return html`<fieldset class="compare-side">
     <legend>Configuration ${which}</legend>
     <${Field} id=${`f-name${which}`} label="Name" hint="what the report calls it"><input ...${bind(`name${which}`)} placeholder=${which} autocomplete="off" /></${Field}>
-    <${Field} id=${`f-config${which}`} label="KubeSchedulerConfiguration (YAML or JSON)" hint="empty: the scenario's own, or the running one">
+    <label class="preset">Preset <select id=${`f-preset${which}`} value="" disabled=${busy}
+      onChange=${(e) => { const p = CONFIG_PRESETS.find((x) => x.id === e.currentTarget.value); if (p) update({ [`config${which}`]: p.yaml, [`name${which}`]: p.id }); }}>
+      <option value="">choose one to start from…</option>
+      ${CONFIG_PRESETS.map((p) => html`<option key=${p.id} value=${p.id}>${p.label}</option>`)}
+    </select></label>
+    <${Field} id=${`f-config${which}`} label="KubeSchedulerConfiguration (YAML or JSON)" hint="empty: the scenario's own, or the running one; a preset holds only what differs from the defaults">
       <textarea ...${bind(`config${which}`)} rows="8" spellcheck="false"></textarea>
     </${Field}>
     <button type="button" class="small" onClick=${fill} disabled=${busy}>Start from the running configuration</button>
@@ -51,7 +57,8 @@ function CompareForm({ store, actions }) {
     ${form.mode !== 'reschedule' ? html`<div class="row2">
       <${Side} which="A" bind=${bind} update=${update} actions=${actions} busy=${busy} />
       <${Side} which="B" bind=${bind} update=${update} actions=${actions} busy=${busy} />
-    </div>` : null}
+    </div>
+    <${ConfigDiff} a=${form.configA} b=${form.configB} />` : null}
     <div class="form-actions">
       <button type="submit" class="primary" id="compare-run" disabled=${busy}>${form.mode === 'reschedule' ? 'Reschedule everything' : 'Compare'}</button>
       <span class="hint">${{
@@ -61,6 +68,17 @@ function CompareForm({ store, actions }) {
       }[form.mode]}</span>
     </div>
   </form>`;
+}
+
+/** ConfigDiff shows what B changes of A, line by line, when both are given. */
+function ConfigDiff({ a, b }) {
+  if (!a.trim() || !b.trim()) return null;
+  const lines = lineDiff(a.trimEnd(), b.trimEnd());
+  const changed = lines.filter((l) => l.op !== ' ').length;
+  return html`<details class="config-diff" id="compare-diff" open=${changed > 0 && changed <= 40}>
+    <summary>${changed ? `B against A: ${changed} line${changed === 1 ? '' : 's'} differ` : 'A and B are the same text'}</summary>
+    <pre class="diff" aria-label="configuration B against A">${lines.map((l, i) => html`<span key=${i} class=${l.op === '+' ? 'add' : l.op === '-' ? 'del' : 'same'}>${l.op} ${l.text}\n</span>`)}</pre>
+  </details>`;
 }
 
 function usage(u) {
@@ -103,7 +121,7 @@ function ScoreSide({ title, side, plugins, rows }) {
   return html`<div class=${`compare-scores compare-scores-${side}`}>
     <h4>${title}</h4>
     <table class="scores">
-      <thead><tr><th scope="col">node</th>${plugins.map((p) => html`<th scope="col" key=${p}>${p}</th>`)}<th scope="col" class="num">total</th></tr></thead>
+      <thead><tr><th scope="col">node</th>${plugins.map((p) => html`<th scope="col" key=${p}>${camelBreaks(p)}</th>`)}<th scope="col" class="num">total</th></tr></thead>
       <tbody>${rows.map((r) => {
         const s = r[side];
         return html`<tr key=${r.node}>
@@ -140,4 +158,12 @@ export default function Compare({ store, actions }) {
     <${PodScores} store=${store} />
     <${CompareForm} store=${store} actions=${actions} />
   </div>`;
+}
+
+/**
+ * camelBreaks lets a plugin's name break between its words only
+ * (NodeResources|Balanced|Allocation), never inside one.
+ */
+function camelBreaks(name) {
+  return name.split(/(?<=[a-z])(?=[A-Z])/).flatMap((part, i) => (i ? [html`<wbr />`, part] : [part]));
 }
