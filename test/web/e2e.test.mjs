@@ -717,6 +717,13 @@ test('the dashboard drives and shows the scheduler', async (t) => {
 
   await t.test('instructor mode: shortcuts, the step that says where the pod went, deep links, projector and theme', async () => {
     await page.unrouteAll();
+    // After a click on a radio the number keys still switch views (issue 37).
+    await tab('cluster');
+    await page.click('#show-table');
+    await page.keyboard.press('1');
+    await page.waitForSelector('#tab-queue[aria-selected="true"]');
+    await tab('cluster');
+    await page.click('#show-cards');
     await page.click('h1');
     await page.keyboard.press('1');
     await page.waitForSelector('#tab-queue[aria-selected="true"]');

@@ -380,7 +380,12 @@ test('scheduler, scenario and reset events', () => {
   s.applyMessage(events([E.reset()]));
   assert.equal(s.cycles.summaries.size, 0);
   assert.equal(s.cycles.details.size, 0);
+  assert.equal(s.page.lessonClosed.value, 'r2', 'a reset of its own closes the ended lesson\'s banner');
   assert.equal(s.page.selectedCycle.value, null);
+  assert.deepEqual(s.timelineRows.value, []);
+  // The scheduler's watch tells of the pods leaving its queue after the
+  // reset: the timeline gains no row for them (issue 37).
+  s.applyMessage(events([E.queue('a', { action: 'delete', from: 'unschedulable' })]));
   assert.deepEqual(s.timelineRows.value, []);
 });
 

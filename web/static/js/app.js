@@ -215,12 +215,15 @@ effect(() => {
 });
 
 // Keyboard shortcuts (route.js says which key does what).
+const TEXT_FIELDS = 'input:not([type="radio"], [type="checkbox"], [type="button"], [type="submit"], [type="reset"], [type="file"], [type="range"], [type="color"]), textarea, select, [contenteditable]';
 window.addEventListener('keydown', (ev) => {
   const el = ev.target instanceof Element ? ev.target : null;
   const replaying = !!session.peek().store.page.replay.peek();
   const s = shortcut({
     key: ev.key, ctrlKey: ev.ctrlKey, altKey: ev.altKey, metaKey: ev.metaKey,
-    inField: !!el?.closest('input, textarea, select, [contenteditable]'), onButton: !!el?.closest('button, summary, a'),
+    // A radio or a checkbox takes no text: the number keys still switch
+    // views there; Space and Enter are theirs, as a button's.
+    inField: !!el?.closest(TEXT_FIELDS), onButton: !!el?.closest('button, summary, a, input[type="radio"], input[type="checkbox"]'),
   }, tabsOf(replaying).map((t) => t.id), replaying);
   if (!s) return;
   ev.preventDefault();

@@ -170,6 +170,9 @@ export function createCycles(limits) {
      * they add only what is new.
      */
     queueStep(key, step, failure) {
+      // A pod leaving a queue it was never seen in (after a reset, the
+      // scheduler's own watch reports the deletions late) starts no story.
+      if ((step.action === 'delete' || step.action === 'done') && !podInfo.peek(key)) return;
       const again = step.action === 'snapshot';
       updateInfo(key, (info) => ({
         ...info,

@@ -161,11 +161,16 @@ export function createStore(options = {}) {
       case 'scenario':
         if (e.scenario) server.scenarioEvent(e.scenario, toMillis(e.time) ?? now());
         break;
-      case 'reset':
+      case 'reset': {
         forgetCycles();
         server.copy.value = null;
         server.interruptedImport.value = null;
+        // A reset of its own (not a lesson's first step) ends what the
+        // last lesson's banner had to say.
+        const lesson = server.lessonRun();
+        if (lesson && lesson.state !== 'running') page.lessonClosed.value = lesson.id;
         break;
+      }
       default:
         break; // a kind from a newer server: ignore
     }
