@@ -6,10 +6,12 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"mime"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -70,6 +72,8 @@ func Decode(data []byte, contentType string, into runtime.Object) error {
 	switch {
 	case err != nil && (runtime.IsNotRegisteredError(err) || runtime.IsMissingKind(err)):
 		return errorf("expected a %s manifest: %v", want.Kind, err)
+	case err != nil && (errors.Is(err, resource.ErrFormatWrong) || strings.Contains(err.Error(), resource.ErrFormatWrong.Error())):
+		return quantityError(want.Kind, data)
 	case err != nil:
 		return errorf("malformed %s manifest: %s", want.Kind, strings.ReplaceAll(err.Error(), "json: ", ""))
 	case gvk.GroupKind() != want.GroupKind() || gvk.Version != want.Version || obj != into:

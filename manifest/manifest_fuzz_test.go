@@ -44,6 +44,9 @@ func TestDecode(t *testing.T) {
 		{"two documents", "metadata: {name: a}\n---\nmetadata: {name: b}\n", "application/yaml", "2 YAML documents"},
 		{"a leading separator and a comment-only document", "---\n# nodes\n---\nmetadata: {name: a}\n", "application/yaml", ""},
 		{"a trailing separator", "metadata: {name: a}\n---\n", "application/yaml", ""},
+		{"a bad quantity: its field and line, no regular expression", "metadata: {name: a}\nstatus:\n  allocatable:\n    cpu: 4\n    memory: 8 GB\n", "application/yaml",
+			`not a quantity: status.allocatable.memory "8 GB" (line 5); write a number with an optional suffix`},
+		{"a bad quantity in JSON", `{"metadata":{"name":"a"},"status":{"capacity":{"cpu":"1x"}}}`, "application/json", `status.capacity.cpu "1x" (line 1)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
