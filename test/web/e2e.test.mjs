@@ -550,6 +550,11 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     assert.ok(await page.locator('.attempts .attempt.o-scheduled').count() >= 1);
     await tab('timeline');
     await page.waitForSelector('.tl-row:has([data-pod="default/victim"]) .badge:has-text("deleted")');
+    // The preemption on the timeline links the two (issue 37): a mark on
+    // each row, the victim's naming the preemptor, and back.
+    await page.waitForSelector('.tl-row:has([data-pod="default/victim"]) .tl-preempt.victim[aria-label="evicted by default/preemptor from e2e-small"]');
+    await page.click('.tl-row:has([data-pod="default/preemptor"]) .tl-preempt.preemptor[aria-label="evicted default/victim from e2e-small"]');
+    await page.waitForFunction(() => window.minisched.store.page.selectedPod.value === 'default/victim');
     await page.evaluate(() => window.minisched.actions.inspectPod('default/preemptor'));
     await page.waitForSelector('#story [data-kind="preempting"]');
     await shot('pod-story.png');

@@ -17,7 +17,7 @@ import { backoffDelay, connectStream, streamURL } from '../../web/static/js/net/
 import { createStore } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { createActions } from '../../web/static/js/actions/index.js';
-import { profilesOf, rowProfile, segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
+import { preemptions, profilesOf, rowProfile, segments, timeRange, zoomed } from '../../web/static/js/views/timeline/bands.js';
 import { trialView, whyView } from '../../web/static/js/views/inspector/why.js';
 import { hashFor, parseHash, shortcut } from '../../web/static/js/route.js';
 import { nodeHealth, nodeRows } from '../../web/static/js/views/cluster/nodes.js';
@@ -1001,4 +1001,12 @@ test('Step with nothing to take asks the server for nothing and says why (issue 
   store.applyMessage(events([E.queue('p', { action: 'add', to: 'active', event: 'PodAdd', order: 'a' })]));
   await actions.step();
   assert.deepEqual(fetchImpl.calls.map((c) => c.url).filter((u) => u.includes('/scheduler/step')).length, 1);
+});
+
+test('timeline preemption marks: where a pod was evicted, and whom it evicted, within the window (issue 37)', () => {
+  const victim = { preemptedBy: { pod: 'default/high', node: 'n1', t: 1500 }, victims: [] };
+  const preemptor = { preemptedBy: null, victims: [{ pod: 'default/low', node: 'n1', t: 1500 }, { pod: 'default/old', node: 'n2', t: 50 }] };
+  assert.deepEqual(preemptions(victim, 1000, 2000), [{ role: 'victim', t: 1500, pod: 'default/high', words: 'evicted by default/high from n1' }]);
+  assert.deepEqual(preemptions(preemptor, 1000, 2000), [{ role: 'preemptor', t: 1500, pod: 'default/low', words: 'evicted default/low from n1' }]);
+  assert.deepEqual(preemptions(victim, 1600, 2000), []);
 });

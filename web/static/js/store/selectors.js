@@ -121,6 +121,7 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
         }
         const row = {
           key, pod, trail: info.trail, cycles: list, firstSeen: info.firstSeen ?? list[0]?.start ?? 0, bound: !!pod?.nodeName, deletedAt: pod ? null : info.deletedAt,
+          preemptedBy: info.preemptedBy, victims: info.victims,
         };
         row.last = lastActivity(row);
         entry = { info, pod, row };

@@ -81,3 +81,18 @@ export function profilesOf(rows) {
   }
   return [...names].sort();
 }
+
+/**
+ * preemptions are a row's preemption marks within [t0, t1]: where the pod
+ * was evicted (linking the preemptor), and where it evicted others (linking
+ * each victim).
+ */
+export function preemptions(row, t0, t1) {
+  const out = [];
+  const by = row.preemptedBy;
+  if (by && by.t >= t0 && by.t <= t1) out.push({ role: 'victim', t: by.t, pod: by.pod, words: `evicted by ${by.pod} from ${by.node}` });
+  for (const v of row.victims || []) {
+    if (v.t >= t0 && v.t <= t1) out.push({ role: 'preemptor', t: v.t, pod: v.pod, words: `evicted ${v.pod} from ${v.node}` });
+  }
+  return out;
+}

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { html, VirtualList } from '../../ui.js';
 import { clock } from '../../clock.js';
 import { formatClock, formatDuration, keyLabel, outcomeClass, outcomeText, plural, podLabel, queueTitle } from '../../format.js';
-import { failedRow, profilesOf, rowProfile, segments, timeRange, zoomed } from './bands.js';
+import { failedRow, preemptions, profilesOf, rowProfile, segments, timeRange, zoomed } from './bands.js';
 
 const WINDOWS = Object.freeze([
   { id: 'fit', label: 'fit', ms: -1 },
@@ -37,6 +37,8 @@ function Row({ row, t0, t1, actions, selected }) {
       ${marks.map((c) => html`<button type="button" class=${`tl-mark o-${outcomeClass(c)}`} style=${`left:${pct(c.start, t0, span)}%`}
         aria-label=${`${name} attempt ${c.attempt}: ${outcomeText(c)}`} title=${`attempt ${c.attempt} at ${formatClock(c.start)}: ${outcomeText(c)}`}
         onClick=${() => actions.inspectPod(row.key, c.id)}>${c.attempt}</button>`)}
+      ${preemptions(row, t0, t1).map((p) => html`<button type="button" class=${`tl-preempt ${p.role}`} style=${`left:${pct(p.t, t0, span)}%`} key=${`${p.role}-${p.pod}-${p.t}`}
+        aria-label=${p.words} title=${`${p.words} at ${formatClock(p.t)}`} onClick=${() => actions.inspectPod(p.pod)}>⚡</button>`)}
     </div>
   </div>`;
 }
