@@ -464,8 +464,14 @@ test('memory stays bounded: cycles, details, trails, notices', () => {
   assert.deepEqual(s.cycles.fetched.keys(), [2, 3]);
   for (const pod of ['p0', 'p1', 'p2']) s.addRemoteCycles(`default/${pod}`, listed.filter((c) => c.pod.name === pod));
   assert.deepEqual(s.cycles.remote.keys(), ['default/p1', 'default/p2']);
-  for (let i = 0; i < 10; i++) s.addNotice('error', `e${i}`);
+  for (let i = 0; i < 10; i++) s.addNotice('ok', `o${i}`);
   assert.equal(s.page.notices.value.length, 3);
+  // Errors do not pile up: the newest two stand for the rest, and the same
+  // words again replace the older notice (issue 37).
+  for (let i = 0; i < 10; i++) s.addNotice('error', `e${i}`);
+  assert.deepEqual(s.page.notices.value.map((n) => n.text), ['o9', 'e8', 'e9']);
+  s.addNotice('error', 'e8');
+  assert.deepEqual(s.page.notices.value.map((n) => n.text), ['o9', 'e9', 'e8']);
 });
 
 test('cycles loaded over REST fill the inspector and the timeline', () => {

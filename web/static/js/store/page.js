@@ -6,6 +6,9 @@ import { keyedMap } from './common.js';
 
 export const VIEWS = Object.freeze(['queue', 'cycle', 'cluster', 'timeline', 'controls', 'compare', 'performance']);
 
+/** The most error notices shown at once. */
+const MAX_ERRORS = 2;
+
 export function createPage(limits, now) {
   const view = signal('queue');
   const selectedPod = signal(null);
@@ -90,9 +93,19 @@ export function createPage(limits, now) {
       if (v) setView(v);
     },
 
+    /**
+     * Adds a notice. The same words again replace the older notice, and
+     * the newest two errors stand for the rest: errors do not pile up.
+     */
     addNotice(level, text) {
       noticeId += 1;
-      notices.value = [...notices.peek(), { id: noticeId, level, text, at: now() }].slice(-limits.notices);
+      let list = [...notices.peek().filter((n) => n.level !== level || n.text !== text), { id: noticeId, level, text, at: now() }];
+      const errors = list.filter((n) => n.level === 'error');
+      if (errors.length > MAX_ERRORS) {
+        const drop = new Set(errors.slice(0, errors.length - MAX_ERRORS).map((n) => n.id));
+        list = list.filter((n) => !drop.has(n.id));
+      }
+      notices.value = list.slice(-limits.notices);
       return noticeId;
     },
 
