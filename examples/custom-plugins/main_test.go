@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +20,62 @@ import (
 	"minisched/examples/custom-plugins/labelscore"
 	"minisched/examples/custom-plugins/licenses"
 )
+
+// The test binary doubles as this command, so that the bench can run it as
+// the process of each run.
+func TestMain(m *testing.M) {
+	if os.Getenv("MINISCHED_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchYourPlugin: `minisched bench` from a build with plugins of its
+// own runs upstream's workload with them enabled (docs/workshop.md,
+// "Benchmark your plugin"): their rows stand beside the in-tree plugins'.
+func TestBenchYourPlugin(t *testing.T) {
+	t.Setenv("MINISCHED_AS_MAIN", "1")
+	var stdout, stderr bytes.Buffer
+	err := app.Run(context.Background(), []string{"bench", "--scheduler-config", "scheduler-config.yaml", "--output", "json", "SchedulingBasic/5Nodes"}, &stdout, &stderr,
+		app.WithPlugin(labelscore.Name, labelscore.New), app.WithPlugin(licenses.Name, licenses.New))
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var rep struct {
+		Rounds []struct {
+			Runs []struct {
+				Measures []struct{ Pods, Placed int }
+			}
+		}
+		Plugins []struct {
+			Point, Plugin string
+			Calls         int64
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("the report: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Rounds) != 1 || len(rep.Rounds[0].Runs) != 1 || len(rep.Rounds[0].Runs[0].Measures) != 1 || rep.Rounds[0].Runs[0].Measures[0].Placed != rep.Rounds[0].Runs[0].Measures[0].Pods {
+		t.Fatalf("want one run that placed every measured pod: %+v", rep.Rounds)
+	}
+	calls := map[string]int64{}
+	for _, r := range rep.Plugins {
+		calls[r.Point+"/"+r.Plugin] = r.Calls
+	}
+	for _, want := range []string{"Score/" + labelscore.Name, "Filter/NodeResourcesFit", "Score/NodeResourcesBalancedAllocation"} {
+		if calls[want] == 0 {
+			t.Errorf("no calls of %s in the report: %v", want, calls)
+		}
+	}
+	var licensed bool
+	for key := range calls {
+		licensed = licensed || strings.HasSuffix(key, "/"+licenses.Name)
+	}
+	if !licensed {
+		t.Errorf("no row for %s in the report: %v", licenses.Name, calls)
+	}
+}
 
 func TestCustomPluginsReportLikeAnyOther(t *testing.T) {
 	app.QuietKlog(0)
