@@ -815,6 +815,22 @@ test('the dashboard drives and shows the scheduler', async (t) => {
     await tab('queue');
     await page.locator('.lane-unschedulable [data-pod="default/waiting"], .lane-active [data-pod="default/waiting"], .lane-backoff [data-pod="default/waiting"]').first().waitFor();
     await shot('lesson-paced.png');
+    // Back to step 1, and the cluster as step 1 left it: the server's
+    // history replayed up to there, 9 nodes and no pod yet (issue 37, 1).
+    await page.click('#lesson-prev');
+    await page.click('#lesson-prev');
+    assert.match(await page.textContent('#lesson .lesson-step'), /^step 1 of 7$/);
+    await page.click('#lesson-then');
+    await page.waitForSelector('#replay-banner');
+    await page.waitForSelector('#player[data-ready="true"]');
+    assert.deepEqual(await page.evaluate(() => {
+      const s = window.minisched.store;
+      return { nodes: s.cluster.nodes.size, waiting: s.cluster.pods.has('default/waiting') };
+    }), { nodes: 9, waiting: false });
+    // Back to live: the lesson waited meanwhile.
+    await page.goto(server.url);
+    await page.waitForSelector('#connection[data-status="open"]');
+    await waitingAt(3);
     await page.click('#lesson button:has-text("Cancel")');
     await page.waitForFunction(() => /cancelled/.test(document.querySelector('#lesson .badge')?.textContent || ''));
   });

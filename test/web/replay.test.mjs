@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import {
   advance, cycleRecord, describeEvent, eventsToApply, gapBefore, MAX_GAP_MS, nextCycleEnd, parseRecording, podCycleSummaries,
-  readRecording, RecordingError, sameMajor, seekStart, seqAt, startPosition, timeAt,
+  readRecording, RecordingError, sameMajor, seekStart, seqAt, startPosition, stepPosition, timeAt,
 } from '../../web/static/js/replay/recording.js';
 import { createPlayer } from '../../web/static/js/replay/player.js';
 import { createStore } from '../../web/static/js/store/index.js';
@@ -287,4 +287,18 @@ test('keys in a replay drive the player: Space, S, C, B; R resets nothing', () =
   assert.equal(key('r'), null);
   assert.deepEqual(key('2'), { action: 'setView', arg: 'cycle' });
   assert.deepEqual(shortcut({ key: 's' }, views), { action: 'step' }, 'live keys are as they were');
+});
+
+test('a lesson step\'s position: before the run\'s first event of a later step (issue 37, 1)', () => {
+  resetSeq(0);
+  const events = [
+    E.scenario({ id: 'run-1', name: 'l', step: 1, steps: 3, phase: 'running' }),
+    E.node('added', nodeSummary('n1')),
+    E.scenario({ id: 'run-2', name: 'other', step: 5, steps: 9, phase: 'running' }),
+    E.scenario({ id: 'run-1', name: 'l', step: 2, steps: 3, phase: 'waiting' }),
+    E.node('added', nodeSummary('n2')),
+  ];
+  const rec = parseRecording(recordingText({ snap: snapshot({ at: 0 }), events }));
+  assert.equal(stepPosition(rec, 'run-1', 1), 3, 'after n1, before step 2 waits; another run\'s steps do not count');
+  assert.equal(stepPosition(rec, 'run-1', 2), rec.length, 'the last step told: the end');
 });

@@ -16,7 +16,7 @@ import { createApi } from './net/api.js';
 import { connectStream } from './net/stream.js';
 import { createActions } from './actions/index.js';
 import { replayNow } from './clock.js';
-import { readRecording } from './replay/recording.js';
+import { readRecording, stepPosition } from './replay/recording.js';
 import { createPlayer, refusingApi } from './replay/player.js';
 import LessonBanner from './views/lesson.js';
 import { PlayerBar, ReplayBanner, ReplayOpening } from './views/player.js';
@@ -108,8 +108,11 @@ function fileName(res, url) {
   return m ? m[1] : decodeURIComponent(new URL(url).pathname.split('/').pop() || url);
 }
 
-/** Reads a recording (a Blob or a fetch's body) and replays it; says why when it cannot. */
-async function replay(body, name, server = false) {
+/**
+ * Reads a recording (a Blob or a fetch's body) and replays it; says why
+ * when it cannot. at, when given, names the position to open at.
+ */
+async function replay(body, name, server = false, at = null) {
   opening.value = { state: 'loading', name };
   let rec;
   try {
@@ -139,6 +142,7 @@ async function replay(body, name, server = false) {
     opening.value = null;
   });
   await p.prepare();
+  if (at) p.seek(at(rec));
   // A link's pod or cycle (#/cycle/12) opens once the recording can tell of it.
   if (session.peek().store === next.store) next.actions.openRoute(parseHash(location.hash, VIEWS));
 }
@@ -147,7 +151,7 @@ function openFile(file) {
   replay(file, file.name);
 }
 
-async function openURL(param) {
+async function openURL(param, at = null) {
   let url;
   try {
     url = new URL(param, location.href);
@@ -159,7 +163,7 @@ async function openURL(param) {
     }
     // minisched replay serves its file here, and says so at /api/v1/replay.
     const about = url.pathname === '/api/v1/recording' ? await fetch('/api/v1/replay').then((r) => (r.ok ? r.json() : null)).catch(() => null) : null;
-    await replay(res.body, about?.name || fileName(res, url.href), !!about);
+    await replay(res.body, about?.name || fileName(res, url.href), !!about, at);
   } catch (err) {
     opening.value = { state: 'error', name: url?.pathname || param, message: err?.message || String(err) };
   }
@@ -235,6 +239,12 @@ window.addEventListener('keydown', (ev) => {
 if (replayURL) openURL(replayURL);
 if (liveSession) {
   const { store, actions } = liveSession;
+  // A lesson's earlier step, as the cluster was then: the server's history
+  // replayed up to the end of that step (the lesson goes on meanwhile).
+  actions.showStep = (runId, step) => openURL('/api/v1/recording', (rec) => stepPosition(rec, runId, step));
+  // The runs so far: a page opened (or reloaded) during a lesson shows its
+  // banner, which the stream's events alone would not bring back.
+  actions.loadScenarios();
   // Messages are applied together every 50 ms at most (stream.js): the
   // views render a few times a second however fast the scheduler goes.
   stream = connectStream({ store, defer: (fn) => setTimeout(fn, 50) });

@@ -194,6 +194,21 @@ export function startPosition(rec) {
   return i;
 }
 
+/**
+ * The position where a scenario run's step is over: before the run's first
+ * event of a later step (its next step waiting, or running), so that the
+ * board shows what the steps up to this one left; the end when the run
+ * went no further in the recording.
+ */
+export function stepPosition(rec, runId, step) {
+  for (let i = 0; i < rec.length; i++) {
+    if (rec.kind[i] !== 'scenario') continue;
+    const s = rec.event(i)?.scenario;
+    if (s?.id === runId && s.step > step) return i;
+  }
+  return rec.length;
+}
+
 /** Keeps a position within the recording: 0 (the snapshot) to length (every event applied). */
 export function clampPosition(rec, p) {
   return Math.max(0, Math.min(rec.length, Math.round(Number(p) || 0)));

@@ -19,7 +19,7 @@ export default function LessonBanner({ store, actions }) {
   const entry = log[i];
   const state = run.state || 'running';
   // A paced run waits before a step: Next at the newest entry takes it.
-  const waiting = state === 'running' && run.phase === 'waiting' && !store.page.replay.value;
+  const waiting = state === 'running' && (run.phase === 'waiting' || (run.phase === undefined && run.waiting)) && !store.page.replay.value;
   const newest = i >= log.length - 1;
   return html`<section class=${`lesson s-${state}`} id="lesson" aria-label="lesson" aria-live="polite">
     <strong class="lesson-name" title=${run.name || ''}>${run.title || run.name || run.id}</strong>
@@ -29,6 +29,9 @@ export default function LessonBanner({ store, actions }) {
     ${entry?.note ? html`<p class="lesson-note" id="lesson-note"><span class="lesson-note-label">Look:</span> ${entry.note}</p>` : null}
     <span class="lesson-nav">
       <button type="button" class="small" id="lesson-prev" disabled=${i <= 0} onClick=${() => setAt(i - 1)}>Previous</button>
+      ${!newest && actions.showStep && !store.page.replay.value && entry?.step
+        ? html`<button type="button" class="small" id="lesson-then" title="replay the server's history up to the end of this step: the board, the inspector and the timeline as they were"
+            onClick=${() => actions.showStep(run.id, entry.step)}>Show the cluster then</button>` : null}
       <button type="button" class=${`small${waiting && newest ? ' primary' : ''}`} id="lesson-next" disabled=${newest && !waiting}
         title=${waiting && newest ? `run step ${run.step}` : 'the next step told'}
         onClick=${() => (newest ? actions.nextStep(run.id) : setAt(i + 1 >= log.length - 1 ? null : i + 1))}>Next</button>
