@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"minisched/event"
+	"minisched/seen"
 )
 
 // Writes says what minisched may change in the cluster. On a real cluster
@@ -106,9 +107,11 @@ type Cluster struct {
 	nodeCount, podCount atomic.Int64
 	// metaBytes follows the watch too: MetaBytes of every node and pod.
 	metaBytes atomic.Int64
-	synced    atomic.Bool
-	cancel    context.CancelFunc
-	stop      sync.Once
+	// seen records the nodes and pods whose events were observed.
+	seen   seen.Versions
+	synced atomic.Bool
+	cancel context.CancelFunc
+	stop   sync.Once
 	// onReset holds what must end before a reset empties the cluster.
 	resetMu sync.Mutex
 	onReset []func()
@@ -160,10 +163,10 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return nil
 	}
 	ctx, c.cancel = context.WithCancel(ctx)
-	if _, err := c.factory.Core().V1().Nodes().Informer().AddEventHandler(reporter(c.opts.Observer, &c.nodeCount, &c.metaBytes, nodeEvent)); err != nil {
+	if _, err := c.factory.Core().V1().Nodes().Informer().AddEventHandler(c.seen.Track("Node", reporter(c.opts.Observer, &c.nodeCount, &c.metaBytes, nodeEvent))); err != nil {
 		return fmt.Errorf("watching nodes: %w", err)
 	}
-	if _, err := c.factory.Core().V1().Pods().Informer().AddEventHandler(reporter(c.opts.Observer, &c.podCount, &c.metaBytes, podEvent)); err != nil {
+	if _, err := c.factory.Core().V1().Pods().Informer().AddEventHandler(c.seen.Track("Pod", reporter(c.opts.Observer, &c.podCount, &c.metaBytes, podEvent))); err != nil {
 		return fmt.Errorf("watching pods: %w", err)
 	}
 	c.factory.Start(ctx.Done())
@@ -234,6 +237,13 @@ func nodeEvent(action event.ChangeAction, node *v1.Node) event.Event {
 
 func podEvent(action event.ChangeAction, pod *v1.Pod) event.Event {
 	return event.Event{Kind: event.KindPod, Pod: event.RefOf(pod), PodChange: &event.PodChange{Action: action, Pod: event.SummarizePod(pod)}}
+}
+
+// Seen says whether the cluster's watch has reported the node or pod
+// (kind "Node" or "Pod") at resourceVersion rv or later to the observer;
+// with rv "", its deletion.
+func (c *Cluster) Seen(kind, namespace, name, rv string) bool {
+	return c.seen.Seen(kind, namespace, name, rv)
 }
 
 // Summaries lists the current nodes and pods, sorted by name, for a

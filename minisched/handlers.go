@@ -32,7 +32,7 @@ var (
 // that may move waiting pods.
 func (s *Scheduler) addEventHandlers() error {
 	pods := s.factory.Core().V1().Pods().Informer()
-	if _, err := pods.AddEventHandler(s.seen.track("Pod", cache.ResourceEventHandlerFuncs{
+	if _, err := pods.AddEventHandler(s.seen.Track("Pod", cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			pod, ok := obj.(*v1.Pod)
 			if !ok {
@@ -79,7 +79,7 @@ func (s *Scheduler) addEventHandlers() error {
 		return fmt.Errorf("watching pods: %w", err)
 	}
 
-	if _, err := s.factory.Core().V1().Nodes().Informer().AddEventHandler(s.seen.track("Node", cache.ResourceEventHandlerFuncs{
+	if _, err := s.factory.Core().V1().Nodes().Informer().AddEventHandler(s.seen.Track("Node", cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			node := nodeOf(obj)
 			if node == nil {

@@ -45,6 +45,7 @@ import (
 
 	"minisched/event"
 	"minisched/minisched/queue"
+	"minisched/seen"
 )
 
 // Options configure a Scheduler.
@@ -130,7 +131,7 @@ type Scheduler struct {
 	// binding counts the binding cycles under way: the queue forgets a pod
 	// after WaitOnPermit, before it is bound.
 	binding atomic.Int64
-	seen    seenVersions
+	seen    seen.Versions
 	// scratch holds Filter's and Score's working tables between cycles.
 	scratch scratch
 	// nominateBeforeBinding is the NominatedNodeNameForExpectation gate,
@@ -169,7 +170,6 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 		client:   opts.Client,
 		observer: opts.Observer,
 		logger:   klog.FromContext(ctx),
-		seen:     seenVersions{rv: map[string]uint64{}},
 		gate:     opts.Gate,
 		cycles:   opts.Cycles,
 		snapshot: internalcache.NewEmptySnapshot(),

@@ -164,6 +164,8 @@ type panickyCluster struct{ Cluster }
 
 func (panickyCluster) CheckWrite(metav1.Object) error { return nil }
 
+func (panickyCluster) Seen(string, string, string, string) bool { return true }
+
 func (panickyCluster) CreateNode(context.Context, *v1.Node) (*v1.Node, error) {
 	var capacity map[string]int
 	capacity["cpu"] = 1

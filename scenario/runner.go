@@ -52,6 +52,10 @@ type Cluster interface {
 	// CheckWrite refuses, on a shared cluster, what minisched may not
 	// create there (a namespace not allowed, a bound pod, host access).
 	CheckWrite(metav1.Object) error
+	// Seen says whether the cluster's watch has told the observer of the
+	// node or pod at that resourceVersion: a step ends once it has, so that
+	// the history holds a step's objects before the next step is told.
+	Seen(kind, namespace, name, rv string) bool
 	CreateNode(context.Context, *v1.Node) (*v1.Node, error)
 	CreatePod(context.Context, *v1.Pod) (*v1.Pod, error)
 	CreatePriorityClass(context.Context, *schedulingv1.PriorityClass) (*schedulingv1.PriorityClass, error)

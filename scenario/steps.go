@@ -22,7 +22,7 @@ import (
 func (u *run) create(ctx context.Context, i int, c *Create) error {
 	count := max(c.Count, 1)
 	var written []written
-	defer func() { u.awaitScheduler(ctx, written) }()
+	defer func() { u.awaitWatches(ctx, written) }()
 	for j := 1; j <= count; j++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -83,14 +83,17 @@ func wrote(kind string, obj metav1.Object) written {
 	return written{kind, obj.GetNamespace(), obj.GetName(), obj.GetResourceVersion()}
 }
 
-// awaitScheduler waits (up to 10s) until the scheduler's informers have
-// handled every write of a step, so that the next step never races them: a
-// lesson replays the same way every time.
-func (u *run) awaitScheduler(ctx context.Context, writes []written) {
+// awaitWatches waits (up to 10s) until the scheduler's informers, and the
+// cluster's watch that tells the dashboards, have handled every write of a
+// step, so that the next step never races them: a lesson replays the same
+// way every time, and its recording holds each step's objects before the
+// next step is told.
+func (u *run) awaitWatches(ctx context.Context, writes []written) {
 	deadline := time.Now().Add(10 * time.Second)
 	for _, w := range writes {
 		for ctx.Err() == nil && time.Now().Before(deadline) {
-			if s := u.r.env.Scheduler.Scheduler(); s != nil && s.Seen(w.kind, w.namespace, w.name, w.resourceVersion) {
+			if s := u.r.env.Scheduler.Scheduler(); s != nil && s.Seen(w.kind, w.namespace, w.name, w.resourceVersion) &&
+				u.r.env.Cluster.Seen(w.kind, w.namespace, w.name, w.resourceVersion) {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -146,7 +149,7 @@ func (u *run) update(ctx context.Context, up *Update) error {
 		}
 	}
 	if last != nil {
-		u.awaitScheduler(ctx, []written{wrote(up.Kind, last)})
+		u.awaitWatches(ctx, []written{wrote(up.Kind, last)})
 	}
 	return nil
 }
@@ -155,7 +158,7 @@ func (u *run) delete(ctx context.Context, d *Delete) error {
 	zero := int64(0)
 	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero}
 	var gone []written
-	defer func() { u.awaitScheduler(ctx, gone) }()
+	defer func() { u.awaitWatches(ctx, gone) }()
 	for j := 1; j <= max(d.Count, 1); j++ {
 		name := d.Name
 		if d.Count > 0 {
