@@ -8,7 +8,7 @@ import {
 } from '../../web/static/js/format.js';
 import { decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
 import {
-  FormError, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, nodeEditForm, nodePatch, priorityClassManifest, splitDocuments, podManifest, podManifests, workloadManifest,
+  FormError, linesInPaste, manifestKind, nextName, nodeManifest, parseAffinity, parseLabels, parseTaints, parseTolerations, nodeEditForm, nodePatch, priorityClassManifest, splitDocuments, podManifest, podManifests, workloadManifest,
 } from '../../web/static/js/manifests.js';
 import { configWithPlugins, lineDiff, pluginArgs, pluginChecks, pluginRows, withPluginArgs } from '../../web/static/js/schedconfig.js';
 import { livesText, workloadOf, workloadTree } from '../../web/static/js/views/cluster/workloads.js';
@@ -348,7 +348,7 @@ test('actions: failures become notices; a missing scenario API is said in words'
   await actions.createNode({ name: 'Not Valid' });
   assert.match(store.page.notices.value.at(-1).text, /node name "Not Valid"/);
   await actions.createFromYaml('apiVersion: v1\nkind: Service\n');
-  assert.match(store.page.notices.value.at(-1).text, /0 of 1 document created; kind "Service": paste a Node, a Pod, a PriorityClass/);
+  assert.match(store.page.notices.value.at(-1).text, /^0 of 1 document created: the list under the manifest says what is wrong/);
 });
 
 class FakeSocket {
@@ -496,8 +496,11 @@ test('a pasted YAML stream creates every document at its kind\'s route and repor
   assert.deepEqual(posts.map((c) => c.url), ['/api/v1/nodes', '/api/v1/priorityclasses', '/api/v1/pods']);
   assert.ok(posts.every((c) => c.headers['Content-Type'] === 'application/yaml' && !c.body.includes('---')), 'one document per request');
   assert.deepEqual(results.map((r) => r.ok), [true, true, false]);
-  assert.match(results[2].error, /Pod web-1 \(line 14\): pods "web-1" already exists/);
-  assert.match(store.page.notices.value.at(-1).text, /^2 of 3 documents created \(Node big, PriorityClass high\); Pod web-1/);
+  // Its error stands beside the manifest, in the results; the notice only
+  // counts them, so nothing is said twice (issue 37).
+  assert.equal(results[2].error, 'pods "web-1" already exists');
+  assert.equal(results[2].line, 14);
+  assert.match(store.page.notices.value.at(-1).text, /^2 of 3 documents created \(Node big, PriorityClass high\): the list under the manifest says what is wrong with the others\.$/);
   // A class made from the paste shows in the pod form's list, with every other class.
   assert.deepEqual(store.cluster.priorityClasses.value.map((c) => c.metadata.name), ['high', 'system-node-critical']);
   assert.deepEqual(priorityClassManifest({ name: 'low', value: '-5', preemptionPolicy: 'Never' }),
@@ -1009,4 +1012,10 @@ test('timeline preemption marks: where a pod was evicted, and whom it evicted, w
   assert.deepEqual(preemptions(victim, 1000, 2000), [{ role: 'victim', t: 1500, pod: 'default/high', words: 'evicted by default/high from n1' }]);
   assert.deepEqual(preemptions(preemptor, 1000, 2000), [{ role: 'preemptor', t: 1500, pod: 'default/low', words: 'evicted default/low from n1' }]);
   assert.deepEqual(preemptions(victim, 1600, 2000), []);
+});
+
+test('an error about one document names the lines of the whole paste (issue 37)', () => {
+  assert.equal(linesInPaste('malformed Pod manifest: yaml: line 8: did not find expected key', 12), 'malformed Pod manifest: yaml: line 19: did not find expected key');
+  assert.equal(linesInPaste('not a quantity: status.allocatable.cpu "1x" (line 5), spec.x "2y" (line 7)', 1), 'not a quantity: status.allocatable.cpu "1x" (line 5), spec.x "2y" (line 7)');
+  assert.equal(linesInPaste('no line here', 4), 'no line here');
 });

@@ -342,6 +342,15 @@ export function splitDocuments(text) {
   return docs;
 }
 
+/**
+ * linesInPaste turns the line numbers of an error about one document
+ * ("yaml: line 8", "(line 5)", counted from the document's first line)
+ * into lines of the whole paste, whose document starts at firstLine.
+ */
+export function linesInPaste(message, firstLine) {
+  return String(message).replace(/\bline (\d+)\b/g, (_, n) => `line ${Number(n) + firstLine - 1}`);
+}
+
 /** The metadata.name of a manifest, as far as a glance can tell, or "". */
 export function manifestName(text) {
   const src = String(text || '');

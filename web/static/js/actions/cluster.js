@@ -5,7 +5,7 @@
 import { describeError } from '../net/api.js';
 import { formatBytes, formatCores, plural } from '../format.js';
 import {
-  beyondEveryNode, MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, workloadManifest, WORKLOADS, FormError,
+  beyondEveryNode, linesInPaste, MANIFEST_ROUTES, nodeManifest, nodePatch, podManifests, priorityClassManifest, splitDocuments, workloadManifest, WORKLOADS, FormError,
 } from '../manifests.js';
 
 /** kubeletNotice is what the page says once a node's kubelet was told state. */
@@ -104,7 +104,6 @@ export function clusterActions({ api, store, run, actions }) {
         const results = [];
         for (const d of docs) {
           const route = MANIFEST_ROUTES[d.kind];
-          const what = `${d.kind || 'document'} ${d.name || `#${d.index + 1}`}`;
           if (!route) {
             results.push({ ...d, ok: false, error: `kind "${d.kind || 'missing'}": paste a ${Object.keys(MANIFEST_ROUTES).join(', a ')}` });
             continue;
@@ -113,14 +112,18 @@ export function clusterActions({ api, store, run, actions }) {
             await api.create(route, d.text, 'application/yaml');
             results.push({ ...d, ok: true, error: '' });
           } catch (err) {
-            results.push({ ...d, ok: false, error: describeError(err, `${what} (line ${d.line})`) });
+            // The server counts lines from the document's start; the
+            // person reads the whole paste.
+            results.push({ ...d, ok: false, error: linesInPaste(describeError(err), d.line) });
           }
         }
         const made = results.filter((r) => r.ok);
         if (made.some((r) => r.kind === 'PriorityClass')) await actions.loadPriorityClasses();
         const names = made.map((r) => `${r.kind} ${r.name || `#${r.index + 1}`}`).join(', ');
         if (made.length === results.length) store.addNotice('ok', `Created from the manifest: ${names}.`);
-        else store.addNotice('error', `${made.length} of ${plural(results.length, 'document')} created${names ? ` (${names})` : ''}; ${results.filter((r) => !r.ok).map((r) => r.error).join('; ')}`);
+        // Each document's error stands beside the manifest (#yaml-results);
+        // the notice only counts them.
+        else store.addNotice('error', `${made.length} of ${plural(results.length, 'document')} created${names ? ` (${names})` : ''}: the list under the manifest says what is wrong with the others.`);
         return results;
       });
     },
