@@ -95,7 +95,7 @@ function Lane({ store, actions, name, search }) {
   const active = group && groups.some((g) => g.reason === group) ? group : null;
   const shown = useMemo(() => laneShown(keys, entryOf, { search, group: active }), [keys, search, active]);
   const title = queueTitle(name);
-  return html`<section class=${`lane lane-${name}`} aria-labelledby=${`lane-${name}`}>
+  return html`<section class=${`lane lane-${name}${keys.length ? '' : ' lane-empty'}`} aria-labelledby=${`lane-${name}`}>
     <header class="lane-head">
       <h2 id=${`lane-${name}`}>${title} <span class="count">${shown.length === keys.length ? keys.length : `${shown.length} of ${keys.length}`}</span></h2>
       <p class="lane-hint">${HINTS[name] || ''}</p>
