@@ -131,6 +131,8 @@ test('the dashboard drives and shows the scheduler', async (t) => {
   await t.test('with no node, the queue says what to do first (issue 16, 14)', async () => {
     await tab('queue');
     await page.waitForSelector('#no-nodes');
+    // "no node yet, so": the comma follows the words, no gap (issue 37).
+    assert.equal(await page.$eval('#no-nodes strong', (el) => el.parentElement.textContent.trim()), 'The cluster has no node yet, so every pod waits.');
     await page.click('#no-nodes button.primary');
     await page.waitForSelector('#tab-controls[aria-selected="true"]');
     await page.waitForFunction(() => document.activeElement?.id === 'node-name');
@@ -994,6 +996,17 @@ test('at 1280x720 and 1024x800: lanes hold four cards, the inspector shows its c
     await small.screenshot({ path: join(SHOTS, 'queue-board-projector-1280x720.png') });
     await small.evaluate(() => window.minisched.actions.toggleProjector());
     await api(server.url, 'DELETE', '/pods/default/huge-720');
+    // At 1280 the header keeps to one line with five-digit counts and a
+    // paused scheduler's pending steps (issue 37, 10): the counts shorten,
+    // the queues' become their lanes' colours.
+    const wide = await small.evaluate(() => {
+      document.querySelectorAll('.counts strong').forEach((s) => { s.textContent = '20.1k'; });
+      document.querySelector('#scheduler-state').append(' (12 steps pending)');
+      return { height: document.querySelector('.top').getBoundingClientRect().height, words: [...document.querySelectorAll('.q-count .count-word')].map((w) => getComputedStyle(w).display) };
+    });
+    assert.ok(wide.height < 70 && wide.words.every((d) => d === 'none'), `the header at 1280 with big counts: ${JSON.stringify(wide)}`);
+    await small.reload();
+    await small.waitForSelector('#connection[data-status="open"]');
     await small.setViewportSize({ width: 1024, height: 800 });
     const header = await small.$eval('.top', (el) => el.getBoundingClientRect().height);
     assert.ok(header < 70, `the header is ${header}px high: one line`);

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, outcomeText, percent, plural, tidyReason,
+  codeClass, codeName, formatAgo, mirrorWords, formatBytes, podLife, formatCores, formatCountdown, formatCpu, formatDuration, formatNanos, formatTaint, outcomeText, percent, plural, shortCount, tidyReason,
 } from '../../web/static/js/format.js';
 import { decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from '../../web/static/js/views/inspector/cycle.js';
 import {
@@ -1018,4 +1018,9 @@ test('an error about one document names the lines of the whole paste (issue 37)'
   assert.equal(linesInPaste('malformed Pod manifest: yaml: line 8: did not find expected key', 12), 'malformed Pod manifest: yaml: line 19: did not find expected key');
   assert.equal(linesInPaste('not a quantity: status.allocatable.cpu "1x" (line 5), spec.x "2y" (line 7)', 1), 'not a quantity: status.allocatable.cpu "1x" (line 5), spec.x "2y" (line 7)');
   assert.equal(linesInPaste('no line here', 4), 'no line here');
+});
+
+test('short counts for the header: exact below 10,000, then k and M, never rounded up', () => {
+  assert.deepEqual([0, 9999, 10_000, 20_149, 99_999, 100_000, 123_456, 999_999, 1_000_000, 1_299_999].map(shortCount),
+    ['0', '9999', '10k', '20.1k', '99.9k', '100k', '123k', '999k', '1M', '1.2M']);
 });

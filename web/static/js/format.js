@@ -74,6 +74,13 @@ function sig(v) {
 }
 
 /** Milliseconds left -> "4.2 s", "1 min 5 s"; "now" when due. */
+/** A count for a narrow place: exact below 10,000, then 12.3k, 123k, 1.2M. */
+export function shortCount(n) {
+  if (n < 10_000) return String(n);
+  if (n < 1_000_000) return `${n < 100_000 ? (Math.floor(n / 100) / 10).toFixed(1).replace(/\.0$/, '') : Math.floor(n / 1000)}k`;
+  return `${(Math.floor(n / 100_000) / 10).toFixed(1).replace(/\.0$/, '')}M`;
+}
+
 export function formatCountdown(ms) {
   if (ms == null) return '';
   if (ms <= 0) return 'now';

@@ -145,10 +145,10 @@ export function RecentlyBound({ store, actions }) {
 function NoNodes({ store, actions }) {
   if (store.cluster.nodes.size > 0) return null;
   if (store.page.replay.value) {
-    return html`<div class="first-steps" role="status" id="no-nodes"><strong>The cluster has no node yet</strong> at this point of the recording, so every pod waits.</div>`;
+    return html`<div class="first-steps" role="status" id="no-nodes"><span><strong>The cluster has no node yet</strong> at this point of the recording, so every pod waits.</span></div>`;
   }
   return html`<div class="first-steps" role="status" id="no-nodes">
-    <strong>The cluster has no node yet</strong>, so every pod waits.
+    <span><strong>The cluster has no node yet</strong>, so every pod waits.</span>
     <button type="button" class="primary" onClick=${actions.goAddNode}>Add a node</button>
     <button type="button" onClick=${actions.goLessons}>Run a lesson</button>
   </div>`;

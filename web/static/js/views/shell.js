@@ -5,7 +5,7 @@
 import { useEffect } from 'preact/hooks';
 import { html } from '../ui.js';
 import { clock } from '../clock.js';
-import { formatClock, formatCountdown, mirrorWords, plural, queueTitle } from '../format.js';
+import { formatClock, formatCountdown, mirrorWords, plural, queueTitle, shortCount } from '../format.js';
 import { toMillis } from '../store/index.js';
 import QueueBoard from './queue.js';
 import Inspector from './inspector/inspector.js';
@@ -60,7 +60,7 @@ export function SchedulerBar({ store, actions }) {
   }
   return html`<div class="sched" role="group" aria-label="scheduler">
     <span class=${`sched-state s-${scheduler.state}`} id="scheduler-state" title=${scheduler.message || ''}>
-      scheduler ${scheduler.state}${paused && scheduler.steps ? ` (${scheduler.steps} step${scheduler.steps > 1 ? 's' : ''} pending)` : ''}
+      <span class="sched-word">scheduler </span>${scheduler.state}${paused && scheduler.steps ? ` (${scheduler.steps} step${scheduler.steps > 1 ? 's' : ''} pending)` : ''}
     </span>
     ${paused
       ? html`<button type="button" id="resume" onClick=${actions.resume} disabled=${busy}>Resume</button>`
@@ -81,10 +81,14 @@ export function Counts({ store }) {
   const c = store.counts.value;
   // In flight shows on the queue board; the header counts the waiting.
   const queues = store.server.vocabulary.value.queues.filter((q) => q !== 'inFlight');
+  // The header stays one line: big counts are shortened (the exact one
+  // in the title); on a narrow screen a queue's count is its lane's colour
+  // and the number.
+  const count = (n, word, cls) => html`<span key=${word} class=${cls} title=${`${n} ${word}`}><strong>${shortCount(n)}</strong> <span class="count-word">${word}</span></span>`;
   return html`<div class="counts" aria-label="cluster counts">
-    <span><strong>${c.nodes}</strong> nodes</span>
-    <span><strong>${c.pods}</strong> pods</span>
-    ${queues.map((q) => html`<span key=${q}><strong>${c.queues[q]}</strong> ${queueTitle(q)}</span>`)}
+    ${count(c.nodes, 'nodes', '')}
+    ${count(c.pods, 'pods', '')}
+    ${queues.map((q) => count(c.queues[q], queueTitle(q), `q-count q-${q}`))}
   </div>`;
 }
 
