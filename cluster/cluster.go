@@ -241,9 +241,9 @@ func podEvent(action event.ChangeAction, pod *v1.Pod) event.Event {
 
 // Seen says whether the cluster's watch has reported the node or pod
 // (kind "Node" or "Pod") at resourceVersion rv or later to the observer;
-// with rv "", its deletion.
+// with rv "", its deletion. With no watch there is nothing to wait for.
 func (c *Cluster) Seen(kind, namespace, name, rv string) bool {
-	return c.seen.Seen(kind, namespace, name, rv)
+	return c.factory == nil || c.seen.Seen(kind, namespace, name, rv)
 }
 
 // Summaries lists the current nodes and pods, sorted by name, for a
