@@ -82,6 +82,14 @@ func (s *Scheduler) explaining(ctx context.Context, namespace, name string, do f
 	if pod.Spec.NodeName != "" {
 		return fmt.Errorf("%w: it is bound to %s", ErrNotPending, pod.Spec.NodeName)
 	}
+	// The watch may not have told of a binding this scheduler made: its
+	// cache knows the pod's node from Assume on.
+	if cached, err := s.cache.GetPod(pod); err == nil && cached.Spec.NodeName != "" {
+		if assumed, _ := s.cache.IsAssumedPod(pod); assumed {
+			return fmt.Errorf("%w: it is being bound to %s (its binding cycle is under way)", ErrNotPending, cached.Spec.NodeName)
+		}
+		return fmt.Errorf("%w: it is bound to %s", ErrNotPending, cached.Spec.NodeName)
+	}
 	p := s.profileOf(pod)
 	if p == nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("no profile schedules pod %s/%s: its schedulerName is %q, the profiles are %s",
