@@ -75,6 +75,8 @@ type figures struct {
 
 type storyFigures struct {
 	preemptions, preemptionsAgree, nominatedFirst int
+	// slowVolumes: pods whose volume took over 30 s to bind (one seed).
+	slowVolumes, slowVolumesAgree int
 }
 
 func (d *diff) figures() *figures {
@@ -141,6 +143,8 @@ func (f *figures) add(o *figures) {
 	f.stories.preemptions += o.stories.preemptions
 	f.stories.preemptionsAgree += o.stories.preemptionsAgree
 	f.stories.nominatedFirst += o.stories.nominatedFirst
+	f.stories.slowVolumes += o.stories.slowVolumes
+	f.stories.slowVolumesAgree += o.stories.slowVolumesAgree
 	f.timing.merge(o.timing, o.seed)
 	f.diverged += o.diverged
 }
@@ -150,9 +154,11 @@ func (f *figures) String() string {
 		"nodes agree for %d/%d (%d placements among equally scored nodes); "+
 		"attempts that bound a pod agree for %d/%d; "+
 		"of %d pods seen pending, rejecting plugins agree for %d and attempts for %d; "+
-		"preemptions with the same victims and node %d/%d; nominated node taken first by kube-scheduler %d times; seeds that diverged %d",
+		"preemptions with the same victims and node %d/%d; nominated node taken first by kube-scheduler %d times; "+
+		"pods bound on the same node after a volume slower than 30 s %d/%d; seeds that diverged %d",
 		f.pods, f.bound, f.pending, f.deleted, f.nodesAgree, f.pods, f.ties,
 		f.boundAttemptsAgree, f.boundAttempts,
 		f.pendingSeen, f.pluginsAgree, f.attemptsAgree,
-		f.stories.preemptionsAgree, f.stories.preemptions, f.stories.nominatedFirst, f.diverged) + "; " + f.timing.String()
+		f.stories.preemptionsAgree, f.stories.preemptions, f.stories.nominatedFirst,
+		f.stories.slowVolumesAgree, f.stories.slowVolumes, f.diverged) + "; " + f.timing.String()
 }

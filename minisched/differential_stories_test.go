@@ -12,11 +12,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 // preemptionStory: two pods fill a 2-CPU node; a high-priority pod that
@@ -333,4 +337,155 @@ func allocations(t *testing.T, c kubernetes.Interface) map[string]string {
 		out[key] = strings.Join(devices, ",")
 	}
 	return out
+}
+
+// slowVolumeDelay is how long slowVolumeStory's provisioner takes: longer
+// than the 30 s at which minisched once cut every extension point, though
+// VolumeBinding's PreBind waits up to its bindTimeoutSeconds (600 s).
+const slowVolumeDelay = 31 * time.Second
+
+// slowVolumeStory: a claim of a WaitForFirstConsumer class whose volume
+// takes over 30 s to appear. Both schedulers pick a node, mark the claim
+// with it at PreBind and wait there, as VolumeBinding does, until the
+// story, playing the provisioner and the PersistentVolume controller (none
+// runs here), makes a volume on that node and binds the claim. Both must
+// then bind the pod, on the same node, in its first attempt. It runs on one
+// seed only (slowVolumeSeed): it takes over 30 s by design.
+func (d *diff) slowVolumeStory() {
+	ctx := context.Background()
+	const className, claimName, podName = "story-slow", "sv-data", "sv-slow"
+	clients := []kubernetes.Interface{client, d.up.client}
+	wait1st := storagev1.VolumeBindingWaitForFirstConsumer
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: className},
+		Provisioner: "story.example.com/slow", VolumeBindingMode: &wait1st}
+	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: claimName, Namespace: "default"},
+		Spec: v1.PersistentVolumeClaimSpec{StorageClassName: ptrTo(className),
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	for _, c := range clients {
+		if _, err := c.StorageV1().StorageClasses().Create(ctx, class.DeepCopy(), metav1.CreateOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+		if _, err := c.CoreV1().PersistentVolumeClaims("default").Create(ctx, claim.DeepCopy(), metav1.CreateOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.settle("the slow class and its claim")
+	d.create(storyPod(podName, "story-low", "100m", "story-x", onStoryNodes("story-x", "story-y"), func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claimName}}}}
+	}))
+
+	// Each PreBind marks the claim with its node, then waits.
+	selected := make([]string, len(clients))
+	err := wait.PollUntilContextTimeout(ctx, diffPoll, settleTimeout, true, func(ctx context.Context) (bool, error) {
+		for i, c := range clients {
+			pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, claimName, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			selected[i] = pvc.Annotations[volumehelpers.AnnSelectedNode]
+		}
+		return selected[0] != "" && selected[1] != "", nil
+	})
+	if err != nil {
+		d.t.Fatalf("seed %d, slow volume: the claim was not marked with a node by both (minisched %q, kube-scheduler %q): %v",
+			d.seed, selected[0], selected[1], err)
+	}
+	marked := time.Now()
+	time.Sleep(slowVolumeDelay) // the slow provisioner: the story, not a wait for an event
+	for i, c := range clients {
+		provisionSlowly(d.t, c, claimName, selected[i])
+	}
+	mini, up := d.check("after the slow volume")
+	for who, o := range map[string]outcome{"minisched": mini[podName], "kube-scheduler": up[podName]} {
+		if o.pending() {
+			d.t.Errorf("seed %d, slow volume: %s left %s pending (%s) after its volume was bound %v after PreBind began",
+				d.seed, who, podName, o.Message, time.Since(marked).Round(time.Second))
+		}
+	}
+	d.stories.slowVolumes++
+	if m, u := mini[podName], up[podName]; !m.pending() && m.Node == u.Node && selected[0] == selected[1] {
+		d.stories.slowVolumesAgree++
+	}
+	d.t.Logf("seed %d, slow volume: claim marked for %s / %s; bound on %s / %s after waiting %v at PreBind",
+		d.seed, selected[0], selected[1], mini[podName].Node, up[podName].Node, slowVolumeDelay)
+
+	// The story ends without a trace: the pod, then the claim, its volume
+	// and the class, their protection finalizers taken off as the
+	// controllers that would take them off do not run here.
+	zero := int64(0)
+	for _, c := range clients {
+		if err := c.CoreV1().Pods("default").Delete(ctx, podName, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.settle("after deleting " + podName)
+	d.created = slices.DeleteFunc(d.created, func(name string) bool { return name == podName })
+	for _, c := range clients {
+		removeVolume(d.t, c, claimName)
+		if err := c.StorageV1().StorageClasses().Delete(ctx, className, metav1.DeleteOptions{}); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.settle("the slow volume's objects deleted")
+}
+
+// provisionSlowly makes the claim's volume on node and binds the two, as
+// an external provisioner and the PersistentVolume controller would.
+func provisionSlowly(t *testing.T, c kubernetes.Interface, claimName, node string) {
+	t.Helper()
+	ctx := context.Background()
+	pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, claimName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + claimName},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:                      pvc.Spec.Resources.Requests,
+			AccessModes:                   pvc.Spec.AccessModes,
+			StorageClassName:              *pvc.Spec.StorageClassName,
+			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
+			PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/slow/" + claimName}},
+			ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID},
+			NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: storyNodeLabel, Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}}},
+		}}
+	if pv, err = c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pv.Status.Phase = v1.VolumeBound
+	if _, err := c.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pvc.Spec.VolumeName = pv.Name
+	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, volumehelpers.AnnBindCompleted, "yes")
+	if pvc, err = c.CoreV1().PersistentVolumeClaims("default").Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pvc.Status.Phase = v1.ClaimBound
+	pvc.Status.AccessModes = pvc.Spec.AccessModes
+	pvc.Status.Capacity = pvc.Spec.Resources.Requests
+	if _, err := c.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// removeVolume deletes the claim and its volume, finalizers and all.
+func removeVolume(t *testing.T, c kubernetes.Interface, claimName string) {
+	t.Helper()
+	ctx := context.Background()
+	unprotect := []byte(`{"metadata":{"finalizers":null}}`)
+	if _, err := c.CoreV1().PersistentVolumeClaims("default").Patch(ctx, claimName, types.MergePatchType, unprotect, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CoreV1().PersistentVolumeClaims("default").Delete(ctx, claimName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().PersistentVolumes().Patch(ctx, "pv-"+claimName, types.MergePatchType, unprotect, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CoreV1().PersistentVolumes().Delete(ctx, "pv-"+claimName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

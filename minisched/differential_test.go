@@ -52,7 +52,8 @@ import (
 // Every seed also runs the stories (differential_stories_test.go): three of
 // preemption, an external nomination, and one of DRA (a claim, and pods
 // asking for an extended resource a DeviceClass names), whose allocated
-// devices must agree too.
+// devices must agree too. Seed slowVolumeSeed adds one more: a volume that
+// takes over 30 s to bind, which both must wait for at PreBind.
 //
 // The random pods cannot preempt (priority 0, or a class with
 // preemptionPolicy Never): DefaultPreemption picks its first candidate at a
@@ -109,6 +110,9 @@ var diffRuns = []struct {
 	{twoProfiles, []string{"default-scheduler", "packer"}, false, []int64{6, 7}},
 	{withExtender, nil, true, []int64{8, 9}},
 }
+
+// slowVolumeSeed runs slowVolumeStory, which takes over 30 s.
+const slowVolumeSeed = 2
 
 const (
 	// randomPods per seed; the stories add ten more.
@@ -213,6 +217,9 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface, config strin
 		usable = g.all
 	}
 	stories := []func(){d.preemptionStory, d.budgetAndAgeStory, d.nominatedNodeGetsRoomStory, func() { d.externalNominationStory(usable) }, d.draStory}
+	if seed == slowVolumeSeed {
+		stories = append(stories, d.slowVolumeStory)
+	}
 	for _, s := range stories {
 		at := 5 + g.r.Intn(len(steps)-5)
 		steps = slices.Insert(steps, at, s)
