@@ -21,7 +21,6 @@ import (
 var unmodelled = map[featuregate.Feature]string{
 	features.GenericWorkload:           "pod groups and gang scheduling are not modelled yet",
 	features.CompositePodGroup:         "pod groups and gang scheduling are not modelled yet",
-	features.SchedulerAsyncAPICalls:    "minisched makes its API calls within the cycle, as with the gate off",
 	features.SchedulerPreQueueingHints: "pre-queueing hints are not modelled",
 }
 

@@ -26,7 +26,7 @@ func TestFeatureGatesFlag(t *testing.T) {
 		{"DRAExtendedResource=false", "locked"},
 		{"GenericWorkload=true", "pod groups and gang scheduling are not modelled yet"},
 		{"SchedulerPopFromBackoffQ=false", ""},
-		{"SchedulerAsyncAPICalls=true", "makes its API calls within the cycle"},
+		{"SchedulerAsyncAPICalls=true", ""},
 		{"OpportunisticBatching", "is not Gate=true or Gate=false"},
 		{"OpportunisticBatching=maybe", "want true or false"},
 	}

@@ -15,7 +15,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/featuregate"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/features"
 
 	"minisched/event"
 	"minisched/examples/extender"
@@ -38,7 +42,10 @@ import (
 //
 // Seeds 1-5 run kube-scheduler's default configuration; seeds 6 and 7 two
 // profiles (twoProfiles), the random pods spread over them; seeds 8 and 9
-// an extender (withExtender), the example's, which both schedulers call.
+// an extender (withExtender), the example's, which both schedulers call;
+// seed 10 the default configuration with SchedulerAsyncAPICalls on, so
+// that both send their status patches and bindings through upstream's API
+// dispatcher.
 //
 // Both schedulers run with parallelism 1 and minisched with a seed, so that
 // Filter checks the nodes one at a time in order on both sides.
@@ -105,10 +112,13 @@ var diffRuns = []struct {
 	profiles []string
 	extender bool
 	seeds    []int64
+	// gates are set for both schedulers (they share the process's gates).
+	gates map[featuregate.Feature]bool
 }{
-	{diffConfig, nil, false, []int64{1, 2, 3, 4, 5}},
-	{twoProfiles, []string{"default-scheduler", "packer"}, false, []int64{6, 7}},
-	{withExtender, nil, true, []int64{8, 9}},
+	{config: diffConfig, seeds: []int64{1, 2, 3, 4, 5}},
+	{config: twoProfiles, profiles: []string{"default-scheduler", "packer"}, seeds: []int64{6, 7}},
+	{config: withExtender, extender: true, seeds: []int64{8, 9}},
+	{config: diffConfig, seeds: []int64{10}, gates: map[featuregate.Feature]bool{features.SchedulerAsyncAPICalls: true}},
 }
 
 // slowVolumeSeed runs slowVolumeStory, which takes over 30 s.
@@ -169,7 +179,13 @@ func TestAgreesWithUpstream(t *testing.T) {
 			if run.extender {
 				name += "-extender"
 			}
+			for gate, on := range run.gates {
+				name += fmt.Sprintf("-%s=%t", gate, on)
+			}
 			t.Run(name, func(t *testing.T) {
+				for gate, on := range run.gates {
+					featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, gate, on)
+				}
 				config := strings.Replace(run.config, "EXTENDER", ext.URL, 1)
 				f := runSeed(t, seed, second, config, run.profiles, run.extender)
 				t.Logf("seed %d: %s", seed, f)
@@ -192,6 +208,9 @@ func runSeed(t *testing.T, seed int64, second kubernetes.Interface, config strin
 	}
 	d := &diff{t: t, seed: seed, h: h, up: startUpstream(t, second, cfg), tracks: map[string]*podTrack{},
 		upBound: sets.New[string](), bindings: readAttemptsMetric(t)}
+	if async := utilfeature.DefaultFeatureGate.Enabled(features.SchedulerAsyncAPICalls); (d.up.sched.APIDispatcher != nil) != async {
+		t.Fatalf("kube-scheduler's API dispatcher: %v, with SchedulerAsyncAPICalls %t", d.up.sched.APIDispatcher, async)
+	}
 	if n := h.svc.Scheduler().NodeCount(); n != 0 {
 		t.Fatalf("minisched's cache starts with %d nodes", n)
 	}

@@ -100,7 +100,17 @@ func (s *Scheduler) requeue(ctx context.Context, p *profile, pi *queue.PodInfo, 
 
 // updateStatus patches the pod's PodScheduled condition and nominated node
 // when they change.
+// With SchedulerAsyncAPICalls on, the dispatcher sends the patch later,
+// and itself skips one with no effect.
 func (s *Scheduler) updateStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominating *fwk.NominatingInfo) error {
+	if s.apiCacher != nil {
+		var conditions []*v1.PodCondition
+		if condition != nil {
+			conditions = []*v1.PodCondition{condition}
+		}
+		_, err := s.apiCacher.PatchPodStatus(pod, conditions, nominating)
+		return err
+	}
 	status := pod.Status.DeepCopy()
 	nominate := nominating.Mode() == fwk.ModeOverride && pod.Status.NominatedNodeName != nominating.NominatedNodeName
 	changed := condition != nil && podutil.UpdatePodCondition(status, condition)

@@ -245,6 +245,7 @@ func (s *Scheduler) updatePendingPod(oldPod, newPod *v1.Pod) {
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
 		return
 	}
+	s.syncWithDispatcher(newPod)
 	if assumed, _ := s.cache.IsAssumedPod(newPod); assumed {
 		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
 			s.assumedPodDeleted(newPod)
@@ -299,6 +300,7 @@ func (s *Scheduler) addAssignedPod(pod *v1.Pod) {
 }
 
 func (s *Scheduler) updateAssignedPod(oldPod, newPod *v1.Pod) {
+	s.syncWithDispatcher(newPod)
 	if err := s.cache.UpdatePod(s.logger, oldPod, newPod); err != nil {
 		s.logger.Error(err, "Updating an assigned pod in the cache", "pod", klog.KObj(newPod))
 	}

@@ -37,8 +37,10 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 	kubescheduler "k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	apidispatcher "k8s.io/kubernetes/pkg/scheduler/backend/api_dispatcher"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+	apicalls "k8s.io/kubernetes/pkg/scheduler/framework/api_calls"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/queuesort"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
@@ -123,6 +125,10 @@ type Scheduler struct {
 	gate       *Gate
 	events     events.EventBroadcaster
 	dra        *dra
+	// dispatcher sends the API calls when SchedulerAsyncAPICalls is on
+	// (apicalls.go); nil otherwise, as upstream's.
+	dispatcher *apidispatcher.APIDispatcher
+	apiCacher  fwk.APICacher
 
 	cycles             *atomic.Int64
 	synced             atomic.Bool
@@ -180,7 +186,10 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 		factory: kubescheduler.NewInformerFactory(opts.Client, 0, nil),
 	}
 	s.podLister = s.factory.Core().V1().Pods().Lister()
-	s.cache = internalcache.New(ctx, nil,
+	if utilfeature.DefaultFeatureGate.Enabled(features.SchedulerAsyncAPICalls) {
+		s.dispatcher = apidispatcher.New(opts.Client, int(opts.Config.Parallelism), apicalls.Relevances)
+	}
+	s.cache = internalcache.New(ctx, s.dispatcher,
 		utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload),
 		utilfeature.DefaultFeatureGate.Enabled(features.CompositePodGroup))
 	s.dra, err = newDRA(ctx, opts.Client, s.factory)
@@ -215,6 +224,7 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 			// DefaultPreemption asks them (ProcessPreemption), and the
 			// framework queues the pods they rejected on any event.
 			frameworkruntime.WithExtenders(s.extenders.list),
+			frameworkruntime.WithAPIDispatcher(s.dispatcher),
 		},
 	}
 	s.profiles = map[string]*profile{}
@@ -260,10 +270,14 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
 		NoPopFromBackoffQ:          !utilfeature.DefaultFeatureGate.Enabled(features.SchedulerPopFromBackoffQ),
 	})
+	if s.dispatcher != nil {
+		s.apiCacher = apiCacher{dispatcher: s.dispatcher, cache: s.cache}
+	}
 	// The queue is the nominator too, as upstream's is.
 	for _, p := range s.order {
 		p.fw.SetPodNominator(s.queue)
 		p.fw.SetPodActivator(s.queue)
+		p.fw.SetAPICacher(s.apiCacher)
 	}
 	if err := s.addEventHandlers(); err != nil {
 		return nil, err
@@ -313,6 +327,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	s.synced.Store(true)
 	klog.FromContext(ctx).V(2).Info("informers synced")
+	if s.dispatcher != nil {
+		s.dispatcher.Run(klog.FromContext(ctx))
+		// After the binding cycles have ended (deferred calls run last in,
+		// first out: Run waits for them before it returns).
+		defer s.dispatcher.Close()
+	}
 	go s.queue.Run(ctx)
 	for {
 		if err := s.scheduleOne(ctx); err != nil {
