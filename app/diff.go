@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"minisched/compare"
+	"minisched/minisched"
 	"minisched/minisched/schedconfig"
 	"minisched/scenario"
 )
@@ -26,6 +27,8 @@ func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fset := newFlagSet("minisched scenario diff", stderr)
 	var configs []string
 	fset.StringArrayVar(&configs, "config", nil, "a KubeSchedulerConfiguration file; give two, A then B")
+	var gates []string
+	fset.StringArrayVar(&gates, "feature-gates", nil, "the gates the scheduler alone reads (OpportunisticBatching, SchedulerAsyncAPICalls, SchedulerPopFromBackoffQ), A=true,B=false; give none, or two: for A, then for B (\"\" for none)")
 	bundled := fset.String("bundled", "", "the bundled scenario to run (e.g. 03-score) instead of a file")
 	output := fset.String("output", "text", "report format: text or json")
 	seed := fset.Int64("seed", 1, "the seed both runs use (non-zero: Filter checks nodes in order, ties break alike)")
@@ -35,7 +38,8 @@ func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			"Runs one scenario under two scheduler configurations, from the same start,\n"+
 			"and reports per pod the node under each and the plugins that made the\n"+
 			"difference, per node the utilisation, and the pods only one could place.\n"+
-			"The scenario's own spec.schedulerConfig is replaced by each configuration.\n"+
+			"The scenario's own spec.schedulerConfig is replaced by each configuration,\n"+
+			"and its spec.featureGates by each --feature-gates when given.\n"+
 			"Exit status: 0 alike, 1 different, 2 refused.\n\nFlags:\n")
 		fset.PrintDefaults()
 	}
@@ -48,6 +52,14 @@ func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	if len(configs) != 2 {
 		return refuse("scenario diff: give exactly two --config files, A then B (got %d)", len(configs))
+	}
+	if len(gates) != 0 && len(gates) != 2 {
+		return refuse("scenario diff: give --feature-gates twice, for A then for B, or not at all (got %d)", len(gates))
+	}
+	for i, g := range gates {
+		if _, _, err := minisched.ParseSchedulerGates(g); err != nil {
+			return refuse("--feature-gates for %s: %v", "AB"[i:i+1], err)
+		}
 	}
 	if *output != "text" && *output != "json" {
 		return refuse("--output %q: want text or json", *output)
@@ -94,6 +106,9 @@ func diffScenario(ctx context.Context, args []string, stdout, stderr io.Writer, 
 			return refuse("%s: %v", src.name, err)
 		}
 		scenarios[i].Spec.SchedulerConfig = json.RawMessage(js)
+		if len(gates) == 2 && gates[i] != "" {
+			scenarios[i].Spec.FeatureGates = gates[i]
+		}
 	}
 
 	QuietKlog(*verbosity)

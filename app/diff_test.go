@@ -69,6 +69,14 @@ func TestScenarioDiff(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "pods placed differently: 0 of 2") || !strings.Contains(out, "place every pod alike") {
 		t.Errorf("the same configuration twice: exit %d, want 0; stdout:\n%s\nstderr: %s", code, out, errs)
 	}
+	// A gate the scheduler alone reads, off for A and on for B: these pods
+	// are not signed (PodTopologySpread's default constraints), so they
+	// land alike.
+	code, out, errs = runDiff(t, "--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/least-allocated.yaml",
+		"--feature-gates", "OpportunisticBatching=false", "--feature-gates", "OpportunisticBatching=true", "../examples/scenarios/17-spread-or-pack.yaml")
+	if code != 0 || !strings.Contains(out, "place every pod alike") {
+		t.Errorf("batching off against on: exit %d, want 0; stdout:\n%s\nstderr: %s", code, out, errs)
+	}
 }
 
 // TestScenarioDiffWeights: a weight change alone moves a pod. web prefers
@@ -111,6 +119,8 @@ func TestScenarioDiffRefuses(t *testing.T) {
 		{"a missing configuration", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "testdata/nothing.yaml", "../examples/scenarios/17-spread-or-pack.yaml"}, "reading configuration testdata/nothing.yaml"},
 		{"a configuration that is not one", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/scenarios/17-spread-or-pack.yaml", "../examples/scenarios/17-spread-or-pack.yaml"}, "configuration ../examples/scenarios/17-spread-or-pack.yaml"},
 		{"a scenario that is not one", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "../examples/configs/most-allocated.yaml"}, "../examples/configs/most-allocated.yaml"},
+		{"one --feature-gates", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--feature-gates", "OpportunisticBatching=false", "../examples/scenarios/17-spread-or-pack.yaml"}, "give --feature-gates twice"},
+		{"a gate of the whole run", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--feature-gates", "", "--feature-gates", "GenericWorkload=true", "../examples/scenarios/17-spread-or-pack.yaml"}, "--feature-gates for B"},
 		{"an unknown output", []string{"--config", "../examples/configs/least-allocated.yaml", "--config", "../examples/configs/most-allocated.yaml", "--output", "xml", "../examples/scenarios/17-spread-or-pack.yaml"}, `--output "xml"`},
 	}
 	for _, tt := range tests {

@@ -32,6 +32,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
@@ -88,6 +89,9 @@ type Options struct {
 	// periodic flush; zero keeps kube-scheduler's 5m and 30s.
 	MaxInUnschedulable         time.Duration
 	UnschedulableFlushInterval time.Duration
+	// Gates set SchedulerGates for this scheduler alone; a gate not here
+	// has the process's value.
+	Gates map[featuregate.Feature]bool
 }
 
 // errNoNodesAvailable is upstream's ErrNoNodesAvailable, word for word.
@@ -181,12 +185,12 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 		snapshot: internalcache.NewEmptySnapshot(),
 
 		nominateBeforeBinding: utilfeature.DefaultFeatureGate.Enabled(features.NominatedNodeNameForExpectation),
-		batching:              utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching),
+		batching:              opts.enabled(features.OpportunisticBatching),
 		// The upstream factory: its pod informer skips finished pods.
 		factory: kubescheduler.NewInformerFactory(opts.Client, 0, nil),
 	}
 	s.podLister = s.factory.Core().V1().Pods().Lister()
-	if utilfeature.DefaultFeatureGate.Enabled(features.SchedulerAsyncAPICalls) {
+	if opts.enabled(features.SchedulerAsyncAPICalls) {
 		s.dispatcher = apidispatcher.New(opts.Client, int(opts.Config.Parallelism), apicalls.Relevances)
 	}
 	s.cache = internalcache.New(ctx, s.dispatcher,
@@ -268,7 +272,7 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 
 		MaxInUnschedulable:         opts.MaxInUnschedulable,
 		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
-		NoPopFromBackoffQ:          !utilfeature.DefaultFeatureGate.Enabled(features.SchedulerPopFromBackoffQ),
+		NoPopFromBackoffQ:          !opts.enabled(features.SchedulerPopFromBackoffQ),
 	})
 	if s.dispatcher != nil {
 		s.apiCacher = apiCacher{dispatcher: s.dispatcher, cache: s.cache}

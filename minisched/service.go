@@ -42,6 +42,9 @@ type Tuning struct {
 	// flush of pods left in the unschedulable set (5m and 30s by default).
 	MaxInUnschedulable         time.Duration `json:"maxInUnschedulable,omitempty"`
 	UnschedulableFlushInterval time.Duration `json:"unschedulableFlushInterval,omitempty"`
+	// FeatureGates set SchedulerGates for the scheduler alone, in
+	// kube-scheduler's flag form (A=true,B=false); see ParseSchedulerGates.
+	FeatureGates string `json:"featureGates,omitempty"`
 }
 
 // Service owns the running scheduler: it starts it, restarts it with a new
@@ -109,12 +112,16 @@ func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
 }
 
 func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
-	runCtx, cancel := context.WithCancel(s.base)
 	t := s.opts.Tuning
+	gates, _, err := ParseSchedulerGates(t.FeatureGates)
+	if err != nil {
+		return &schedconfig.Error{Err: err}
+	}
+	runCtx, cancel := context.WithCancel(s.base)
 	sched, err := New(runCtx, Options{
 		Client: s.opts.Client, RESTConfig: s.opts.RESTConfig, Config: cfg, OutOfTree: s.opts.OutOfTree,
 		Observer: s.opts.Observer, Gate: s.gate, Seed: t.Seed, CycleTimeout: s.opts.CycleTimeout, BindingTimeout: s.opts.BindingTimeout, Cycles: &s.cycles,
-		MaxInUnschedulable: t.MaxInUnschedulable, UnschedulableFlushInterval: t.UnschedulableFlushInterval,
+		MaxInUnschedulable: t.MaxInUnschedulable, UnschedulableFlushInterval: t.UnschedulableFlushInterval, Gates: gates,
 	})
 	if err != nil {
 		cancel()
@@ -133,7 +140,11 @@ func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 				Scheduler: &event.SchedulerState{State: "stopped", Message: err.Error()}})
 		}
 	}(s.done)
-	s.report("started with " + profileWords(sched.Profiles()))
+	started := "started with " + profileWords(sched.Profiles())
+	if _, canonical, _ := ParseSchedulerGates(t.FeatureGates); canonical != "" {
+		started += " and its own feature gates " + canonical
+	}
+	s.report(started)
 	return nil
 }
 

@@ -176,6 +176,9 @@ func (r *Runner) prepare(sc *Scenario, ext *example) error {
 		t.MaxInUnschedulable, t.UnschedulableFlushInterval = time.Duration(q.MaxInUnschedulable), time.Duration(q.UnschedulableFlushInterval)
 		changed = true
 	}
+	if sc.Spec.FeatureGates != "" {
+		t.FeatureGates, changed = sc.Spec.FeatureGates, true
+	}
 	cfg := svc.Config()
 	if len(sc.Spec.SchedulerConfig) > 0 {
 		var err error

@@ -45,6 +45,10 @@ type Spec struct {
 	Queue *QueueTuning `json:"queue,omitempty"`
 	// SchedulerConfig is a KubeSchedulerConfiguration to run the steps with.
 	SchedulerConfig json.RawMessage `json:"schedulerConfig,omitempty"`
+	// FeatureGates set the gates the scheduler alone reads for the run, in
+	// kube-scheduler's flag form: OpportunisticBatching=false, say (see
+	// minisched.SchedulerGates). The run's other gates are the process's.
+	FeatureGates string `json:"featureGates,omitempty"`
 	// ExampleExtender, when set, runs the example scheduler extender
 	// (examples/extender) on loopback while the scenario runs, and adds it
 	// to the configuration's extenders: a lesson about extenders then needs
@@ -224,6 +228,7 @@ func Parse(data []byte) (*Scenario, error) {
 			Seed            int64             `json:"seed,omitempty"`
 			Queue           *QueueTuning      `json:"queue,omitempty"`
 			SchedulerConfig json.RawMessage   `json:"schedulerConfig,omitempty"`
+			FeatureGates    string            `json:"featureGates,omitempty"`
 			ExampleExtender *ExampleExtender  `json:"exampleExtender,omitempty"`
 			Steps           []json.RawMessage `json:"steps"`
 		} `json:"spec"`
@@ -235,7 +240,8 @@ func Parse(data []byte) (*Scenario, error) {
 		return nil, errorf("", "want apiVersion %s and kind %s, got apiVersion %q and kind %q", APIVersion, Kind, frame.APIVersion, frame.Kind)
 	}
 	sc := &Scenario{APIVersion: frame.APIVersion, Kind: frame.Kind, Metadata: frame.Metadata,
-		Spec: Spec{Seed: frame.Spec.Seed, Queue: frame.Spec.Queue, SchedulerConfig: frame.Spec.SchedulerConfig, ExampleExtender: frame.Spec.ExampleExtender}}
+		Spec: Spec{Seed: frame.Spec.Seed, Queue: frame.Spec.Queue, SchedulerConfig: frame.Spec.SchedulerConfig,
+			FeatureGates: frame.Spec.FeatureGates, ExampleExtender: frame.Spec.ExampleExtender}}
 	for i, raw := range frame.Spec.Steps {
 		var st Step
 		if err := strictDecode(raw, &st); err != nil {

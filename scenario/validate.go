@@ -13,6 +13,7 @@ import (
 
 	"minisched/cluster"
 	"minisched/event"
+	"minisched/minisched"
 	"minisched/minisched/queue"
 	"minisched/minisched/schedconfig"
 )
@@ -99,6 +100,9 @@ func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) er
 		if err := r.checkConfig(sc.Spec.SchedulerConfig); err != nil {
 			return errorf("spec.schedulerConfig", "%v", err)
 		}
+	}
+	if _, _, err := minisched.ParseSchedulerGates(sc.Spec.FeatureGates); err != nil {
+		return errorf("spec.featureGates", "%v", err)
 	}
 	if x := sc.Spec.ExampleExtender; x != nil && (x.Weight < 0 || x.Weight > 100) {
 		return errorf("spec.exampleExtender.weight", "want a weight from 1 to 100 (0: 1), got %d", x.Weight)

@@ -21,6 +21,7 @@ import (
 	"minisched/compare"
 	"minisched/exclusive"
 	"minisched/manifest"
+	"minisched/minisched"
 	"minisched/minisched/schedconfig"
 	"minisched/scenario"
 	"minisched/whatif"
@@ -43,6 +44,10 @@ type comparisonRequest struct {
 type configChoice struct {
 	Name   string          `json:"name,omitempty"`
 	Config json.RawMessage `json:"config,omitempty"`
+	// FeatureGates set the gates the scheduler alone reads for this side,
+	// in kube-scheduler's flag form (minisched.SchedulerGates): A with
+	// OpportunisticBatching=false against B with the process's, say.
+	FeatureGates string `json:"featureGates,omitempty"`
 }
 
 // configJSON returns the choice's configuration as JSON, nil when none.
@@ -87,9 +92,13 @@ func (s *Server) postCompare(c echo.Context) error {
 	}
 	var configs [2][]byte
 	var parsed [2]*config.KubeSchedulerConfiguration
+	var gates [2]string
 	names := [2]string{req.A.Name, req.B.Name}
 	for i, choice := range []configChoice{req.A, req.B} {
 		side := "AB"[i : i+1]
+		if _, gates[i], err = minisched.ParseSchedulerGates(choice.FeatureGates); err != nil {
+			return apiError(http.StatusUnprocessableEntity, "configuration %s: %v", side, err)
+		}
 		if configs[i], err = choice.configJSON(); err != nil {
 			return apiError(http.StatusBadRequest, "configuration %s: %v", side, err)
 		}
@@ -103,6 +112,9 @@ func (s *Server) postCompare(c echo.Context) error {
 		}
 		if names[i] == "" {
 			names[i] = side
+			if gates[i] != "" {
+				names[i] += " (" + gates[i] + ")"
+			}
 		}
 	}
 	if names[0] == names[1] {
@@ -114,8 +126,8 @@ func (s *Server) postCompare(c echo.Context) error {
 	case req.Bundled != "" && len(req.Scenario) > 0:
 		return apiError(http.StatusBadRequest, "give bundled or scenario, not both")
 	case req.Reschedule:
-		if req.Bundled != "" || len(req.Scenario) > 0 || configs[0] != nil || configs[1] != nil {
-			return apiError(http.StatusBadRequest, "reschedule runs the running configuration on this cluster: give no scenario and no configuration")
+		if req.Bundled != "" || len(req.Scenario) > 0 || configs[0] != nil || configs[1] != nil || gates[0] != "" || gates[1] != "" {
+			return apiError(http.StatusBadRequest, "reschedule runs the running configuration on this cluster: give no scenario, no configuration and no feature gates")
 		}
 		if cmp, err = s.reschedule(); err != nil {
 			return err
@@ -138,6 +150,7 @@ func (s *Server) postCompare(c echo.Context) error {
 		}
 		cmp, err = s.startComparison(&compare.Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1]},
 			func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
+				opts.FeatureGates = gates
 				return whatif.Scenario(ctx, s.whatifEnv(), s.scenarios, scData, [2]json.RawMessage{configs[0], configs[1]}, names, opts)
 			})
 		if err != nil {
@@ -154,6 +167,7 @@ func (s *Server) postCompare(c echo.Context) error {
 		}
 		cmp, err = s.startComparison(&compare.Comparison{Kind: "configs", A: names[0], B: names[1]},
 			func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
+				opts.FeatureGates = gates
 				return whatif.Configs(ctx, s.whatifEnv(), parsed[0], parsed[1], names, opts)
 			})
 		if err != nil {

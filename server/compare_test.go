@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"minisched/compare"
+	"minisched/event"
 	"minisched/scenario"
 )
 
@@ -158,6 +159,9 @@ func TestCompareRefusesBadInput(t *testing.T) {
 		{"an invalid configuration", "application/json", `{"a":{"config":{"apiVersion":"kubescheduler.config.k8s.io/v1","kind":"KubeSchedulerConfiguration","profiles":[{"schedulerName":"default-scheduler","plugins":{"score":{"enabled":[{"name":"NoSuchPlugin"}]}}}]}}}`, http.StatusUnprocessableEntity, "configuration A"},
 		{"a configuration that is not YAML", "application/json", `{"b":{"config":"a: [b"}}`, http.StatusBadRequest, "configuration B"},
 		{"an invalid scenario", "application/yaml", "scenario: {kind: Nope}\n", http.StatusBadRequest, "invalid scenario"},
+		{"a gate of the whole run", "application/json", `{"b":{"featureGates":"GenericWorkload=true"}}`, http.StatusUnprocessableEntity, "only for the whole run"},
+		{"a gate that is not Gate=bool", "application/json", `{"a":{"featureGates":"OpportunisticBatching"}}`, http.StatusUnprocessableEntity, "configuration A"},
+		{"gates for a reschedule", "application/json", `{"reschedule":true,"a":{"featureGates":"OpportunisticBatching=false"}}`, http.StatusBadRequest, "no feature gates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var e map[string]any
@@ -171,5 +175,52 @@ func TestCompareRefusesBadInput(t *testing.T) {
 	api(t, "GET", "/api/v1/compare", "", nil, &after)
 	if after.ID != before.ID {
 		t.Errorf("a refused request started comparison %d", after.ID)
+	}
+}
+
+// TestCompareFeatureGates: A with OpportunisticBatching=false against B
+// with it on, on this cluster's workload: the cycles of A's run carry no
+// batching record and B's do, each side is named for its gates, and the
+// scheduler's tuning is as before afterwards.
+func TestCompareFeatureGates(t *testing.T) {
+	reset(t)
+	packable(t, "fg")
+	before := inst.Scheduler.Tuning()
+	var hist struct{ LastSeq uint64 }
+	api(t, "GET", "/api/v1/history", "", nil, &hist)
+	c := compareNow(t, `{"a":{"featureGates":"OpportunisticBatching=false"},"b":{"featureGates":" OpportunisticBatching=true"}}`)
+	if c.A != "A (OpportunisticBatching=false)" || c.B != "B (OpportunisticBatching=true)" {
+		t.Errorf("the sides are named %q and %q", c.A, c.B)
+	}
+	var page struct{ Events []event.Event }
+	if code := api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=10000", hist.LastSeq), "", nil, &page); code != http.StatusOK {
+		t.Fatalf("events: %d", code)
+	}
+	side := ""
+	cycles, batched := map[string]int{}, map[string]int{}
+	for _, e := range page.Events {
+		switch {
+		case e.Kind == event.KindScheduler && strings.Contains(e.Scheduler.Message, "own feature gates OpportunisticBatching=false"):
+			side = "A"
+		case e.Kind == event.KindScheduler && strings.Contains(e.Scheduler.Message, "own feature gates OpportunisticBatching=true"):
+			side = "B"
+		case e.Kind == event.KindScheduler && strings.HasPrefix(e.Scheduler.Message, "started"):
+			side = "" // the configuration put back
+		case e.Kind == event.KindCycleEnd && side != "":
+			cycles[side]++
+			if e.CycleEnd.Batch != nil {
+				batched[side]++
+			}
+		}
+	}
+	if cycles["A"] == 0 || cycles["B"] == 0 {
+		t.Fatalf("cycles seen under A %d, under B %d: want some under each", cycles["A"], cycles["B"])
+	}
+	if batched["A"] != 0 || batched["B"] != cycles["B"] {
+		t.Errorf("cycles with a batching record: %d of %d under A (want none), %d of %d under B (want all)",
+			batched["A"], cycles["A"], batched["B"], cycles["B"])
+	}
+	if after := inst.Scheduler.Tuning(); after != before {
+		t.Errorf("the tuning after the comparison %+v, before %+v", after, before)
 	}
 }

@@ -146,6 +146,7 @@ func TestBadScenariosAreRefused(t *testing.T) {
 		{"unknown wait", head + "  - wait: {for: godot}\n", 422, "godot"},
 		{"an example extender of weight 200", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  exampleExtender: {weight: 200}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.exampleExtender.weight"},
 		{"an example extender with a field it has not", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  exampleExtender: {url: x}\n  steps:\n  - wait: {duration: 1s}\n", 400, "unknown field \"url\""},
+		{"a gate of the whole run", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  featureGates: GenericWorkload=true\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.featureGates"},
 		{"a flush that would spin", "apiVersion: minisched/v1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  queue: {unschedulableFlushInterval: 1ns}\n  steps:\n  - wait: {duration: 1s}\n", 422, "spec.queue.unschedulableFlushInterval"},
 		{"unknown gating plugin", head + pod + "  - expect: {pod: p, gatedBy: NoSuchGate}\n", 422, "NoSuchGate"},
 		{"unknown skipping plugin", head + pod + "  - expect: {pod: p, skippedBy: NoSuchHint}\n", 422, "spec.steps[1].expect.skippedBy: no plugin is called \"NoSuchHint\""},
@@ -338,5 +339,37 @@ func TestScenariosFolder(t *testing.T) {
 	write(in("zz-valid.yaml"), valid("Second and longer"))
 	if got := titles(); got["zz-valid"] != "Second and longer" {
 		t.Errorf("after the change: zz-valid titled %q, want the new title", got["zz-valid"])
+	}
+}
+
+// TestScenarioFeatureGates: a scenario's spec.featureGates applies to its
+// run alone: with OpportunisticBatching=false its cycle carries no batching
+// record, and the scheduler's tuning is as before afterwards.
+func TestScenarioFeatureGates(t *testing.T) {
+	before := inst.Scheduler.Tuning()
+	doc := strings.Replace(quickScenario, "spec:\n", "spec:\n  featureGates: OpportunisticBatching=false\n", 1)
+	var run scenario.Run
+	if code := api(t, "POST", "/api/v1/scenarios?reset=true&wait=true", "application/yaml", []byte(doc), &run); code != http.StatusOK || run.State != scenario.StatePassed {
+		t.Fatalf("the scenario: %d %s %+v", code, run.State, run.Report)
+	}
+	// The reset began a new history.
+	var hist struct{ FirstSeq uint64 }
+	api(t, "GET", "/api/v1/history", "", nil, &hist)
+	var page struct{ Events []event.Event }
+	api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=10000", hist.FirstSeq-1), "", nil, &page)
+	ends := 0
+	for _, e := range page.Events {
+		if e.Kind == event.KindCycleEnd && e.Pod != nil && e.Pod.Name == "quick-pod" {
+			ends++
+			if e.CycleEnd.Batch != nil {
+				t.Errorf("cycle %d has a batching record %+v under OpportunisticBatching=false", e.Cycle, e.CycleEnd.Batch)
+			}
+		}
+	}
+	if ends == 0 {
+		t.Error("no cycle of quick-pod in the history")
+	}
+	if after := inst.Scheduler.Tuning(); after != before {
+		t.Errorf("the tuning after the run %+v, before %+v", after, before)
 	}
 }

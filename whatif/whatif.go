@@ -45,6 +45,10 @@ type Options struct {
 	Timeout time.Duration
 	// Progress, when set, hears what the run is doing.
 	Progress func(string)
+	// FeatureGates set, for A and for B, the gates the scheduler alone
+	// reads (minisched.SchedulerGates), in kube-scheduler's flag form;
+	// empty keeps the running scheduler's. Configs and Scenario use them.
+	FeatureGates [2]string
 }
 
 // parallelism is how many pods are deleted at once.
@@ -99,10 +103,14 @@ func Configs(ctx context.Context, env Env, a, b *config.KubeSchedulerConfigurati
 	if t.Seed == 0 {
 		t.Seed = 1
 	}
-	env.Scheduler.SetTuning(t)
 	var sides [2]compare.Side
 	for i, cfg := range []*config.KubeSchedulerConfiguration{a, b} {
 		opts.say("scheduling the workload under %s", names[i])
+		side := t
+		if opts.FeatureGates[i] != "" {
+			side.FeatureGates = opts.FeatureGates[i]
+		}
+		env.Scheduler.SetTuning(side)
 		if err := env.Scheduler.Restart(cfg); err != nil {
 			return nil, fmt.Errorf("configuration %s: %w", names[i], err)
 		}
@@ -137,6 +145,9 @@ func Scenario(ctx context.Context, env Env, runs Scenarios, data []byte, configs
 		}
 		if configs[i] != nil {
 			sc.Spec.SchedulerConfig = configs[i]
+		}
+		if opts.FeatureGates[i] != "" {
+			sc.Spec.FeatureGates = opts.FeatureGates[i]
 		}
 		if sc.Spec.Seed == 0 {
 			sc.Spec.Seed = 1 // ties between nodes break alike under both
