@@ -20,6 +20,9 @@ type Comparison struct {
 	Scenario string `json:"scenario,omitempty"`
 	A        string `json:"a"`
 	B        string `json:"b"`
+	// FeatureGates are the gates each side's scheduler set of its own
+	// (minisched.SchedulerGates), when any.
+	FeatureGates [2]string `json:"featureGates,omitzero"`
 	// State is running, done or error.
 	State    string     `json:"state"`
 	Progress string     `json:"progress,omitempty"`

@@ -148,7 +148,7 @@ func (s *Server) postCompare(c echo.Context) error {
 		} else if sc, err = scenario.Parse(scData); err != nil {
 			return apiError(http.StatusBadRequest, "invalid scenario: %v", err)
 		}
-		cmp, err = s.startComparison(&compare.Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1]},
+		cmp, err = s.startComparison(&compare.Comparison{Kind: "scenario", Scenario: sc.Metadata.Name, A: names[0], B: names[1], FeatureGates: gates},
 			func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
 				opts.FeatureGates = gates
 				return whatif.Scenario(ctx, s.whatifEnv(), s.scenarios, scData, [2]json.RawMessage{configs[0], configs[1]}, names, opts)
@@ -165,7 +165,7 @@ func (s *Server) postCompare(c echo.Context) error {
 				parsed[i] = s.opts.Scheduler.Config()
 			}
 		}
-		cmp, err = s.startComparison(&compare.Comparison{Kind: "configs", A: names[0], B: names[1]},
+		cmp, err = s.startComparison(&compare.Comparison{Kind: "configs", A: names[0], B: names[1], FeatureGates: gates},
 			func(ctx context.Context, opts whatif.Options) (*compare.Outcome, error) {
 				opts.FeatureGates = gates
 				return whatif.Configs(ctx, s.whatifEnv(), parsed[0], parsed[1], names, opts)

@@ -192,6 +192,9 @@ func TestCompareFeatureGates(t *testing.T) {
 	if c.A != "A (OpportunisticBatching=false)" || c.B != "B (OpportunisticBatching=true)" {
 		t.Errorf("the sides are named %q and %q", c.A, c.B)
 	}
+	if c.FeatureGates != [2]string{"OpportunisticBatching=false", "OpportunisticBatching=true"} {
+		t.Errorf("the comparison's gates %q", c.FeatureGates)
+	}
 	var page struct{ Events []event.Event }
 	if code := api(t, "GET", fmt.Sprintf("/api/v1/events?since=%d&limit=10000", hist.LastSeq), "", nil, &page); code != http.StatusOK {
 		t.Fatalf("events: %d", code)

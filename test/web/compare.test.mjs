@@ -3,7 +3,7 @@
 // that follows a comparison until it is over.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { nodeRows, podRows, scoreTables, summary } from '../../web/static/js/views/compare/comparison.js';
+import { gatesLine, nodeRows, podRows, scoreTables, summary } from '../../web/static/js/views/compare/comparison.js';
 import { comparisonRequest } from '../../web/static/js/schedconfig.js';
 import { createApi } from '../../web/static/js/net/api.js';
 import { createActions } from '../../web/static/js/actions/index.js';
@@ -64,6 +64,18 @@ test('the request names each side, sends a configuration only when one was typed
   assert.deepEqual(comparisonRequest(form), { a: { name: 'spread' }, b: { config: 'kind: KubeSchedulerConfiguration\n' }, bundled: '17-spread-or-pack' });
   assert.deepEqual(comparisonRequest({ ...form, mode: 'cluster' }), { a: { name: 'spread' }, b: { config: 'kind: KubeSchedulerConfiguration\n' } });
   assert.deepEqual(comparisonRequest({ ...form, mode: 'reschedule' }), { reschedule: true });
+  // Feature gates go with their side, trimmed, only when typed.
+  const gated = { ...form, gatesA: ' OpportunisticBatching=false ', gatesB: '  ' };
+  assert.deepEqual(comparisonRequest(gated).a, { name: 'spread', featureGates: 'OpportunisticBatching=false' });
+  assert.deepEqual(comparisonRequest(gated).b, { config: 'kind: KubeSchedulerConfiguration\n' });
+  assert.deepEqual(comparisonRequest({ ...gated, mode: 'reschedule' }), { reschedule: true });
+});
+
+test('the gates each side set, in words, and nothing when neither set any', () => {
+  assert.equal(gatesLine({ a: 'A', b: 'B' }), '');
+  assert.equal(gatesLine({ a: 'A', b: 'B', featureGates: ['', ''] }), '');
+  assert.equal(gatesLine({ a: 'off', b: 'on', featureGates: ['OpportunisticBatching=false,SchedulerAsyncAPICalls=true', ''] }),
+    'Feature gates of each side\'s scheduler: off: OpportunisticBatching=false, SchedulerAsyncAPICalls=true; on: the run\'s.');
 });
 
 test('compare follows the run until it is over, and a new comparison forgets the pod shown', async () => {

@@ -1096,9 +1096,12 @@ test('compare: lesson 17 spread against packed, side by side, and one pod\'s two
   await page.waitForSelector('#compare-diff');
   assert.match(await page.textContent('#compare-diff pre .add'), /\+ profiles:/);
   assert.match(await page.textContent('#compare-diff summary'), /B against A: \d+ lines differ/);
+  // A gate of A's scheduler alone (issue 34, 8): batching off under A.
+  await page.fill('#f-gatesA', 'OpportunisticBatching=false');
   await page.click('#compare-run');
   await page.waitForSelector('#compare-result', { timeout: 180_000 });
   assert.match(await page.textContent('#compare-summary'), /1 of 2 pods placed differently/);
+  assert.equal(await page.textContent('#compare-gates'), 'Feature gates of each side\'s scheduler: spread: OpportunisticBatching=false; pack: the run\'s.');
   const web = page.locator('.compare-pods tr.moved[data-pod="default/web"]');
   assert.deepEqual(await web.locator('td').allTextContents(), ['big', 'small', 'NodeResourcesFit']);
   assert.match(await page.textContent('.compare-notes'), /under pack the scenario failed/);

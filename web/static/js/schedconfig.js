@@ -213,16 +213,24 @@ export const CONFIG_PRESETS = [
   },
 ];
 
+/**
+ * SCHEDULER_GATES are the feature gates one side of a comparison may set
+ * for its scheduler alone (the server's minisched.SchedulerGates): the
+ * rest apply to the whole run.
+ */
+export const SCHEDULER_GATES = ['OpportunisticBatching', 'SchedulerAsyncAPICalls', 'SchedulerPopFromBackoffQ'];
+
 /** The body of POST /compare for the form's fields. */
 export function comparisonRequest(form) {
   if (form.mode === 'reschedule') return { reschedule: true };
-  const side = (name, config) => {
+  const side = (name, config, gates = '') => {
     const out = {};
     if (name.trim()) out.name = name.trim();
     if (config.trim()) out.config = config;
+    if (gates.trim()) out.featureGates = gates.trim();
     return out;
   };
-  const body = { a: side(form.nameA, form.configA), b: side(form.nameB, form.configB) };
+  const body = { a: side(form.nameA, form.configA, form.gatesA), b: side(form.nameB, form.configB, form.gatesB) };
   if (form.mode === 'scenario') body.bundled = form.bundled;
   return body;
 }

@@ -6,10 +6,10 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { Field, html, useForm } from '../../ui.js';
-import { podRows, nodeRows, scoreTables, summary } from './comparison.js';
-import { CONFIG_PRESETS, lineDiff } from '../../schedconfig.js';
+import { gatesLine, podRows, nodeRows, scoreTables, summary } from './comparison.js';
+import { CONFIG_PRESETS, SCHEDULER_GATES, lineDiff } from '../../schedconfig.js';
 
-const DEFAULTS = { mode: 'scenario', bundled: '17-spread-or-pack', nameA: '', configA: '', nameB: '', configB: '' };
+const DEFAULTS = { mode: 'scenario', bundled: '17-spread-or-pack', nameA: '', configA: '', gatesA: '', nameB: '', configB: '', gatesB: '' };
 
 function Side({ which, bind, update, actions, busy }) {
   const fill = async () => {
@@ -28,6 +28,9 @@ function Side({ which, bind, update, actions, busy }) {
       <textarea ...${bind(`config${which}`)} rows="8" spellcheck="false"></textarea>
     </${Field}>
     <button type="button" class="small" onClick=${fill} disabled=${busy}>Start from the running configuration</button>
+    <${Field} id=${`f-gates${which}`} label="Feature gates of this side's scheduler" hint=${`as kube-scheduler's --feature-gates, only ${SCHEDULER_GATES.join(', ')}; empty: the run's`}>
+      <input ...${bind(`gates${which}`)} list="scheduler-gates" placeholder="OpportunisticBatching=false" autocomplete="off" spellcheck="false" />
+    </${Field}>
   </fieldset>`;
 }
 
@@ -54,6 +57,7 @@ function CompareForm({ store, actions }) {
       <label class="check">${mode('cluster')} this cluster's workload, every pod scheduled again under A, then under B${copy ? '' : ' (minisched\'s own cluster only)'}</label>
       <label class="check">${mode('reschedule')} what if: this cluster's workload scheduled again under the running configuration, before against after</label>
     </fieldset>
+    <datalist id="scheduler-gates">${SCHEDULER_GATES.flatMap((g) => [`${g}=false`, `${g}=true`]).map((v) => html`<option key=${v} value=${v} />`)}</datalist>
     ${form.mode !== 'reschedule' ? html`<div class="row2">
       <${Side} which="A" bind=${bind} update=${update} actions=${actions} busy=${busy} />
       <${Side} which="B" bind=${bind} update=${update} actions=${actions} busy=${busy} />
@@ -95,6 +99,7 @@ function Result({ store, actions }) {
   return html`<section class="panel" id="compare-result" aria-labelledby="compare-result-h">
     <h2 id="compare-result-h">${c.a} against ${c.b}${c.scenario ? html` <span class="muted">on ${c.scenario}</span>` : c.kind === 'reschedule' ? html` <span class="muted">(the whole workload scheduled again)</span>` : null}</h2>
     <p id="compare-summary"><strong>${summary(r)}</strong></p>
+    ${gatesLine(c) ? html`<p class="muted" id="compare-gates">${gatesLine(c)}</p>` : null}
     ${c.notes?.length ? html`<ul class="compare-notes">${c.notes.map((n) => html`<li key=${n}>${n}</li>`)}</ul>` : null}
     <div class="row2">
       <table class="compare-pods" aria-label="pods under each">

@@ -17,6 +17,17 @@ export function summary(report) {
 }
 
 /**
+ * The feature gates each side's scheduler set of its own, in words; '' when
+ * neither set any.
+ */
+export function gatesLine(comparison) {
+  const [a = '', b = ''] = comparison?.featureGates || [];
+  if (!a && !b) return '';
+  const side = (name, gates) => `${name}: ${gates ? gates.replaceAll(',', ', ') : 'the run\'s'}`;
+  return `Feature gates of each side's scheduler: ${side(comparison.a, a)}; ${side(comparison.b, b)}.`;
+}
+
+/**
  * The pods table: one row per pod, those placed differently first, then
  * by name; lead names the plugin that changed its mind most.
  */
