@@ -272,7 +272,7 @@ func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, ops []
 		}
 		defer svc.Stop()
 	}
-	res, err := schedperf.Run(ctx, tc, ops, schedperf.Options{Client: client, Timeout: timeout, Progress: progress})
+	res, err := schedperf.Run(ctx, tc, ops, schedperf.Options{Client: client, RESTConfig: cp.RESTConfig(), Timeout: timeout, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

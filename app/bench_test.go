@@ -53,6 +53,9 @@ func TestBench(t *testing.T) {
 		{"SchedulingBasic/5Nodes", 10, []string{"PreFilter/NodeResourcesFit", "Filter/NodeResourcesFit", "Filter/TaintToleration",
 			"Score/NodeResourcesBalancedAllocation", "Reserve/VolumeBinding", "Bind/DefaultBinder"}},
 		{"TopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Filter/PodTopologySpread", "PreScore/PodTopologySpread", "Bind/DefaultBinder"}},
+		// createAny makes a Service, whose selector the default
+		// constraints spread the pods by.
+		{"DefaultTopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Score/PodTopologySpread", "Bind/DefaultBinder"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.workload, func(t *testing.T) {
@@ -172,7 +175,8 @@ func TestBenchList(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"SchedulingBasic/5Nodes", "supported", "skipped: op createPodGroups is not interpreted", " supported, "} {
+	for _, want := range []string{"SchedulingBasic/5Nodes", "supported", "skipped: op createPodGroups is not interpreted", " supported, ",
+		"the DRA workloads need the resourceclaim controller"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the list lacks %q", want)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 type createNodesOp struct {
@@ -124,6 +125,8 @@ func decode(raw json.RawMessage) (any, error) {
 		op = &startCollectingMetricsOp{}
 	case "stopCollectingMetrics":
 		op = &stopCollectingMetricsOp{}
+	case "createAny":
+		op = &createAnyOp{}
 	default:
 		return nil, &SkipError{Reason: fmt.Sprintf("op %s is not interpreted", head.Opcode)}
 	}
@@ -155,6 +158,9 @@ func Plan(tc *TestCase, w *Workload) ([]any, error) {
 		if err := resolve(op, w.Params); err != nil {
 			return nil, fmt.Errorf("op %d: %w", i, err)
 		}
+		if err := checkServed(tc, op); err != nil {
+			return nil, err
+		}
 		ops = append(ops, op)
 	}
 	return ops, nil
@@ -178,6 +184,17 @@ func resolve(op any, params map[string]any) error {
 		return resolveTemplateParams(o.TemplateParams, params)
 	case *createNamespacesOp:
 		return count(&o.Count, o.CountParam)
+	case *createAnyOp:
+		if o.CountParam != "" {
+			o.Count = new(int)
+			if err := count(o.Count, o.CountParam); err != nil {
+				return err
+			}
+		}
+		if o.TemplatePath == "" {
+			return fmt.Errorf("createAny: templatePath must be set")
+		}
+		return resolveTemplateParams(o.TemplateParams, params)
 	case *createPodsOp:
 		if err := count(&o.Count, o.CountParam); err != nil {
 			return err
@@ -233,18 +250,28 @@ func intParam(params map[string]any, name string) (int, error) {
 	return int(f), nil
 }
 
-// resolveTemplateParams replaces "$name" values by the parameters'.
+// resolveTemplateParams replaces "$name" values by the parameters'; a
+// "$name|default" takes the default, read as YAML, when the workload has no
+// such parameter.
 func resolveTemplateParams(tp map[string]any, params map[string]any) error {
 	for k, v := range tp {
 		s, ok := v.(string)
 		if !ok || !strings.HasPrefix(s, "$") {
 			continue
 		}
-		p, ok := params[s[1:]]
-		if !ok {
+		name, def, hasDefault := strings.Cut(s[1:], "|")
+		if p, ok := params[name]; ok {
+			tp[k] = p
+			continue
+		}
+		if !hasDefault {
 			return fmt.Errorf("template parameter %s: no parameter %s", k, s)
 		}
-		tp[k] = p
+		var value any
+		if err := yaml.Unmarshal([]byte(def), &value); err != nil {
+			return fmt.Errorf("template parameter %s: the default of %s: %w", k, s, err)
+		}
+		tp[k] = value
 	}
 	return nil
 }

@@ -24,12 +24,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
 // Options are what a run writes with and how long it waits.
 type Options struct {
 	Client kubernetes.Interface
+	// RESTConfig is the same cluster's, for createAny, which writes
+	// objects of any kind.
+	RESTConfig *rest.Config
 	// Timeout bounds each wait for pods to be scheduled or deleted;
 	// upstream's is 10 minutes.
 	Timeout time.Duration
@@ -128,6 +132,8 @@ type executor struct {
 	measures []Measure
 	// sampling is the window being measured.
 	sampling *sampler
+	// any writes createAny's objects; nil until one runs.
+	any *anyClient
 }
 
 func opcode(op any) string {
@@ -192,6 +198,9 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 		return nil
 	case *deletePodsOp:
 		return e.deletePods(ctx, o)
+	case *createAnyOp:
+		e.o.Progress("creating from " + o.TemplatePath)
+		return e.createAny(ctx, o)
 	case *startCollectingMetricsOp:
 		if e.sampling != nil {
 			return fmt.Errorf("metrics are collected already")
@@ -271,17 +280,27 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 	})
 }
 
+// ensureNamespace creates an op's namespace the first time one names it,
+// as upstream's runner does (createNamespaceIfNotPresent).
+func (e *executor) ensureNamespace(ctx context.Context, ns string) error {
+	if _, ok := e.expected[ns]; ok {
+		return nil
+	}
+	_, err := e.o.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	e.expected[ns] = 0
+	return nil
+}
+
 func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) error {
 	ns := fmt.Sprintf("namespace-%d", index)
 	if o.Namespace != nil {
 		ns = *o.Namespace
 	}
-	if _, ok := e.expected[ns]; !ok {
-		_, err := e.o.Client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-		e.expected[ns] = 0
+	if err := e.ensureNamespace(ctx, ns); err != nil {
+		return err
 	}
 	template := o.PodTemplatePath
 	if template == nil {

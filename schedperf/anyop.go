@@ -1,0 +1,157 @@
+package schedperf
+
+// createAny: any object from a template, as upstream's runner makes it
+// (operations.go): the template rendered with Index and Count and the op's
+// templateParams, the kind resolved through discovery, created through the
+// dynamic client with strict field validation, and tried again for up to
+// 20 s (a CRD just made may not be served yet), as upstream's is.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/kubernetes/pkg/controlplane"
+)
+
+type createAnyOp struct {
+	Opcode         string         `json:"opcode"`
+	Namespace      string         `json:"namespace"`
+	TemplatePath   string         `json:"templatePath"`
+	Count          *int           `json:"count"`
+	CountParam     string         `json:"countParam"`
+	TemplateParams map[string]any `json:"templateParams"`
+}
+
+// served is what kube-apiserver 1.37 serves by default, as minisched's
+// embedded one does: upstream's integration tests enable more (beta
+// versions of resource.k8s.io, for one).
+var served = controlplane.DefaultAPIResourceConfigSource()
+
+// checkServed skips a workload whose createAny writes an API version the
+// embedded apiserver does not serve, read from the template rendered for
+// its first object.
+func checkServed(tc *TestCase, op any) error {
+	o, ok := op.(*createAnyOp)
+	if !ok {
+		return nil
+	}
+	path := o.TemplatePath
+	env := map[string]any{"Index": 0, "Count": 1}
+	maps.Copy(env, o.TemplateParams)
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(tc.Dir, path)
+	}
+	if err := render(path, env, &obj.Object); err != nil {
+		return err
+	}
+	gv := obj.GroupVersionKind().GroupVersion()
+	if !served.GroupVersionConfigs[gv] {
+		return &SkipError{Reason: fmt.Sprintf("%s writes %s, which kube-apiserver 1.37 does not serve by default (nor minisched's)", filepath.Base(path), gv)}
+	}
+	// Upstream's DRA workloads run with the resourceclaim controller
+	// (claims from templates) beside the scheduler; the bench's control
+	// planes are bare.
+	if gv.Group == "resource.k8s.io" {
+		return &SkipError{Reason: fmt.Sprintf("%s writes %s: the DRA workloads need the resourceclaim controller, which the bench does not run", filepath.Base(path), gv.Group)}
+	}
+	return nil
+}
+
+// anyClient writes objects of any kind: the dynamic client and a mapper
+// from kinds to resources, made on first use.
+type anyClient struct {
+	dynamic dynamic.Interface
+	mapper  meta.RESTMapper
+}
+
+func (e *executor) anyClient() (*anyClient, error) {
+	if e.any != nil {
+		return e.any, nil
+	}
+	if e.o.RESTConfig == nil {
+		return nil, fmt.Errorf("createAny needs Options.RESTConfig")
+	}
+	d, err := dynamic.NewForConfig(e.o.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	e.any = &anyClient{dynamic: d, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(e.o.Client.Discovery()))}
+	return e.any, nil
+}
+
+// resource renders the template and finds where its kind is served.
+func (e *executor) resource(path, namespace string, env map[string]any) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+	c, err := e.anyClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	if err := render(e.path(path), env, &obj.Object); err != nil {
+		return nil, nil, err
+	}
+	gvk := obj.GroupVersionKind()
+	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		// A kind served since the mapper last asked (a new CRD).
+		meta.MaybeResetRESTMapper(c.mapper)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	switch {
+	case namespace != "" && !namespaced:
+		return nil, nil, fmt.Errorf("namespace %q set for %s, but %s is cluster-scoped", namespace, path, gvk)
+	case namespace == "" && namespaced:
+		return nil, nil, fmt.Errorf("no namespace set for %s, but %s is namespaced", path, gvk)
+	case namespaced:
+		return c.dynamic.Resource(mapping.Resource).Namespace(namespace), obj, nil
+	}
+	return c.dynamic.Resource(mapping.Resource), obj, nil
+}
+
+func (e *executor) createAny(ctx context.Context, o *createAnyOp) error {
+	if o.Namespace != "" {
+		if err := e.ensureNamespace(ctx, o.Namespace); err != nil {
+			return err
+		}
+	}
+	count := 1
+	if o.Count != nil {
+		count = *o.Count
+	}
+	for i := range count {
+		env := maps.Clone(o.TemplateParams)
+		if env == nil {
+			env = map[string]any{}
+		}
+		env["Index"], env["Count"] = i, count
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			client, obj, err := e.resource(o.TemplatePath, o.Namespace, env)
+			if err == nil {
+				_, err = client.Create(ctx, obj, metav1.CreateOptions{FieldValidation: "Strict"})
+			}
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("creating from %s: %w", o.TemplatePath, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return nil
+}
