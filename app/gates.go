@@ -6,13 +6,12 @@ package app
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/features"
+
+	"minisched/minisched"
 )
 
 // unmodelled are the scheduler's gates whose value other than the default
@@ -28,20 +27,12 @@ var unmodelled = map[featuregate.Feature]string{
 // process's gate, so that a refused value changes nothing: an unknown gate,
 // one locked to its default, or one minisched does not model is an error.
 func parseFeatureGates(value string) (map[string]bool, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
+	gates, err := minisched.ParseGates(value)
+	if err != nil {
+		return nil, fmt.Errorf("--feature-gates: %w", err)
 	}
-	gates := map[string]bool{}
-	for _, kv := range strings.Split(value, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--feature-gates: %q is not Gate=true or Gate=false", kv)
-		}
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("--feature-gates: %s=%s: want true or false", k, v)
-		}
-		gates[k] = on
+	if len(gates) == 0 {
+		return nil, nil
 	}
 	if err := checkFeatureGates(gates); err != nil {
 		return nil, fmt.Errorf("--feature-gates: %w", err)
@@ -81,14 +72,4 @@ func setFeatureGates(gates map[string]bool) (restore func(), err error) {
 		return nil, fmt.Errorf("--feature-gates: %w", err)
 	}
 	return func() { _ = utilfeature.DefaultMutableFeatureGate.SetFromMap(before) }, nil
-}
-
-// gateList is the gates as the flag takes them, sorted.
-func gateList(gates map[string]bool) string {
-	parts := make([]string, 0, len(gates))
-	for name, on := range gates {
-		parts = append(parts, name+"="+strconv.FormatBool(on))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
 }

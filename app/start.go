@@ -167,7 +167,7 @@ func (inst *Instance) components(s *settings) []component {
 			if restore, err = setFeatureGates(s.gates); err != nil {
 				return err
 			}
-			s.log.Info("feature gates set", "gates", gateList(s.gates))
+			s.log.Info("feature gates set", "gates", minisched.FormatGates(s.gates))
 			return nil
 		}, stop: func() error {
 			if restore != nil {

@@ -24,35 +24,56 @@ var SchedulerGates = []featuregate.Feature{
 	features.SchedulerPopFromBackoffQ,
 }
 
-// ParseSchedulerGates reads kube-scheduler's --feature-gates form
-// (A=true,B=false) for one scheduler: only SchedulerGates are allowed. The
-// empty string is no gate. It returns the gates in a canonical form too
-// (sorted), which Tuning keeps.
-func ParseSchedulerGates(value string) (map[featuregate.Feature]bool, string, error) {
+// ParseGates reads kube-scheduler's --feature-gates form, A=true,B=false;
+// the empty string is no gate. It checks the form only, not the names.
+func ParseGates(value string) (map[string]bool, error) {
 	if strings.TrimSpace(value) == "" {
-		return nil, "", nil
+		return nil, nil
 	}
-	gates := map[featuregate.Feature]bool{}
+	gates := map[string]bool{}
 	for _, kv := range strings.Split(value, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || k == "" {
-			return nil, "", fmt.Errorf("feature gates: %q is not Gate=true or Gate=false", kv)
+			return nil, fmt.Errorf("%q is not Gate=true or Gate=false", kv)
 		}
 		on, err := strconv.ParseBool(v)
 		if err != nil {
-			return nil, "", fmt.Errorf("feature gates: %s=%s: want true or false", k, v)
+			return nil, fmt.Errorf("%s=%s: want true or false", k, v)
 		}
-		if !slices.Contains(SchedulerGates, featuregate.Feature(k)) {
-			return nil, "", fmt.Errorf("feature gates: %s cannot be set for one scheduler, only for the whole run (--feature-gates); one scheduler may set %s", k, gateNames())
-		}
-		gates[featuregate.Feature(k)] = on
+		gates[k] = on
 	}
+	return gates, nil
+}
+
+// FormatGates writes gates in the flag's form, sorted.
+func FormatGates(gates map[string]bool) string {
 	parts := make([]string, 0, len(gates))
 	for name, on := range gates {
-		parts = append(parts, string(name)+"="+strconv.FormatBool(on))
+		parts = append(parts, name+"="+strconv.FormatBool(on))
 	}
 	slices.Sort(parts)
-	return gates, strings.Join(parts, ","), nil
+	return strings.Join(parts, ",")
+}
+
+// ParseSchedulerGates reads the flag's form for one scheduler: only
+// SchedulerGates are allowed. It returns the gates in a canonical form too
+// (FormatGates), which Tuning keeps.
+func ParseSchedulerGates(value string) (map[featuregate.Feature]bool, string, error) {
+	parsed, err := ParseGates(value)
+	if err != nil {
+		return nil, "", fmt.Errorf("feature gates: %w", err)
+	}
+	if len(parsed) == 0 {
+		return nil, "", nil
+	}
+	gates := map[featuregate.Feature]bool{}
+	for name, on := range parsed {
+		if !slices.Contains(SchedulerGates, featuregate.Feature(name)) {
+			return nil, "", fmt.Errorf("feature gates: %s cannot be set for one scheduler, only for the whole run (--feature-gates); one scheduler may set %s", name, gateNames())
+		}
+		gates[featuregate.Feature(name)] = on
+	}
+	return gates, FormatGates(parsed), nil
 }
 
 func gateNames() string {

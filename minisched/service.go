@@ -113,7 +113,7 @@ func (s *Service) Restart(cfg *config.KubeSchedulerConfiguration) error {
 
 func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 	t := s.opts.Tuning
-	gates, _, err := ParseSchedulerGates(t.FeatureGates)
+	gates, ownGates, err := ParseSchedulerGates(t.FeatureGates)
 	if err != nil {
 		return &schedconfig.Error{Err: err}
 	}
@@ -141,8 +141,8 @@ func (s *Service) restartLocked(cfg *config.KubeSchedulerConfiguration) error {
 		}
 	}(s.done)
 	started := "started with " + profileWords(sched.Profiles())
-	if _, canonical, _ := ParseSchedulerGates(t.FeatureGates); canonical != "" {
-		started += " and its own feature gates " + canonical
+	if ownGates != "" {
+		started += " and its own feature gates " + ownGates
 	}
 	s.report(started)
 	return nil
