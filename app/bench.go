@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -232,7 +231,7 @@ func plan(tc *schedperf.TestCase, w *schedperf.Workload) ([]any, error) {
 // schedulerConfigPath, else kube-scheduler's defaults.
 func benchConfig(path string, tc *schedperf.TestCase) (*config.KubeSchedulerConfiguration, error) {
 	if path == "" && tc.SchedulerConfigPath != "" {
-		path = filepath.Join(tc.Dir, tc.SchedulerConfigPath)
+		path = tc.File(tc.SchedulerConfigPath)
 	}
 	if path == "" {
 		return schedconfig.Default("")

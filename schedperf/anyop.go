@@ -44,13 +44,10 @@ func checkServed(tc *TestCase, op any) error {
 	if !ok {
 		return nil
 	}
-	path := o.TemplatePath
+	path := tc.File(o.TemplatePath)
 	env := map[string]any{"Index": 0, "Count": 1}
 	maps.Copy(env, o.TemplateParams)
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(tc.Dir, path)
-	}
 	if err := render(path, env, &obj.Object); err != nil {
 		return err
 	}
@@ -96,7 +93,7 @@ func (e *executor) resource(path, namespace string, env map[string]any) (dynamic
 		return nil, nil, err
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
-	if err := render(e.path(path), env, &obj.Object); err != nil {
+	if err := render(e.tc.File(path), env, &obj.Object); err != nil {
 		return nil, nil, err
 	}
 	gvk := obj.GroupVersionKind()

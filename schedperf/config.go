@@ -33,6 +33,15 @@ type TestCase struct {
 	Labels                 []string          `json:"labels,omitempty"`
 }
 
+// File is a path the test case names (a template, its scheduler
+// configuration): relative to the directory of the file it came from.
+func (tc *TestCase) File(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(tc.Dir, p)
+}
+
 // Workload is one parameterization of a test case.
 type Workload struct {
 	Name         string          `json:"name"`

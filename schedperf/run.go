@@ -150,7 +150,7 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 		for i := range o.Count {
 			ns := &v1.Namespace{}
 			if o.NamespaceTemplatePath != nil {
-				if err := render(e.path(*o.NamespaceTemplatePath), map[string]any{"Index": i, "Count": o.Count}, ns); err != nil {
+				if err := render(e.tc.File(*o.NamespaceTemplatePath), map[string]any{"Index": i, "Count": o.Count}, ns); err != nil {
 					return err
 				}
 			}
@@ -217,13 +217,6 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 	return fmt.Errorf("op %T is not interpreted", op)
 }
 
-func (e *executor) path(p string) string {
-	if strings.HasPrefix(p, "/") {
-		return p
-	}
-	return e.tc.Dir + "/" + p
-}
-
 func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp) error {
 	env := maps.Clone(o.TemplateParams)
 	if env == nil {
@@ -236,7 +229,7 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 			node = &v1.Node{}
 			env := maps.Clone(env)
 			env["Index"], env["Count"] = e.nodes+i, o.Count
-			if err := render(e.path(*o.NodeTemplatePath), env, node); err != nil {
+			if err := render(e.tc.File(*o.NodeTemplatePath), env, node); err != nil {
 				return nil, err
 			}
 		}
@@ -316,7 +309,7 @@ func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) e
 				env = map[string]any{}
 			}
 			env["Index"], env["Count"] = i, o.Count
-			if err := render(e.path(*template), env, p); err != nil {
+			if err := render(e.tc.File(*template), env, p); err != nil {
 				return err
 			}
 		}
