@@ -250,7 +250,10 @@ func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, ops []
 	outOfTree frameworkruntime.Registry, plugins *schedperf.Plugins, timeout time.Duration, progress func(string)) ([]schedperf.Measure, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{})
+	// The admission plugins upstream's scheduler_perf turns off: its
+	// templates set a pod's priority without a class.
+	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{
+		DisableAdmissionPlugins: append(k8sapiserver.DefaultDisabledAdmissionPlugins(), "Priority")})
 	if err != nil {
 		return nil, err
 	}

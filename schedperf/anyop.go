@@ -36,17 +36,30 @@ type createAnyOp struct {
 // versions of resource.k8s.io, for one).
 var served = controlplane.DefaultAPIResourceConfigSource()
 
-// checkServed skips a workload whose createAny writes an API version the
-// embedded apiserver does not serve, read from the template rendered for
-// its first object.
+// checkServed skips a workload whose op writes an API version the
+// embedded apiserver does not serve, read from each template it names,
+// rendered for its first object.
 func checkServed(tc *TestCase, op any) error {
-	o, ok := op.(*createAnyOp)
-	if !ok {
-		return nil
-	}
-	path := tc.File(o.TemplatePath)
+	var paths []string
 	env := map[string]any{"Index": 0, "Count": 1}
-	maps.Copy(env, o.TemplateParams)
+	switch o := op.(type) {
+	case *createAnyOp:
+		paths = []string{o.TemplatePath}
+		maps.Copy(env, o.TemplateParams)
+	case *updateAnyOp:
+		paths = []string{o.TemplatePath}
+	case *churnOp:
+		paths = o.TemplatePaths
+	}
+	for _, p := range paths {
+		if err := checkServedTemplate(tc.File(p), env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkServedTemplate(path string, env map[string]any) error {
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	if err := render(path, env, &obj.Object); err != nil {
 		return err
@@ -86,8 +99,8 @@ func (e *executor) anyClient() (*anyClient, error) {
 	return e.any, nil
 }
 
-// resource renders the template and finds where its kind is served.
-func (e *executor) resource(path, namespace string, env map[string]any) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+// object renders the template and finds where its kind is served.
+func (e *executor) object(path string, env map[string]any) (*meta.RESTMapping, *unstructured.Unstructured, error) {
 	c, err := e.anyClient()
 	if err != nil {
 		return nil, nil, err
@@ -103,16 +116,26 @@ func (e *executor) resource(path, namespace string, env map[string]any) (dynamic
 		meta.MaybeResetRESTMapper(c.mapper)
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return mapping, obj, nil
+}
+
+// resource is object's, with the client for the op's namespace, which
+// must be set for a namespaced kind and only for one.
+func (e *executor) resource(path, namespace string, env map[string]any) (dynamic.ResourceInterface, *unstructured.Unstructured, error) {
+	mapping, obj, err := e.object(path, env)
+	if err != nil {
+		return nil, nil, err
+	}
 	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
 	switch {
 	case namespace != "" && !namespaced:
-		return nil, nil, fmt.Errorf("namespace %q set for %s, but %s is cluster-scoped", namespace, path, gvk)
+		return nil, nil, fmt.Errorf("namespace %q set for %s, but %s is cluster-scoped", namespace, path, mapping.GroupVersionKind)
 	case namespace == "" && namespaced:
-		return nil, nil, fmt.Errorf("no namespace set for %s, but %s is namespaced", path, gvk)
+		return nil, nil, fmt.Errorf("no namespace set for %s, but %s is namespaced", path, mapping.GroupVersionKind)
 	case namespaced:
-		return c.dynamic.Resource(mapping.Resource).Namespace(namespace), obj, nil
+		return e.any.dynamic.Resource(mapping.Resource).Namespace(namespace), obj, nil
 	}
-	return c.dynamic.Resource(mapping.Resource), obj, nil
+	return e.any.dynamic.Resource(mapping.Resource), obj, nil
 }
 
 func (e *executor) createAny(ctx context.Context, o *createAnyOp) error {
@@ -148,6 +171,59 @@ func (e *executor) createAny(ctx context.Context, o *createAnyOp) error {
 				return ctx.Err()
 			case <-time.After(time.Second):
 			}
+		}
+	}
+	return nil
+}
+
+// updateAnyOp updates objects from a template, as upstream's updateAny:
+// each rendered with Index and Count, written with Update (on the
+// subresources named, if any) and then UpdateStatus, all at once or
+// updatePerSecond a second.
+type updateAnyOp struct {
+	Opcode          string   `json:"opcode"`
+	Namespace       string   `json:"namespace"`
+	TemplatePath    string   `json:"templatePath"`
+	Count           *int     `json:"count"`
+	CountParam      string   `json:"countParam"`
+	UpdatePerSecond int      `json:"updatePerSecond"`
+	Subresources    []string `json:"subresources"`
+}
+
+func (e *executor) updateAny(ctx context.Context, o *updateAnyOp) error {
+	if o.Namespace != "" {
+		if err := e.ensureNamespace(ctx, o.Namespace); err != nil {
+			return err
+		}
+	}
+	count := 1
+	if o.Count != nil {
+		count = *o.Count
+	}
+	var tick <-chan time.Time
+	if o.UpdatePerSecond > 0 {
+		t := time.NewTicker(time.Second / time.Duration(o.UpdatePerSecond))
+		defer t.Stop()
+		tick = t.C
+	}
+	opts := metav1.UpdateOptions{FieldValidation: "Strict"}
+	for i := range count {
+		if tick != nil {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick:
+			}
+		}
+		client, obj, err := e.resource(o.TemplatePath, o.Namespace, map[string]any{"Index": i, "Count": count})
+		if err != nil {
+			return err
+		}
+		if _, err := client.Update(ctx, obj, opts, o.Subresources...); err != nil {
+			return fmt.Errorf("updating %s from %s: %w", obj.GetName(), o.TemplatePath, err)
+		}
+		if _, err := client.UpdateStatus(ctx, obj, opts); err != nil {
+			return fmt.Errorf("updating the status of %s from %s: %w", obj.GetName(), o.TemplatePath, err)
 		}
 	}
 	return nil

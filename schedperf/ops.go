@@ -66,6 +66,17 @@ type createPodsOp struct {
 	SignatureBatchSizeParam string         `json:"signatureBatchSizeParam"`
 }
 
+// createPodSetsOp is Count createPods ops, each in its namespace
+// (namespacePrefix-i); Plan unrolls it, as upstream's runner does, so the
+// ops after it have the indices upstream gives them.
+type createPodSetsOp struct {
+	Opcode          string          `json:"opcode"`
+	Count           int             `json:"count"`
+	CountParam      string          `json:"countParam"`
+	NamespacePrefix string          `json:"namespacePrefix"`
+	CreatePodsOp    json.RawMessage `json:"createPodsOp"`
+}
+
 type barrierOp struct {
 	Opcode           string            `json:"opcode"`
 	Namespaces       []string          `json:"namespaces"`
@@ -115,6 +126,8 @@ func decode(raw json.RawMessage) (any, error) {
 		op = &createNamespacesOp{}
 	case "createPods":
 		op = &createPodsOp{}
+	case "createPodSets":
+		op = &createPodSetsOp{}
 	case "barrier":
 		op = &barrierOp{}
 	case "sleep":
@@ -127,6 +140,10 @@ func decode(raw json.RawMessage) (any, error) {
 		op = &stopCollectingMetricsOp{}
 	case "createAny":
 		op = &createAnyOp{}
+	case "updateAny":
+		op = &updateAnyOp{}
+	case "churn":
+		op = &churnOp{}
 	default:
 		return nil, &SkipError{Reason: fmt.Sprintf("op %s is not interpreted", head.Opcode)}
 	}
@@ -155,6 +172,14 @@ func Plan(tc *TestCase, w *Workload) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if sets, ok := op.(*createPodSetsOp); ok {
+			pods, err := unrollPodSets(sets, w.Params)
+			if err != nil {
+				return nil, fmt.Errorf("op %d: %w", i, err)
+			}
+			ops = append(ops, pods...)
+			continue
+		}
 		if err := resolve(op, w.Params); err != nil {
 			return nil, fmt.Errorf("op %d: %w", i, err)
 		}
@@ -162,6 +187,35 @@ func Plan(tc *TestCase, w *Workload) ([]any, error) {
 			return nil, err
 		}
 		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+// unrollPodSets makes a createPodSets op its createPods ops.
+func unrollPodSets(o *createPodSetsOp, params map[string]any) ([]any, error) {
+	if o.CountParam != "" {
+		n, err := intParam(params, o.CountParam)
+		if err != nil {
+			return nil, err
+		}
+		o.Count = n
+	}
+	var ops []any
+	for i := range o.Count {
+		op, err := decode(o.CreatePodsOp)
+		if err != nil {
+			return nil, fmt.Errorf("createPodSets: %w", err)
+		}
+		pods, ok := op.(*createPodsOp)
+		if !ok {
+			return nil, fmt.Errorf("createPodSets: createPodsOp is a %s op", opcode(op))
+		}
+		ns := fmt.Sprintf("%s-%d", o.NamespacePrefix, i)
+		pods.Namespace = &ns
+		if err := resolve(pods, params); err != nil {
+			return nil, fmt.Errorf("createPodSets: %w", err)
+		}
+		ops = append(ops, pods)
 	}
 	return ops, nil
 }
@@ -213,9 +267,28 @@ func resolve(op any, params map[string]any) error {
 			o.SignatureBatchSize = 1
 		}
 		return resolveTemplateParams(o.TemplateParams, params)
+	case *updateAnyOp:
+		if o.CountParam != "" {
+			o.Count = new(int)
+			if err := count(o.Count, o.CountParam); err != nil {
+				return err
+			}
+		}
+		if o.TemplatePath == "" {
+			return fmt.Errorf("updateAny: templatePath must be set")
+		}
+		if o.UpdatePerSecond < 0 {
+			return fmt.Errorf("updateAny: updatePerSecond %d is negative", o.UpdatePerSecond)
+		}
+	case *churnOp:
+		return o.validate()
 	case *barrierOp:
-		if o.StageRequirement != "" && o.StageRequirement != "Scheduled" {
-			return &SkipError{Reason: fmt.Sprintf("barrier: stageRequirement %s is not interpreted", o.StageRequirement)}
+		switch o.StageRequirement {
+		case "":
+			o.StageRequirement = "Scheduled"
+		case "Scheduled", "Attempted":
+		default:
+			return fmt.Errorf("barrier: stageRequirement %q, want Scheduled or Attempted", o.StageRequirement)
 		}
 	case *sleepOp:
 		d := o.Duration
@@ -231,8 +304,8 @@ func resolve(op any, params map[string]any) error {
 		}
 		o.Duration = d
 	case *deletePodsOp:
-		if o.DeletePodsPerSecond > 0 {
-			return &SkipError{Reason: "deletePods: deletePodsPerSecond is not interpreted"}
+		if o.DeletePodsPerSecond < 0 {
+			return fmt.Errorf("deletePods: deletePodsPerSecond %d is negative", o.DeletePodsPerSecond)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package schedperf
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -70,3 +71,69 @@ func TestCheckServed(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanReadsOps: the ops of churn, updateAny, a barrier and a rate of
+// deletes are read as upstream's runner validates them, with parameters
+// put in; a value upstream refuses is an error, not a skip.
+func TestPlanReadsOps(t *testing.T) {
+	tests := []struct {
+		name    string
+		op      string
+		params  map[string]any
+		want    any
+		wantErr string
+	}{
+		{name: "churn in create mode", op: `{"opcode": "churn", "mode": "create", "templatePaths": ["p.yaml"], "intervalMilliseconds": 200}`,
+			want: &churnOp{Opcode: "churn", Mode: "create", TemplatePaths: []string{"p.yaml"}, IntervalMilliseconds: 200}},
+		{name: "churn in recreate mode without a number", op: `{"opcode": "churn", "mode": "recreate", "templatePaths": ["p.yaml"]}`, wantErr: "number must be set"},
+		{name: "churn in another mode", op: `{"opcode": "churn", "mode": "delete", "templatePaths": ["p.yaml"]}`, wantErr: `mode "delete"`},
+		{name: "churn without a template", op: `{"opcode": "churn", "mode": "create"}`, wantErr: "templatePaths"},
+		{name: "updateAny with a count parameter", op: `{"opcode": "updateAny", "countParam": "$pods", "templatePath": "u.yaml", "updatePerSecond": 100, "subresources": ["resize"]}`,
+			params: map[string]any{"pods": 20.0},
+			want:   &updateAnyOp{Opcode: "updateAny", Count: ptr(20), CountParam: "$pods", TemplatePath: "u.yaml", UpdatePerSecond: 100, Subresources: []string{"resize"}}},
+		{name: "updateAny without a template", op: `{"opcode": "updateAny"}`, wantErr: "templatePath"},
+		{name: "a barrier by default", op: `{"opcode": "barrier"}`, want: &barrierOp{Opcode: "barrier", StageRequirement: "Scheduled"}},
+		{name: "a barrier for pods tried", op: `{"opcode": "barrier", "stageRequirement": "Attempted"}`, want: &barrierOp{Opcode: "barrier", StageRequirement: "Attempted"}},
+		{name: "a barrier for another stage", op: `{"opcode": "barrier", "stageRequirement": "Bound"}`, wantErr: `stageRequirement "Bound"`},
+		{name: "deletes at a rate", op: `{"opcode": "deletePods", "namespace": "n", "deletePodsPerSecond": 50, "skipWaitToCompletion": true}`,
+			want: &deletePodsOp{Opcode: "deletePods", Namespace: "n", DeletePodsPerSecond: 50, SkipWaitToCompletion: true}},
+		{name: "pod sets, unrolled", op: `{"opcode": "createPodSets", "countParam": "$sets", "namespacePrefix": "init-ns", "createPodsOp": {"opcode": "createPods", "countParam": "$pods"}}`,
+			params: map[string]any{"sets": 2.0, "pods": 3.0},
+			want: []any{
+				&createPodsOp{Opcode: "createPods", Count: 3, CountParam: "$pods", Namespace: ptr("init-ns-0"), SignatureBatchSize: 1},
+				&createPodsOp{Opcode: "createPods", Count: 3, CountParam: "$pods", Namespace: ptr("init-ns-1"), SignatureBatchSize: 1},
+			}},
+		{name: "pod sets of another op", op: `{"opcode": "createPodSets", "count": 1, "createPodsOp": {"opcode": "barrier"}}`, wantErr: "createPodsOp is a barrier op"},
+		{name: "deletes at a negative rate", op: `{"opcode": "deletePods", "deletePodsPerSecond": -1}`, wantErr: "negative"},
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"p.yaml", "u.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ops, err := Plan(&TestCase{Dir: dir, WorkloadTemplate: []json.RawMessage{json.RawMessage(tt.op)}}, &Workload{Params: tt.params})
+			if tt.wantErr != "" {
+				var skip *SkipError
+				if err == nil || errors.As(err, &skip) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := tt.want.([]any)
+			if !ok {
+				want = []any{tt.want}
+			}
+			if !reflect.DeepEqual(ops, want) {
+				t.Errorf("got %+v, want %+v", ops, want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

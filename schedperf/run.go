@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -111,11 +112,16 @@ func Run(ctx context.Context, tc *TestCase, ops []any, o Options) (*Result, erro
 	for i, op := range ops {
 		if err := e.run(ctx, i, op); err != nil {
 			e.stopSampling()
+			e.stopBackground()
 			return nil, fmt.Errorf("op %d (%s): %w", i, opcode(op), err)
 		}
 	}
 	if e.sampling != nil {
 		e.finish()
+	}
+	// What runs in the background ends with the workload, as upstream's.
+	if err := e.stopBackground(); err != nil {
+		return nil, err
 	}
 	return &Result{Measures: e.measures}, nil
 }
@@ -134,6 +140,12 @@ type executor struct {
 	sampling *sampler
 	// any writes createAny's objects; nil until one runs.
 	any *anyClient
+	// background stops each op left running in the background (churn,
+	// deletes that skip waiting); running waits for them, and failed is
+	// the first failure of one.
+	background []context.CancelFunc
+	running    sync.WaitGroup
+	failed     atomic.Pointer[error]
 }
 
 func opcode(op any) string {
@@ -166,7 +178,8 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 	case *createPodsOp:
 		return e.createPods(ctx, index, o)
 	case *barrierOp:
-		e.o.Progress("waiting for every pod to be scheduled")
+		attempted := o.StageRequirement == "Attempted"
+		e.o.Progress(map[bool]string{false: "waiting for every pod to be scheduled", true: "waiting for every pod to be tried"}[attempted])
 		namespaces := o.Namespaces
 		if len(namespaces) == 0 {
 			namespaces = sortedKeys(e.expected)
@@ -176,9 +189,14 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 			if !ok {
 				return fmt.Errorf("unknown namespace %s", ns)
 			}
-			if err := e.waitScheduled(ctx, ns, labels.SelectorFromSet(o.LabelSelector), want); err != nil {
+			if err := e.waitPods(ctx, ns, labels.SelectorFromSet(o.LabelSelector), want, attempted); err != nil {
 				return err
 			}
+		}
+		// Upstream forgets the pods a barrier saw scheduled, not the ones
+		// it saw tried: they are still to be scheduled.
+		if attempted {
+			return nil
 		}
 		if len(o.Namespaces) == 0 {
 			e.expected = map[string]int{}
@@ -201,11 +219,17 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 	case *createAnyOp:
 		e.o.Progress("creating from " + o.TemplatePath)
 		return e.createAny(ctx, o)
+	case *updateAnyOp:
+		e.o.Progress("updating from " + o.TemplatePath)
+		return e.updateAny(ctx, o)
+	case *churnOp:
+		e.o.Progress(fmt.Sprintf("churning (%s) from %s in the background", o.Mode, strings.Join(o.TemplatePaths, ", ")))
+		return e.churn(ctx, index, o)
 	case *startCollectingMetricsOp:
 		if e.sampling != nil {
 			return fmt.Errorf("metrics are collected already")
 		}
-		e.startSampling(cmp.Or(o.Name, fmt.Sprintf("op %d", index)), o.Namespaces, labels.SelectorFromSet(o.LabelSelector), 0)
+		e.startSampling(cmp.Or(o.Name, fmt.Sprintf("op %d", index)), o.Namespaces, labels.SelectorFromSet(o.LabelSelector), -1)
 		return nil
 	case *stopCollectingMetricsOp:
 		if e.sampling == nil {
@@ -228,7 +252,7 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 		if o.NodeTemplatePath != nil {
 			node = &v1.Node{}
 			env := maps.Clone(env)
-			env["Index"], env["Count"] = e.nodes+i, o.Count
+			env["Index"], env["Count"] = i, o.Count
 			if err := render(e.tc.File(*o.NodeTemplatePath), env, node); err != nil {
 				return nil, err
 			}
@@ -236,6 +260,12 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 		if node.Labels == nil {
 			node.Labels = map[string]string{}
 		}
+		// Upstream names the node itself, to give it the hostname label
+		// in the same request.
+		if node.Name == "" {
+			node.Name = node.GenerateName + utilrand.String(5)
+		}
+		node.Labels[v1.LabelHostname] = node.Name
 		switch s := o; {
 		case s.NodeAllocatableStrategy != nil:
 			if node.Status.Allocatable == nil {
@@ -332,11 +362,14 @@ func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) e
 	}); err != nil {
 		return err
 	}
-	e.expected[ns] += o.Count
+	// As upstream's runner: the pods left to be scheduled count for the
+	// barriers; otherwise the op waits for as many pods of the namespace,
+	// any of them, to be scheduled.
 	if o.SkipWaitToCompletion {
+		e.expected[ns] += o.Count
 		return nil
 	}
-	if err := e.waitScheduled(ctx, ns, labels.Everything(), e.expected[ns]); err != nil {
+	if err := e.waitPods(ctx, ns, labels.Everything(), o.Count, false); err != nil {
 		return err
 	}
 	if o.CollectMetrics {
@@ -345,6 +378,11 @@ func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) e
 	return nil
 }
 
+// deletePods deletes the pods of a namespace that the selector matches,
+// as upstream's runner does: one by one at deletePodsPerSecond, or all in
+// one request, with the apiserver's default grace; in the background when
+// told to skip waiting. As upstream's, it does not wait for the pods to be
+// gone.
 func (e *executor) deletePods(ctx context.Context, o *deletePodsOp) error {
 	sel := labels.SelectorFromSet(o.LabelSelector)
 	var names []string
@@ -355,28 +393,30 @@ func (e *executor) deletePods(ctx context.Context, o *deletePodsOp) error {
 		}
 	}
 	e.o.Progress(fmt.Sprintf("deleting %d pods in %s", len(names), o.Namespace))
-	zero := int64(0)
-	if err := parallel(ctx, len(names), func(i int) error {
-		err := e.o.Client.CoreV1().Pods(o.Namespace).Delete(ctx, names[i], metav1.DeleteOptions{GracePeriodSeconds: &zero})
-		if apierrors.IsNotFound(err) {
-			return nil
+	pods := e.o.Client.CoreV1().Pods(o.Namespace)
+	del := func(ctx context.Context) error {
+		if o.DeletePodsPerSecond == 0 {
+			return pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel.String()})
 		}
-		return err
-	}); err != nil {
-		return err
-	}
-	if o.SkipWaitToCompletion {
-		return nil
-	}
-	return e.wait(ctx, fmt.Sprintf("the pods of %s deleted", o.Namespace), func() bool {
-		for _, obj := range e.pods.GetStore().List() {
-			p := obj.(*v1.Pod)
-			if p.Namespace == o.Namespace && sel.Matches(labels.Set(p.Labels)) {
-				return false
+		tick := time.NewTicker(time.Second / time.Duration(o.DeletePodsPerSecond))
+		defer tick.Stop()
+		for _, name := range names {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting pod %s/%s: %w", o.Namespace, name, err)
 			}
 		}
-		return true
-	})
+		return nil
+	}
+	if o.SkipWaitToCompletion {
+		e.inBackground(ctx, del)
+		return nil
+	}
+	return del(ctx)
 }
 
 func (e *executor) signal() {
@@ -386,19 +426,30 @@ func (e *executor) signal() {
 	}
 }
 
-// waitScheduled waits until want pods of the namespace that sel matches
-// are scheduled.
-func (e *executor) waitScheduled(ctx context.Context, ns string, sel labels.Selector, want int) error {
-	return e.wait(ctx, fmt.Sprintf("%d pods of %s scheduled", want, ns), func() bool {
+// waitPods waits until want pods of the namespace that sel matches are
+// scheduled or, when attempted, at least tried once: scheduled, or with a
+// PodScheduled condition, as upstream's isAttempted reads it.
+func (e *executor) waitPods(ctx context.Context, ns string, sel labels.Selector, want int, attempted bool) error {
+	what := map[bool]string{false: "scheduled", true: "tried"}[attempted]
+	return e.wait(ctx, fmt.Sprintf("%d pods of %s %s", want, ns, what), func() bool {
 		n := 0
 		for _, obj := range e.pods.GetStore().List() {
 			p := obj.(*v1.Pod)
-			if p.Namespace == ns && p.Spec.NodeName != "" && sel.Matches(labels.Set(p.Labels)) {
+			if p.Namespace == ns && sel.Matches(labels.Set(p.Labels)) && (p.Spec.NodeName != "" || attempted && tried(p)) {
 				n++
 			}
 		}
 		return n >= want
 	})
+}
+
+func tried(p *v1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			return true
+		}
+	}
+	return false
 }
 
 // wait waits for the informer's news until done holds, up to the timeout.
@@ -427,28 +478,41 @@ type sampler struct {
 	name       string
 	namespaces map[string]bool
 	selector   labels.Selector
-	pods       int
-	store      cache.Store
-	// base is the matching pods scheduled before the window.
-	base    int
-	begun   time.Time
-	cpu     time.Duration
-	calls   map[string]float64
-	stop    chan struct{}
-	done    sync.WaitGroup
-	samples []float64
+	// pods is how many pods the window creates; -1 when it watches the
+	// ops between startCollectingMetrics and stopCollectingMetrics, which
+	// count the pods made in it.
+	pods  int
+	store cache.Store
+	// base is the matching pods scheduled before the window, existing
+	// all the matching pods then.
+	base, existing int
+	begun          time.Time
+	cpu            time.Duration
+	calls          map[string]float64
+	stop           chan struct{}
+	done           sync.WaitGroup
+	samples        []float64
 }
 
 // scheduled is how many pods the window has seen scheduled.
 func (s *sampler) scheduled() int {
-	n := 0
+	n, _ := s.count()
+	return n - s.base
+}
+
+// count is how many pods the window watches are scheduled, and how many
+// there are.
+func (s *sampler) count() (scheduled, all int) {
 	for _, obj := range s.store.List() {
 		p := obj.(*v1.Pod)
-		if p.Spec.NodeName != "" && (len(s.namespaces) == 0 || s.namespaces[p.Namespace]) && s.selector.Matches(labels.Set(p.Labels)) {
-			n++
+		if (len(s.namespaces) == 0 || s.namespaces[p.Namespace]) && s.selector.Matches(labels.Set(p.Labels)) {
+			all++
+			if p.Spec.NodeName != "" {
+				scheduled++
+			}
 		}
 	}
-	return n - s.base
+	return scheduled, all
 }
 
 func (e *executor) startSampling(name string, namespaces []string, sel labels.Selector, pods int) {
@@ -457,7 +521,7 @@ func (e *executor) startSampling(name string, namespaces []string, sel labels.Se
 	for _, ns := range namespaces {
 		s.namespaces[ns] = true
 	}
-	s.base = s.scheduled()
+	s.base, s.existing = s.count()
 	e.sampling = s
 	s.done.Add(1)
 	go func() {
@@ -505,6 +569,11 @@ func (e *executor) stopSampling() *sampler {
 func (e *executor) finish() {
 	s := e.stopSampling()
 	m := Measure{Name: s.name, Pods: s.pods, Placed: s.scheduled(), Seconds: time.Since(s.begun).Seconds()}
+	if s.pods < 0 {
+		// A window of startCollectingMetrics: the pods made in it.
+		_, all := s.count()
+		m.Pods = all - s.existing
+	}
 	if m.Seconds > 0 {
 		m.PodsPerSecond = float64(m.Placed) / m.Seconds
 	}

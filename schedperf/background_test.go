@@ -1,0 +1,238 @@
+package schedperf
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"minisched/k8sapiserver"
+)
+
+func TestMain(m *testing.M) {
+	// The embedded apiservers' logs would bury the tests' own.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}
+
+// startCluster starts an embedded apiserver for one test and an executor
+// writing to it, reading templates from a directory of the test's.
+func startCluster(t *testing.T, templates map[string]string) (*executor, kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Close() })
+	client := kubernetes.NewForConfigOrDie(cp.RESTConfig())
+	dir := t.TempDir()
+	for name, text := range templates {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &executor{tc: &TestCase{Dir: dir}, o: Options{Client: client, RESTConfig: cp.RESTConfig(), Timeout: time.Minute, Progress: func(string) {}},
+		expected: map[string]int{}, changed: make(chan struct{}, 1)}
+	return e, client
+}
+
+// TestChurn runs churn's two modes against a real apiserver, as upstream's
+// runner churns: create makes number objects and stops; recreate keeps at
+// most number alive, deleting the oldest in turn, until the workload ends.
+func TestChurn(t *testing.T) {
+	e, client := startCluster(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: churn-}\ndata: {a: b}\n"})
+	ctx := context.Background()
+	ns := "churned"
+	// Every change to the namespace's ConfigMaps, in order.
+	w, err := client.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	next := func() (watch.EventType, string) {
+		ev := <-w.ResultChan()
+		return ev.Type, ev.Object.(*v1.ConfigMap).Name
+	}
+
+	t.Run("recreate", func(t *testing.T) {
+		if err := e.churn(ctx, 0, &churnOp{Mode: "recreate", Number: 2, IntervalMilliseconds: 1, Namespace: &ns, TemplatePaths: []string{"cm.yaml"}}); err != nil {
+			t.Fatal(err)
+		}
+		// Rounds alternate per slot: two made, then those two deleted
+		// oldest first, then two more.
+		var made []string
+		want := []watch.EventType{watch.Added, watch.Added, watch.Deleted, watch.Deleted, watch.Added, watch.Added}
+		for i, wantType := range want {
+			typ, name := next()
+			if typ != wantType {
+				t.Fatalf("change %d: %s %s, want %s", i, typ, name, wantType)
+			}
+			switch typ {
+			case watch.Added:
+				made = append(made, name)
+			case watch.Deleted:
+				if name != made[i-2] {
+					t.Errorf("change %d deleted %s, want the oldest, %s", i, name, made[i-2])
+				}
+			}
+		}
+		if err := e.stopBackground(); err != nil {
+			t.Fatal(err)
+		}
+		list, err := client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(list.Items); n > 2 {
+			t.Errorf("%d ConfigMaps alive, want at most 2", n)
+		}
+		// Drain what the last round did before it stopped.
+		if err := client.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for range len(list.Items) {
+			next()
+		}
+	})
+
+	t.Run("create", func(t *testing.T) {
+		e.background = nil
+		if err := e.churn(ctx, 0, &churnOp{Mode: "create", Number: 3, IntervalMilliseconds: 1, Namespace: &ns, TemplatePaths: []string{"cm.yaml"}}); err != nil {
+			t.Fatal(err)
+		}
+		// The goroutine ends by itself after three rounds.
+		e.running.Wait()
+		list, err := client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(list.Items); n != 3 {
+			t.Errorf("%d ConfigMaps, want the 3 of 3 rounds", n)
+		}
+	})
+}
+
+// TestUpdateAny updates a node and its status from a template, as
+// upstream's updateAny does (Update, then UpdateStatus), each object
+// rendered with its Index.
+func TestUpdateAny(t *testing.T) {
+	e, client := startCluster(t, map[string]string{
+		"node.yaml": "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-{{.Index}}\n  labels: {zone: b}\nspec:\n  unschedulable: false\nstatus:\n  capacity: {pods: \"7\"}\n",
+	})
+	ctx := context.Background()
+	for _, name := range []string{"node-0", "node-1"} {
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"zone": "a"}}, Spec: v1.NodeSpec{Unschedulable: true}}
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two := 2
+	if err := e.updateAny(ctx, &updateAnyOp{TemplatePath: "node.yaml", Count: &two, UpdatePerSecond: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"node-0", "node-1"} {
+		n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Labels["zone"] != "b" || n.Spec.Unschedulable || n.Status.Capacity.Pods().Value() != 7 {
+			t.Errorf("%s: labels %v, unschedulable %t, capacity %v; want the template's", name, n.Labels, n.Spec.Unschedulable, n.Status.Capacity)
+		}
+	}
+	// A namespaced kind without a namespace is refused, as upstream's is.
+	if err := e.updateAny(ctx, &updateAnyOp{TemplatePath: "node.yaml", Namespace: "x"}); err == nil {
+		t.Error("a namespace for a cluster-scoped kind: no error")
+	}
+}
+
+// TestDeletePods deletes the pods a selector matches, as upstream's runner
+// does: at a rate, one by one, or all in one request; in the background
+// when told to skip waiting, until the workload ends.
+func TestDeletePods(t *testing.T) {
+	e, client := startCluster(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	e.pods = factory.Core().V1().Pods().Informer()
+	if _, err := e.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { e.signal() },
+		DeleteFunc: func(any) { e.signal() },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	// Shutdown waits for the informer, which stops with ctx.
+	defer func() { cancel(); factory.Shutdown() }()
+	tests := []struct {
+		name string
+		op   deletePodsOp
+	}{
+		{"at a rate", deletePodsOp{DeletePodsPerSecond: 100}},
+		{"all at once", deletePodsOp{}},
+		{"at a rate, in the background", deletePodsOp{DeletePodsPerSecond: 100, SkipWaitToCompletion: true}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := fmt.Sprintf("del-%d", i)
+			if _, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// Three pods to delete and one the selector spares; unbound,
+			// so the apiserver deletes them at once.
+			for j, role := range []string{"go", "go", "go", "stay"} {
+				p := basePod()
+				p.Name, p.Labels = fmt.Sprintf("p-%d", j), map[string]string{"role": role}
+				if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cache.WaitForCacheSync(ctx.Done(), e.pods.HasSynced)
+			inStore := func() int {
+				n := 0
+				for _, obj := range e.pods.GetStore().List() {
+					if obj.(*v1.Pod).Namespace == ns {
+						n++
+					}
+				}
+				return n
+			}
+			if err := e.wait(ctx, "the pods made", func() bool { return inStore() == 4 }); err != nil {
+				t.Fatal(err)
+			}
+			op := tt.op
+			op.Namespace, op.LabelSelector = ns, map[string]string{"role": "go"}
+			if err := e.deletePods(ctx, &op); err != nil {
+				t.Fatal(err)
+			}
+			// In the background too, the three go before the workload ends.
+			if err := e.wait(ctx, "the pods deleted", func() bool { return inStore() == 1 }); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.stopBackground(); err != nil {
+				t.Fatal(err)
+			}
+			e.background = nil
+			pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pods.Items) != 1 || pods.Items[0].Name != "p-3" {
+				t.Errorf("%d pods left, want p-3 alone: %v", len(pods.Items), pods.Items)
+			}
+		})
+	}
+}
