@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -234,5 +235,78 @@ func TestDeletePods(t *testing.T) {
 				t.Errorf("%d pods left, want p-3 alone: %v", len(pods.Items), pods.Items)
 			}
 		})
+	}
+}
+
+// TestPodsWithVolumes makes pods as upstream's runner does from PV and
+// PVC templates: each pod's claim and volume bound to each other, the
+// claim the pod's one volume; and CSINodes with the strategy's limits.
+func TestPodsWithVolumes(t *testing.T) {
+	e, client := startCluster(t, map[string]string{
+		"pv.yaml":  "apiVersion: v1\nkind: PersistentVolume\nspec:\n  accessModes: [ReadOnlyMany]\n  capacity: {storage: 1Gi}\n  csi: {driver: ebs.csi.aws.com}\n  persistentVolumeReclaimPolicy: Retain\n",
+		"pvc.yaml": "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  annotations: {pv.kubernetes.io/bind-completed: \"true\"}\nspec:\n  accessModes: [ReadOnlyMany]\n  resources: {requests: {storage: 1Gi}}\n",
+	})
+	ctx := context.Background()
+	pv, pvc := "pv.yaml", "pvc.yaml"
+	ns := "vols"
+	op := &createPodsOp{Count: 2, Namespace: &ns, SkipWaitToCompletion: true, SignatureBatchSize: 1,
+		PersistentVolumeTemplatePath: &pv, PersistentVolumeClaimTemplatePath: &pvc}
+	if err := e.createPods(ctx, 0, op); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := map[string]bool{}
+	for _, p := range pods.Items {
+		if len(p.Spec.Volumes) != 1 || p.Spec.Volumes[0].PersistentVolumeClaim == nil {
+			t.Fatalf("pod %s: volumes %+v, want one claim", p.Name, p.Spec.Volumes)
+		}
+		claimed[p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName] = true
+	}
+	for i := range 2 {
+		name := fmt.Sprintf("pvc-%d", i)
+		c, err := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := client.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !claimed[name] || c.Status.Phase != v1.ClaimBound || v.Status.Phase != v1.VolumeBound || v.Spec.ClaimRef == nil ||
+			v.Spec.ClaimRef.Name != name || v.Spec.CSI.VolumeHandle != v.Name || v.Name != fmt.Sprintf("vols-vol-%d", i) {
+			t.Errorf("claim %s (%s, claimed by a pod %t) and volume %s (%s, claim %v, handle %s): want bound to each other",
+				name, c.Status.Phase, claimed[name], v.Name, v.Status.Phase, v.Spec.ClaimRef, v.Spec.CSI.VolumeHandle)
+		}
+	}
+
+	limit := int32(20)
+	nodes := &createNodesOp{Count: 2, NodeAllocatableStrategy: &nodeAllocatableStrategy{
+		NodeAllocatable:    map[v1.ResourceName]string{"attachable-volumes-csi-ebs.csi.aws.com": "20"},
+		CsiNodeAllocatable: map[string]*storagev1.VolumeNodeResources{"ebs.csi.aws.com": {Count: &limit}},
+		MigratedPlugins:    []string{"kubernetes.io/aws-ebs"},
+	}}
+	if err := e.createNodes(ctx, 1, nodes); err != nil {
+		t.Fatal(err)
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 {
+		t.Fatalf("%d nodes, want 2", len(list.Items))
+	}
+	for _, n := range list.Items {
+		c, err := client.StorageV1().CSINodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := c.Spec.Drivers
+		if len(d) != 1 || d[0].Name != "ebs.csi.aws.com" || d[0].Allocatable == nil || *d[0].Allocatable.Count != 20 ||
+			c.Annotations[v1.MigratedPluginsAnnotationKey] != "kubernetes.io/aws-ebs" || n.Labels[v1.LabelHostname] != n.Name {
+			t.Errorf("node %s (labels %v): CSINode drivers %+v, annotations %v", n.Name, n.Labels, d, c.Annotations)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,10 +28,13 @@ type createNodesOp struct {
 	TemplateParams           map[string]any           `json:"templateParams"`
 }
 
-// nodeAllocatableStrategy sets allocatable resources on every node; CSI
-// node limits (csiNodeAllocatable) are not interpreted.
+// nodeAllocatableStrategy sets allocatable resources on every node and,
+// for CSI drivers, on its CSINode (which names the in-tree plugins
+// migrated to CSI).
 type nodeAllocatableStrategy struct {
-	NodeAllocatable map[v1.ResourceName]string `json:"nodeAllocatable"`
+	NodeAllocatable    map[v1.ResourceName]string                `json:"nodeAllocatable"`
+	CsiNodeAllocatable map[string]*storagev1.VolumeNodeResources `json:"csiNodeAllocatable"`
+	MigratedPlugins    []string                                  `json:"migratedPlugins"`
 }
 
 // labelNodeStrategy labels the nodes with the values in turn.
@@ -64,6 +68,10 @@ type createPodsOp struct {
 	TemplateParams          map[string]any `json:"templateParams"`
 	SignatureBatchSize      int            `json:"signatureBatchSize"`
 	SignatureBatchSizeParam string         `json:"signatureBatchSizeParam"`
+	// Each pod gets a claim of its own, bound to a volume of its own,
+	// from these templates.
+	PersistentVolumeTemplatePath      *string `json:"persistentVolumeTemplatePath"`
+	PersistentVolumeClaimTemplatePath *string `json:"persistentVolumeClaimTemplatePath"`
 }
 
 // createPodSetsOp is Count createPods ops, each in its namespace

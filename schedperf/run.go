@@ -298,8 +298,13 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 	}
 	e.nodes += o.Count
 	return parallel(ctx, len(nodes), func(i int) error {
-		_, err := e.o.Client.CoreV1().Nodes().Create(ctx, nodes[i], metav1.CreateOptions{})
-		return err
+		if _, err := e.o.Client.CoreV1().Nodes().Create(ctx, nodes[i], metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if s := o.NodeAllocatableStrategy; s != nil && len(s.CsiNodeAllocatable) > 0 {
+			return e.createCSINode(ctx, nodes[i].Name, s)
+		}
+		return nil
 	})
 }
 
@@ -355,8 +360,17 @@ func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) e
 		}
 		e.startSampling(fmt.Sprintf("op %d", index), []string{ns}, labels.Everything(), o.Count)
 	}
+	volumes, err := e.volumeTemplates(o)
+	if err != nil {
+		return err
+	}
 	e.o.Progress(fmt.Sprintf("creating %d pods in %s", o.Count, ns))
 	if err := parallel(ctx, len(pods), func(i int) error {
+		if volumes != nil {
+			if err := volumes.bind(ctx, e, ns, i, pods[i]); err != nil {
+				return err
+			}
+		}
 		_, err := e.o.Client.CoreV1().Pods(ns).Create(ctx, pods[i], metav1.CreateOptions{})
 		return err
 	}); err != nil {
