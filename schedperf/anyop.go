@@ -138,15 +138,24 @@ func (e *executor) resource(path, namespace string, env map[string]any) (dynamic
 	return e.any.dynamic.Resource(mapping.Resource), obj, nil
 }
 
-func (e *executor) createAny(ctx context.Context, o *createAnyOp) error {
-	if o.Namespace != "" {
-		if err := e.ensureNamespace(ctx, o.Namespace); err != nil {
-			return err
+// anyCount makes the namespace an op of any kind names, as upstream's
+// runner does, and returns how many objects the op writes (1 unless set).
+func (e *executor) anyCount(ctx context.Context, namespace string, count *int) (int, error) {
+	if namespace != "" {
+		if err := e.ensureNamespace(ctx, namespace); err != nil {
+			return 0, err
 		}
 	}
-	count := 1
-	if o.Count != nil {
-		count = *o.Count
+	if count == nil {
+		return 1, nil
+	}
+	return *count, nil
+}
+
+func (e *executor) createAny(ctx context.Context, o *createAnyOp) error {
+	count, err := e.anyCount(ctx, o.Namespace, o.Count)
+	if err != nil {
+		return err
 	}
 	for i := range count {
 		env := maps.Clone(o.TemplateParams)
@@ -191,14 +200,9 @@ type updateAnyOp struct {
 }
 
 func (e *executor) updateAny(ctx context.Context, o *updateAnyOp) error {
-	if o.Namespace != "" {
-		if err := e.ensureNamespace(ctx, o.Namespace); err != nil {
-			return err
-		}
-	}
-	count := 1
-	if o.Count != nil {
-		count = *o.Count
+	count, err := e.anyCount(ctx, o.Namespace, o.Count)
+	if err != nil {
+		return err
 	}
 	var tick <-chan time.Time
 	if o.UpdatePerSecond > 0 {

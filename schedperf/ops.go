@@ -238,6 +238,14 @@ func resolve(op any, params map[string]any) error {
 		*n = v
 		return err
 	}
+	// optionalCount sets a count that is unset (nil) unless given.
+	optionalCount := func(n **int, name string) error {
+		if name == "" {
+			return nil
+		}
+		*n = new(int)
+		return count(*n, name)
+	}
 	switch o := op.(type) {
 	case *createNodesOp:
 		if err := count(&o.Count, o.CountParam); err != nil {
@@ -247,11 +255,8 @@ func resolve(op any, params map[string]any) error {
 	case *createNamespacesOp:
 		return count(&o.Count, o.CountParam)
 	case *createAnyOp:
-		if o.CountParam != "" {
-			o.Count = new(int)
-			if err := count(o.Count, o.CountParam); err != nil {
-				return err
-			}
+		if err := optionalCount(&o.Count, o.CountParam); err != nil {
+			return err
 		}
 		if o.TemplatePath == "" {
 			return fmt.Errorf("createAny: templatePath must be set")
@@ -276,11 +281,8 @@ func resolve(op any, params map[string]any) error {
 		}
 		return resolveTemplateParams(o.TemplateParams, params)
 	case *updateAnyOp:
-		if o.CountParam != "" {
-			o.Count = new(int)
-			if err := count(o.Count, o.CountParam); err != nil {
-				return err
-			}
+		if err := optionalCount(&o.Count, o.CountParam); err != nil {
+			return err
 		}
 		if o.TemplatePath == "" {
 			return fmt.Errorf("updateAny: templatePath must be set")
