@@ -260,12 +260,6 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 		if node.Labels == nil {
 			node.Labels = map[string]string{}
 		}
-		// Upstream names the node itself, to give it the hostname label
-		// in the same request.
-		if node.Name == "" {
-			node.Name = node.GenerateName + utilrand.String(5)
-		}
-		node.Labels[v1.LabelHostname] = node.Name
 		switch s := o; {
 		case s.NodeAllocatableStrategy != nil:
 			if node.Status.Allocatable == nil {
@@ -298,11 +292,25 @@ func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp)
 	}
 	e.nodes += o.Count
 	return parallel(ctx, len(nodes), func(i int) error {
-		if _, err := e.o.Client.CoreV1().Nodes().Create(ctx, nodes[i], metav1.CreateOptions{}); err != nil {
-			return err
+		node := nodes[i]
+		// Upstream names the node itself, to give it the hostname label
+		// in the same request, and tries another name if one is taken.
+		named := node.Name != ""
+		for try := 1; ; try++ {
+			if !named {
+				node.Name = node.GenerateName + utilrand.String(5)
+			}
+			node.Labels[v1.LabelHostname] = node.Name
+			_, err := e.o.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+			if err == nil {
+				break
+			}
+			if named || !apierrors.IsAlreadyExists(err) || try == 5 {
+				return err
+			}
 		}
 		if s := o.NodeAllocatableStrategy; s != nil && len(s.CsiNodeAllocatable) > 0 {
-			return e.createCSINode(ctx, nodes[i].Name, s)
+			return e.createCSINode(ctx, node.Name, s)
 		}
 		return nil
 	})
