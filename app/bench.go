@@ -18,9 +18,12 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"minisched/controllers"
 	"minisched/event"
 	"minisched/history"
 	"minisched/k8sapiserver"
@@ -123,7 +126,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 
 	if *runOne != "" {
 		plugins := schedperf.NewPlugins()
-		m, err := benchOnce(ctx, *runOne, tc, ops, cfg, o.outOfTree, plugins, *timeout, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
+		m, err := benchOnce(ctx, *runOne, tc, tc.Gates(w), ops, cfg, o.outOfTree, plugins, *timeout, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
 		if err != nil {
 			return err
 		}
@@ -246,14 +249,15 @@ func benchConfig(path string, tc *schedperf.TestCase) (*config.KubeSchedulerConf
 // benchOnce runs the workload once on a fresh control plane with one
 // scheduler. minisched records every event in a history, as the dashboard's
 // process does, and its plugins' times in plugins.
-func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, ops []any, cfg *config.KubeSchedulerConfiguration,
+func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, gates map[string]bool, ops []any, cfg *config.KubeSchedulerConfiguration,
 	outOfTree frameworkruntime.Registry, plugins *schedperf.Plugins, timeout time.Duration, progress func(string)) ([]schedperf.Measure, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The admission plugins upstream's scheduler_perf turns off: its
 	// templates set a pod's priority without a class.
 	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{
-		DisableAdmissionPlugins: append(k8sapiserver.DefaultDisabledAdmissionPlugins(), "Priority")})
+		DisableAdmissionPlugins: append(k8sapiserver.DefaultDisabledAdmissionPlugins(), "Priority"),
+		RuntimeConfig:           schedperf.RuntimeConfig(gates)})
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +266,11 @@ func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, ops []
 	if err != nil {
 		return nil, err
 	}
+	mgr, err := controllers.Start(ctx, controllers.Config{RESTConfig: cp.RESTConfig(), Controllers: benchControllers(gates)})
+	if err != nil {
+		return nil, err
+	}
+	defer mgr.Close()
 	if which == kubeScheduler {
 		if err := schedperf.StartKubeScheduler(ctx, client, cfg, outOfTree); err != nil {
 			return nil, err
@@ -279,6 +288,18 @@ func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, ops []
 		return nil, err
 	}
 	return res.Measures, nil
+}
+
+// benchControllers are the controllers scheduler_perf's cluster runs beside
+// the scheduler (mustSetupCluster): the garbage collector and the namespace
+// controller, and the resourceclaim controller, which makes the claims of
+// pods' templates, when the workload turns DRA on.
+func benchControllers(gates map[string]bool) []string {
+	ctrls := []string{names.GarbageCollectorController, names.NamespaceController}
+	if gates[string(features.DynamicResourceAllocation)] {
+		ctrls = append(ctrls, names.ResourceClaimController)
+	}
+	return ctrls
 }
 
 // listWorkloads prints every workload, supported or skipped with why.

@@ -41,7 +41,8 @@ type benchJSON struct {
 // cache, on minisched and on kube-scheduler, each run in a process of its
 // own (this test binary as minisched): both place every measured pod, and
 // minisched's plugins report their calls at the points the workload
-// exercises.
+// exercises. Under -short (the race detector's pass) it runs the cases
+// marked short: the others add no code of their own to race.
 func TestBench(t *testing.T) {
 	// The runs' processes are this binary; they are minisched with it.
 	t.Setenv("MINISCHED_AS_MAIN", "1")
@@ -50,22 +51,31 @@ func TestBench(t *testing.T) {
 		pods     int
 		// plugins are point/plugin pairs that must have been called.
 		plugins []string
-		// bindings is the bindings a measured pod, when not one.
-		bindings string
+		// apiCalls is a figure of the API calls per pod the report must
+		// show; one binding per pod when empty.
+		apiCalls string
+		short    bool
 	}{
 		{"SchedulingBasic/5Nodes", 10, []string{"PreFilter/NodeResourcesFit", "Filter/NodeResourcesFit", "Filter/TaintToleration",
-			"Score/NodeResourcesBalancedAllocation", "Reserve/VolumeBinding", "Bind/DefaultBinder"}, ""},
-		{"TopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Filter/PodTopologySpread", "PreScore/PodTopologySpread", "Bind/DefaultBinder"}, ""},
+			"Score/NodeResourcesBalancedAllocation", "Reserve/VolumeBinding", "Bind/DefaultBinder"}, "", true},
+		{"TopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Filter/PodTopologySpread", "PreScore/PodTopologySpread", "Bind/DefaultBinder"}, "", false},
 		// createAny makes a Service, whose selector the default
 		// constraints spread the pods by.
-		{"DefaultTopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Score/PodTopologySpread", "Bind/DefaultBinder"}, ""},
+		{"DefaultTopologySpreading/5Nodes", 10, []string{"PreFilter/PodTopologySpread", "Score/PodTopologySpread", "Bind/DefaultBinder"}, "", false},
 		// Pods made unschedulable by six plugins, a barrier until each
 		// was tried, then updateAny (a resize among them) to free them:
 		// the window watches the 60 of them.
 		{"EventHandlingPodUpdate/1Node_10Pods", 60, []string{"Filter/NodeUnschedulable", "Filter/TaintToleration",
-			"Filter/NodeResourcesFit", "Filter/PodTopologySpread", "PreEnqueue/SchedulingGates", "Bind/DefaultBinder"}, "POST pods/binding 1.17"},
+			"Filter/NodeResourcesFit", "Filter/PodTopologySpread", "PreEnqueue/SchedulingGates", "Bind/DefaultBinder"}, "POST pods/binding 1.17", false},
+		// DRA: the resourceclaim controller makes each pod's claim from
+		// its template, the plugin allocates it and PreBind writes it.
+		{"SchedulingWithResourceClaimTemplate/fast", 10, []string{"PreFilter/DynamicResources", "Filter/DynamicResources",
+			"Reserve/DynamicResources", "PreBind/DynamicResources", "Bind/DefaultBinder"}, "POST resourceclaims 1.00", true},
 	}
 	for _, tt := range tests {
+		if testing.Short() && !tt.short {
+			continue
+		}
 		t.Run(tt.workload, func(t *testing.T) {
 			page := filepath.Join(t.TempDir(), "report.html")
 			code, stdout, stderr := runCommand(t, "bench", "--against", "kube-scheduler", "--output", "json", "--html", page, tt.workload)
@@ -86,9 +96,9 @@ func TestBench(t *testing.T) {
 					t.Fatalf("%s: want 1 measured window, got %+v", run.Scheduler, run.Measures)
 				}
 				m := run.Measures[0]
-				bindings := cmp.Or(tt.bindings, "POST pods/binding 1.00")
-				if m.Pods != tt.pods || m.Placed != tt.pods || m.PodsPerSecond <= 0 || m.CPUPerPod <= 0 || !strings.Contains(m.APICalls, bindings) {
-					t.Errorf("%s: want %d of %d pods placed, a rate, CPU and %q; got %+v", run.Scheduler, tt.pods, tt.pods, bindings, m)
+				apiCalls := cmp.Or(tt.apiCalls, "POST pods/binding 1.00")
+				if m.Pods != tt.pods || m.Placed != tt.pods || m.PodsPerSecond <= 0 || m.CPUPerPod <= 0 || !strings.Contains(m.APICalls, apiCalls) {
+					t.Errorf("%s: want %d of %d pods placed, a rate, CPU and %q; got %+v", run.Scheduler, tt.pods, tt.pods, apiCalls, m)
 				}
 			}
 			if !seen["minisched"] || !seen["kube-scheduler"] {
@@ -185,9 +195,15 @@ func TestBenchList(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	for _, want := range []string{"SchedulingBasic/5Nodes", "supported", "skipped: op createPodGroups is not interpreted", " supported, ",
-		"the DRA workloads need the resourceclaim controller"} {
+		"createPods with steadyState is not interpreted"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the list lacks %q", want)
+		}
+	}
+	// A DRA workload runs: the bench runs the resourceclaim controller.
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "SchedulingWithResourceClaimTemplate/fast ") && !strings.HasSuffix(line, " supported") {
+			t.Errorf("want it supported: %q", line)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -90,6 +91,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 		s.Authorization.Modes = []string{"RBAC"}
 	}
 	s.Admission.GenericAdmission.DisablePlugins = cp.cfg.DisableAdmissionPlugins
+	maps.Copy(s.APIEnablement.RuntimeConfig, cp.cfg.RuntimeConfig)
 
 	if err := registry.Set(); err != nil {
 		return fmt.Errorf("applying component globals: %w", err)

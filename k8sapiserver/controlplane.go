@@ -69,6 +69,10 @@ type Config struct {
 	// (RESTConfig's own identity is in system:masters and may do anything,
 	// impersonate included). It adds RBAC's bootstrap to the start.
 	RBAC bool
+	// RuntimeConfig is kube-apiserver's --runtime-config: API versions to
+	// serve beyond the defaults (or to turn off), such as
+	// "resource.k8s.io/v1beta2": "true".
+	RuntimeConfig map[string]string
 }
 
 // The defaults of Config's bounds.

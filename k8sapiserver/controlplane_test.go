@@ -121,3 +121,26 @@ func TestDataDirPersists(t *testing.T) {
 		t.Fatalf("node did not survive a restart: %v", err)
 	}
 }
+
+// TestRuntimeConfig: a version kube-apiserver 1.37 does not serve by
+// default is served when RuntimeConfig turns it on, as with --runtime-config.
+func TestRuntimeConfig(t *testing.T) {
+	const gv = "resource.k8s.io/v1beta2"
+	for _, tt := range []struct {
+		name   string
+		cfg    Config
+		served bool
+	}{
+		{"by default", Config{}, false},
+		{"turned on", Config{RuntimeConfig: map[string]string{gv: "true"}}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cp := start(t, tt.cfg)
+			defer cp.Close()
+			_, err := kubernetes.NewForConfigOrDie(cp.RESTConfig()).Discovery().ServerResourcesForGroupVersion(gv)
+			if served := err == nil; served != tt.served {
+				t.Errorf("%s served: %t (%v), want %t", gv, served, err, tt.served)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubernetes/pkg/controlplane"
+	"k8s.io/kubernetes/pkg/features"
 )
 
 type createAnyOp struct {
@@ -32,14 +33,30 @@ type createAnyOp struct {
 }
 
 // served is what kube-apiserver 1.37 serves by default, as minisched's
-// embedded one does: upstream's integration tests enable more (beta
-// versions of resource.k8s.io, for one).
+// embedded one does.
 var served = controlplane.DefaultAPIResourceConfigSource()
 
+// RuntimeConfig is the --runtime-config scheduler_perf gives its apiserver
+// (mustSetupCluster) for a workload with these feature gates: every version
+// of resource.k8s.io when DRA is on, scheduling.k8s.io/v1beta1 for pod
+// groups.
+func RuntimeConfig(gates map[string]bool) map[string]string {
+	rc := map[string]string{}
+	if gates[string(features.DynamicResourceAllocation)] {
+		for _, gv := range []string{"v1", "v1beta2", "v1beta1", "v1alpha3"} {
+			rc["resource.k8s.io/"+gv] = "true"
+		}
+	}
+	if gates[string(features.GenericWorkload)] {
+		rc["scheduling.k8s.io/v1beta1"] = "true"
+	}
+	return rc
+}
+
 // checkServed skips a workload whose op writes an API version the
-// embedded apiserver does not serve, read from each template it names,
-// rendered for its first object.
-func checkServed(tc *TestCase, op any) error {
+// embedded apiserver does not serve, with the workload's runtime config,
+// read from each template it names, rendered for its first object.
+func checkServed(tc *TestCase, op any, runtimeConfig map[string]string) error {
 	var paths []string
 	env := map[string]any{"Index": 0, "Count": 1}
 	switch o := op.(type) {
@@ -52,27 +69,14 @@ func checkServed(tc *TestCase, op any) error {
 		paths = o.TemplatePaths
 	}
 	for _, p := range paths {
-		if err := checkServedTemplate(tc.File(p), env); err != nil {
+		obj := &unstructured.Unstructured{Object: map[string]any{}}
+		if err := render(tc.File(p), env, &obj.Object); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func checkServedTemplate(path string, env map[string]any) error {
-	obj := &unstructured.Unstructured{Object: map[string]any{}}
-	if err := render(path, env, &obj.Object); err != nil {
-		return err
-	}
-	gv := obj.GroupVersionKind().GroupVersion()
-	if !served.GroupVersionConfigs[gv] {
-		return &SkipError{Reason: fmt.Sprintf("%s writes %s, which kube-apiserver 1.37 does not serve by default (nor minisched's)", filepath.Base(path), gv)}
-	}
-	// Upstream's DRA workloads run with the resourceclaim controller
-	// (claims from templates) beside the scheduler; the bench's control
-	// planes are bare.
-	if gv.Group == "resource.k8s.io" {
-		return &SkipError{Reason: fmt.Sprintf("%s writes %s: the DRA workloads need the resourceclaim controller, which the bench does not run", filepath.Base(path), gv.Group)}
+		gv := obj.GroupVersionKind().GroupVersion()
+		if !served.GroupVersionConfigs[gv] && runtimeConfig[gv.String()] != "true" {
+			return &SkipError{Reason: fmt.Sprintf("%s writes %s, which kube-apiserver 1.37 does not serve by default, nor with the workload's feature gates", filepath.Base(p), gv)}
+		}
 	}
 	return nil
 }

@@ -68,6 +68,13 @@ type createPodsOp struct {
 	TemplateParams          map[string]any `json:"templateParams"`
 	SignatureBatchSize      int            `json:"signatureBatchSize"`
 	SignatureBatchSizeParam string         `json:"signatureBatchSizeParam"`
+	// SteadyState keeps Count pods pending for Duration, each pod deleted
+	// once scheduled and another made; minisched does not interpret it yet,
+	// so a workload that sets it is skipped.
+	SteadyState      bool   `json:"steadyState"`
+	SteadyStateParam string `json:"steadyStateParam"`
+	Duration         string `json:"duration"`
+	DurationParam    string `json:"durationParam"`
 	// Each pod gets a claim of its own, bound to a volume of its own,
 	// from these templates.
 	PersistentVolumeTemplatePath      *string `json:"persistentVolumeTemplatePath"`
@@ -152,6 +159,8 @@ func decode(raw json.RawMessage) (any, error) {
 		op = &updateAnyOp{}
 	case "churn":
 		op = &churnOp{}
+	case "allocResourceClaims":
+		op = &allocResourceClaimsOp{}
 	default:
 		return nil, &SkipError{Reason: fmt.Sprintf("op %s is not interpreted", head.Opcode)}
 	}
@@ -191,7 +200,7 @@ func Plan(tc *TestCase, w *Workload) ([]any, error) {
 		if err := resolve(op, w.Params); err != nil {
 			return nil, fmt.Errorf("op %d: %w", i, err)
 		}
-		if err := checkServed(tc, op); err != nil {
+		if err := checkServed(tc, op, RuntimeConfig(tc.Gates(w))); err != nil {
 			return nil, err
 		}
 		ops = append(ops, op)
@@ -263,6 +272,16 @@ func resolve(op any, params map[string]any) error {
 		}
 		return resolveTemplateParams(o.TemplateParams, params)
 	case *createPodsOp:
+		if o.SteadyStateParam != "" {
+			on, ok := params[strings.TrimPrefix(o.SteadyStateParam, "$")].(bool)
+			if !ok {
+				return fmt.Errorf("createPods: parameter %s is not a boolean", o.SteadyStateParam)
+			}
+			o.SteadyState = on
+		}
+		if o.SteadyState {
+			return &SkipError{Reason: "createPods with steadyState is not interpreted"}
+		}
 		if err := count(&o.Count, o.CountParam); err != nil {
 			return err
 		}

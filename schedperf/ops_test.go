@@ -43,16 +43,20 @@ func TestResolveTemplateParams(t *testing.T) {
 }
 
 // TestCheckServed: a createAny writing an API version the embedded
-// apiserver does not serve, or a DRA object, skips its workload, saying
-// why; a Service runs.
+// apiserver does not serve skips its workload, saying why; with the
+// workload's gates, the versions scheduler_perf turns on are served too.
 func TestCheckServed(t *testing.T) {
 	dir := t.TempDir()
+	dra := map[string]bool{"DynamicResourceAllocation": true}
 	tests := []struct {
 		name, template, wantSkip string
+		gates                    map[string]bool
 	}{
-		{"a Service", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n", ""},
-		{"a version not served", "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: c}\n", "does not serve by default"},
-		{"a DRA object", "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c-{{.Index}}}\n", "need the resourceclaim controller"},
+		{"a Service", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n", "", nil},
+		{"a version not served", "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: c}\n", "does not serve by default", nil},
+		{"a beta version a DRA workload turns on", "apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: c}\n", "", dra},
+		{"a DRA object", "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c-{{.Index}}}\n", "", nil},
+		{"a pod group without its gate", "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\n", "nor with the workload's feature gates", dra},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +64,7 @@ func TestCheckServed(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, path), []byte(tt.template), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			err := checkServed(&TestCase{Dir: dir}, &createAnyOp{TemplatePath: path})
+			err := checkServed(&TestCase{Dir: dir}, &createAnyOp{TemplatePath: path}, RuntimeConfig(tt.gates))
 			var skip *SkipError
 			switch {
 			case tt.wantSkip == "" && err != nil:

@@ -225,6 +225,8 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 	case *churnOp:
 		e.o.Progress(fmt.Sprintf("churning (%s) from %s in the background", o.Mode, strings.Join(o.TemplatePaths, ", ")))
 		return e.churn(ctx, index, o)
+	case *allocResourceClaimsOp:
+		return e.allocResourceClaims(ctx, o)
 	case *startCollectingMetricsOp:
 		if e.sampling != nil {
 			return fmt.Errorf("metrics are collected already")
