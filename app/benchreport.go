@@ -112,7 +112,7 @@ func (r *htmlReport) runs(rep *benchReport) {
 			colour := colours[seen[run.Scheduler]%len(colours)]
 			seen[run.Scheduler]++
 			for _, m := range run.Measures {
-				h := htmlRun{Round: i + 1, Scheduler: run.Scheduler, Window: m.Name, Placed: m.Placed, Pods: m.Pods,
+				h := htmlRun{Round: i + 1, Scheduler: run.Scheduler, Window: m.Name + backlogWords(m), Placed: m.Placed, Pods: m.Pods,
 					PodsPerSecond: fmt.Sprintf("%.1f", m.PodsPerSecond), CPUPerPod: fmt.Sprintf("%.2f ms", m.CPUPerPod),
 					Throughput: throughputWords(m.Throughput), APICalls: m.APICalls, Colour: colour}
 				r.Runs = append(r.Runs, h)

@@ -68,3 +68,37 @@ func TestHTMLReportLayout(t *testing.T) {
 		t.Errorf("the page draws %d lines, want 2", n)
 	}
 }
+
+// TestRatioWords: the ratio line says whether both schedulers placed every
+// pod; a steady state's backlog, made and pending by design, does not count
+// against it.
+func TestRatioWords(t *testing.T) {
+	tests := []struct {
+		name       string
+		mini, kube schedperf.Measure
+		want       string
+	}{
+		{"every pod placed", schedperf.Measure{Pods: 10, Placed: 10, PodsPerSecond: 20}, schedperf.Measure{Pods: 10, Placed: 10, PodsPerSecond: 10},
+			"2.00 (means over the rounds: 20.0 / 10.0); both placed every pod"},
+		{"a pod left", schedperf.Measure{Pods: 10, Placed: 9, PodsPerSecond: 9}, schedperf.Measure{Pods: 10, Placed: 10, PodsPerSecond: 9},
+			"every pod placed: minisched false, kube-scheduler true"},
+		{"a steady state's backlog", schedperf.Measure{Pods: 412, Placed: 410, Backlog: 10, PodsPerSecond: 41}, schedperf.Measure{Pods: 358, Placed: 357, Backlog: 10, PodsPerSecond: 35.7},
+			"both placed every pod"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &benchReport{}
+			rep.Rounds = append(rep.Rounds, struct {
+				Runs []benchRun `json:"runs"`
+			}{Runs: []benchRun{{Scheduler: "minisched", Measures: []schedperf.Measure{tt.mini}}, {Scheduler: kubeScheduler, Measures: []schedperf.Measure{tt.kube}}}})
+			var out bytes.Buffer
+			writeBench(&out, rep)
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("got\n%s\nwant %q", out.String(), tt.want)
+			}
+			if tt.mini.Backlog > 0 && !strings.Contains(out.String(), "410 of 412 pods placed (a steady state with a backlog of 10)") {
+				t.Errorf("the window's line does not name the backlog:\n%s", out.String())
+			}
+		})
+	}
+}

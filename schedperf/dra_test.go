@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // TestAllocResourceClaims allocates claims against a real apiserver as
@@ -24,7 +25,7 @@ func TestAllocResourceClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 		slice := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "slice-" + node},
-			Spec: resourceapi.ResourceSliceSpec{Driver: driver, NodeName: ptr(node),
+			Spec: resourceapi.ResourceSliceSpec{Driver: driver, NodeName: ptr.To(node),
 				Pool:    resourceapi.ResourcePool{Name: node, ResourceSliceCount: 1},
 				Devices: []resourceapi.Device{{Name: "dev-0"}, {Name: "dev-1"}}}}
 		if _, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {

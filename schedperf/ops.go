@@ -14,6 +14,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -68,17 +69,50 @@ type createPodsOp struct {
 	TemplateParams          map[string]any `json:"templateParams"`
 	SignatureBatchSize      int            `json:"signatureBatchSize"`
 	SignatureBatchSizeParam string         `json:"signatureBatchSizeParam"`
-	// SteadyState keeps Count pods pending for Duration, each pod deleted
-	// once scheduled and another made; minisched does not interpret it yet,
-	// so a workload that sets it is skipped.
-	SteadyState      bool   `json:"steadyState"`
-	SteadyStateParam string `json:"steadyStateParam"`
-	Duration         string `json:"duration"`
-	DurationParam    string `json:"durationParam"`
+	// SteadyState keeps Count pods pending for Duration: each pod of the
+	// namespace is deleted once scheduled, and another made.
+	SteadyState      bool            `json:"steadyState"`
+	SteadyStateParam string          `json:"steadyStateParam"`
+	Duration         metav1.Duration `json:"duration"`
+	DurationParam    string          `json:"durationParam"`
 	// Each pod gets a claim of its own, bound to a volume of its own,
 	// from these templates.
 	PersistentVolumeTemplatePath      *string `json:"persistentVolumeTemplatePath"`
 	PersistentVolumeClaimTemplatePath *string `json:"persistentVolumeClaimTemplatePath"`
+}
+
+// steadyState reads the steady state's parameters and checks them as
+// upstream's runner does.
+func (o *createPodsOp) steadyState(params map[string]any) error {
+	if o.DurationParam != "" {
+		text, ok := params[strings.TrimPrefix(o.DurationParam, "$")].(string)
+		if !ok {
+			return fmt.Errorf("createPods: parameter %s is not a duration", o.DurationParam)
+		}
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return fmt.Errorf("createPods: parameter %s: %w", o.DurationParam, err)
+		}
+		o.Duration.Duration = d
+	}
+	if o.SteadyStateParam != "" {
+		on, ok := params[strings.TrimPrefix(o.SteadyStateParam, "$")].(bool)
+		if !ok {
+			return fmt.Errorf("createPods: parameter %s is not a boolean", o.SteadyStateParam)
+		}
+		o.SteadyState = on
+	}
+	switch {
+	case o.CollectMetrics && o.SkipWaitToCompletion:
+		return fmt.Errorf("createPods: collectMetrics and skipWaitToCompletion cannot be true at the same time")
+	case o.SteadyState && o.SkipWaitToCompletion:
+		return fmt.Errorf("createPods: skipWaitToCompletion and steadyState cannot be true at the same time")
+	case o.SteadyState && o.Duration.Duration <= 0:
+		return fmt.Errorf("createPods: in a steady state, the duration must be > 0")
+	case o.SteadyState && o.PersistentVolumeClaimTemplatePath != nil:
+		return &SkipError{Reason: "createPods with steadyState and volume templates is not interpreted"}
+	}
+	return nil
 }
 
 // createPodSetsOp is Count createPods ops, each in its namespace
@@ -272,16 +306,6 @@ func resolve(op any, params map[string]any) error {
 		}
 		return resolveTemplateParams(o.TemplateParams, params)
 	case *createPodsOp:
-		if o.SteadyStateParam != "" {
-			on, ok := params[strings.TrimPrefix(o.SteadyStateParam, "$")].(bool)
-			if !ok {
-				return fmt.Errorf("createPods: parameter %s is not a boolean", o.SteadyStateParam)
-			}
-			o.SteadyState = on
-		}
-		if o.SteadyState {
-			return &SkipError{Reason: "createPods with steadyState is not interpreted"}
-		}
 		if err := count(&o.Count, o.CountParam); err != nil {
 			return err
 		}
@@ -297,6 +321,9 @@ func resolve(op any, params map[string]any) error {
 		}
 		if o.SignatureBatchSize == 0 {
 			o.SignatureBatchSize = 1
+		}
+		if err := o.steadyState(params); err != nil {
+			return err
 		}
 		return resolveTemplateParams(o.TemplateParams, params)
 	case *updateAnyOp:

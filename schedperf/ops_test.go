@@ -9,6 +9,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // TestResolveTemplateParams: "$name" takes the workload's parameter, and
@@ -76,8 +80,8 @@ func TestCheckServed(t *testing.T) {
 	}
 }
 
-// TestPlanReadsOps: the ops of churn, updateAny, a barrier and a rate of
-// deletes are read as upstream's runner validates them, with parameters
+// TestPlanReadsOps: the ops of churn, updateAny, a barrier, a rate of
+// deletes and a steady state are read as upstream's runner validates them, with parameters
 // put in; a value upstream refuses is an error, not a skip.
 func TestPlanReadsOps(t *testing.T) {
 	tests := []struct {
@@ -94,7 +98,7 @@ func TestPlanReadsOps(t *testing.T) {
 		{name: "churn without a template", op: `{"opcode": "churn", "mode": "create"}`, wantErr: "templatePaths"},
 		{name: "updateAny with a count parameter", op: `{"opcode": "updateAny", "countParam": "$pods", "templatePath": "u.yaml", "updatePerSecond": 100, "subresources": ["resize"]}`,
 			params: map[string]any{"pods": 20.0},
-			want:   &updateAnyOp{Opcode: "updateAny", Count: ptr(20), CountParam: "$pods", TemplatePath: "u.yaml", UpdatePerSecond: 100, Subresources: []string{"resize"}}},
+			want:   &updateAnyOp{Opcode: "updateAny", Count: ptr.To(20), CountParam: "$pods", TemplatePath: "u.yaml", UpdatePerSecond: 100, Subresources: []string{"resize"}}},
 		{name: "updateAny without a template", op: `{"opcode": "updateAny"}`, wantErr: "templatePath"},
 		{name: "a barrier by default", op: `{"opcode": "barrier"}`, want: &barrierOp{Opcode: "barrier", StageRequirement: "Scheduled"}},
 		{name: "a barrier for pods tried", op: `{"opcode": "barrier", "stageRequirement": "Attempted"}`, want: &barrierOp{Opcode: "barrier", StageRequirement: "Attempted"}},
@@ -104,11 +108,21 @@ func TestPlanReadsOps(t *testing.T) {
 		{name: "pod sets, unrolled", op: `{"opcode": "createPodSets", "countParam": "$sets", "namespacePrefix": "init-ns", "createPodsOp": {"opcode": "createPods", "countParam": "$pods"}}`,
 			params: map[string]any{"sets": 2.0, "pods": 3.0},
 			want: []any{
-				&createPodsOp{Opcode: "createPods", Count: 3, CountParam: "$pods", Namespace: ptr("init-ns-0"), SignatureBatchSize: 1},
-				&createPodsOp{Opcode: "createPods", Count: 3, CountParam: "$pods", Namespace: ptr("init-ns-1"), SignatureBatchSize: 1},
+				&createPodsOp{Opcode: "createPods", Count: 3, CountParam: "$pods", Namespace: ptr.To("init-ns-0"), SignatureBatchSize: 1},
+				&createPodsOp{Opcode: "createPods", Count: 3, CountParam: "$pods", Namespace: ptr.To("init-ns-1"), SignatureBatchSize: 1},
 			}},
 		{name: "pod sets of another op", op: `{"opcode": "createPodSets", "count": 1, "createPodsOp": {"opcode": "barrier"}}`, wantErr: "createPodsOp is a barrier op"},
 		{name: "deletes at a negative rate", op: `{"opcode": "deletePods", "deletePodsPerSecond": -1}`, wantErr: "negative"},
+		{name: "a steady state from parameters", op: `{"opcode": "createPods", "countParam": "$pods", "steadyStateParam": "$steady", "durationParam": "$duration", "collectMetrics": true}`,
+			params: map[string]any{"pods": 10.0, "steady": true, "duration": "10s"},
+			want: &createPodsOp{Opcode: "createPods", Count: 10, CountParam: "$pods", SteadyState: true, SteadyStateParam: "$steady",
+				Duration: metav1.Duration{Duration: 10 * time.Second}, DurationParam: "$duration", CollectMetrics: true, SignatureBatchSize: 1}},
+		{name: "a steady state without a duration", op: `{"opcode": "createPods", "count": 1, "steadyState": true}`, wantErr: "duration must be > 0"},
+		{name: "a steady state that skips waiting", op: `{"opcode": "createPods", "count": 1, "steadyState": true, "duration": "1s", "skipWaitToCompletion": true}`,
+			wantErr: "skipWaitToCompletion and steadyState"},
+		{name: "metrics of pods not waited for", op: `{"opcode": "createPods", "count": 1, "collectMetrics": true, "skipWaitToCompletion": true}`,
+			wantErr: "collectMetrics and skipWaitToCompletion"},
+		{name: "a duration that is not one", op: `{"opcode": "createPods", "count": 1, "durationParam": "$d"}`, params: map[string]any{"d": "soon"}, wantErr: "parameter $d"},
 	}
 	dir := t.TempDir()
 	for _, name := range []string{"p.yaml", "u.yaml"} {
@@ -139,5 +153,3 @@ func TestPlanReadsOps(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -70,6 +71,9 @@ type Measure struct {
 	// per pod placed (CallsPer).
 	CPUPerPod float64 `json:"cpuPerPod"`
 	APICalls  string  `json:"apiCalls"`
+	// Backlog is the pods a steady state keeps pending throughout: made,
+	// and not to be placed by the window's end.
+	Backlog int `json:"backlog,omitempty"`
 }
 
 // Throughput is upstream's summary of the samples, in pods/s.
@@ -340,35 +344,28 @@ func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) e
 	if err := e.ensureNamespace(ctx, ns); err != nil {
 		return err
 	}
-	template := o.PodTemplatePath
-	if template == nil {
-		template = e.tc.DefaultPodTemplatePath
-	}
-	pods := make([]*v1.Pod, 0, o.Count)
-	for i := range o.Count {
-		p := basePod()
-		if template != nil {
-			p = &v1.Pod{}
-			env := maps.Clone(o.TemplateParams)
-			if env == nil {
-				env = map[string]any{}
-			}
-			env["Index"], env["Count"] = i, o.Count
-			if err := render(e.tc.File(*template), env, p); err != nil {
-				return err
-			}
-		}
-		if p.Labels == nil {
-			p.Labels = map[string]string{}
-		}
-		p.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/o.SignatureBatchSize)
-		pods = append(pods, p)
+	pods, err := e.renderPods(o, o.Count)
+	if err != nil {
+		return err
 	}
 	if o.CollectMetrics {
 		if e.sampling != nil {
 			return fmt.Errorf("metrics collection is overlapping")
 		}
-		e.startSampling(fmt.Sprintf("op %d", index), []string{ns}, labels.Everything(), o.Count)
+		pods := o.Count
+		if o.SteadyState {
+			pods = -1
+		}
+		e.startSampling(fmt.Sprintf("op %d", index), []string{ns}, labels.Everything(), pods)
+	}
+	if o.SteadyState {
+		if err := e.createPodsSteadily(ctx, ns, o, pods); err != nil {
+			return err
+		}
+		if o.CollectMetrics {
+			e.finish()
+		}
+		return nil
 	}
 	volumes, err := e.volumeTemplates(o)
 	if err != nil {
@@ -400,6 +397,37 @@ func (e *executor) createPods(ctx context.Context, index int, o *createPodsOp) e
 		e.finish()
 	}
 	return nil
+}
+
+// renderPods makes count pods from the op's template (or the test case's,
+// or upstream's base pod), with the signature label upstream's runner
+// gives each batch.
+func (e *executor) renderPods(o *createPodsOp, count int) ([]*v1.Pod, error) {
+	template := o.PodTemplatePath
+	if template == nil {
+		template = e.tc.DefaultPodTemplatePath
+	}
+	pods := make([]*v1.Pod, 0, count)
+	for i := range count {
+		p := basePod()
+		if template != nil {
+			p = &v1.Pod{}
+			env := maps.Clone(o.TemplateParams)
+			if env == nil {
+				env = map[string]any{}
+			}
+			env["Index"], env["Count"] = i, count
+			if err := render(e.tc.File(*template), env, p); err != nil {
+				return nil, err
+			}
+		}
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		p.Labels["signature"] = fmt.Sprintf("signature-label-%d", i/o.SignatureBatchSize)
+		pods = append(pods, p)
+	}
+	return pods, nil
 }
 
 // deletePods deletes the pods of a namespace that the selector matches,
@@ -495,27 +523,33 @@ func (e *executor) wait(ctx context.Context, what string, done func() bool) erro
 
 // sampler is upstream's throughput collector: every second, the pods
 // scheduled since the last sample over the time since it, from the first
-// sample that finds a pod scheduled. As upstream's, it counts the
-// scheduled pods the informer holds (the informer's store, not its
-// handlers, which may lag behind it: the waits read the store).
+// sample that finds a pod scheduled. It counts the scheduled pods the
+// informer's store holds, not its handlers' events as upstream's does: the
+// handlers may lag behind the store, which the waits read. The pods a
+// steady state deletes once scheduled are remembered, so that they still
+// count.
 type sampler struct {
 	name       string
 	namespaces map[string]bool
 	selector   labels.Selector
-	// pods is how many pods the window creates; -1 when it watches the
-	// ops between startCollectingMetrics and stopCollectingMetrics, which
-	// count the pods made in it.
+	// pods is how many pods the window creates; -1 when it counts the pods
+	// made in it (the ops between startCollectingMetrics and
+	// stopCollectingMetrics, a steady state).
 	pods  int
 	store cache.Store
 	// base is the matching pods scheduled before the window, existing
 	// all the matching pods then.
 	base, existing int
-	begun          time.Time
-	cpu            time.Duration
-	calls          map[string]float64
-	stop           chan struct{}
-	done           sync.WaitGroup
-	samples        []float64
+	// backlog is the pods a steady state keeps pending throughout.
+	backlog int
+	begun   time.Time
+	cpu     time.Duration
+	calls   map[string]float64
+	stop    chan struct{}
+	done    sync.WaitGroup
+	samples []float64
+	mu      sync.Mutex
+	deleted map[types.UID]bool // guarded by mu
 }
 
 // scheduled is how many pods the window has seen scheduled.
@@ -524,24 +558,32 @@ func (s *sampler) scheduled() int {
 	return n - s.base
 }
 
+// watches says whether the window counts p.
+func (s *sampler) watches(p *v1.Pod) bool {
+	return (len(s.namespaces) == 0 || s.namespaces[p.Namespace]) && s.selector.Matches(labels.Set(p.Labels))
+}
+
 // count is how many pods the window watches are scheduled, and how many
-// there are.
+// there are, the deleted ones included.
 func (s *sampler) count() (scheduled, all int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, obj := range s.store.List() {
 		p := obj.(*v1.Pod)
-		if (len(s.namespaces) == 0 || s.namespaces[p.Namespace]) && s.selector.Matches(labels.Set(p.Labels)) {
-			all++
-			if p.Spec.NodeName != "" {
-				scheduled++
-			}
+		if s.deleted[p.UID] || !s.watches(p) {
+			continue
+		}
+		all++
+		if p.Spec.NodeName != "" {
+			scheduled++
 		}
 	}
-	return scheduled, all
+	return scheduled + len(s.deleted), all + len(s.deleted)
 }
 
 func (e *executor) startSampling(name string, namespaces []string, sel labels.Selector, pods int) {
 	s := &sampler{name: name, namespaces: map[string]bool{}, selector: sel, pods: pods, store: e.pods.GetStore(), begun: time.Now(),
-		cpu: ProcessCPU(), calls: APICalls(), stop: make(chan struct{})}
+		cpu: ProcessCPU(), calls: APICalls(), stop: make(chan struct{}), deleted: map[types.UID]bool{}}
 	for _, ns := range namespaces {
 		s.namespaces[ns] = true
 	}
@@ -592,9 +634,10 @@ func (e *executor) stopSampling() *sampler {
 // finish ends the measured window and keeps its figures.
 func (e *executor) finish() {
 	s := e.stopSampling()
-	m := Measure{Name: s.name, Pods: s.pods, Placed: s.scheduled(), Seconds: time.Since(s.begun).Seconds()}
+	m := Measure{Name: s.name, Pods: s.pods, Placed: s.scheduled(), Backlog: s.backlog, Seconds: time.Since(s.begun).Seconds()}
 	if s.pods < 0 {
-		// A window of startCollectingMetrics: the pods made in it.
+		// A window of startCollectingMetrics, or a steady state: the pods
+		// made in it.
 		_, all := s.count()
 		m.Pods = all - s.existing
 	}

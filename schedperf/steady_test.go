@@ -1,0 +1,108 @@
+package schedperf
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+// TestSteadyState runs a createPods in steady state against a real
+// apiserver, with the test as the scheduler: it binds the first few pods
+// and then no more. Each bound pod is deleted and another made, so the
+// namespace keeps its backlog; the window counts the deleted pods as
+// placed and as made.
+func TestSteadyState(t *testing.T) {
+	e, client := startCluster(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	e.pods = factory.Core().V1().Pods().Informer()
+	factory.Start(ctx.Done())
+	defer func() { cancel(); factory.Shutdown() }()
+
+	const ns, backlog, bound = "steady", 3, 4
+	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ensureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	w, err := client.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// The op runs until the informer has seen each bound pod gone and
+	// another made in its place (its store is then up to date for the
+	// window's count), not for a time: its own duration is far away.
+	opCtx, stop := context.WithCancel(ctx)
+	var mu sync.Mutex
+	made, gone := 0, 0
+	count := func(added, deleted int) {
+		mu.Lock()
+		defer mu.Unlock()
+		made, gone = made+added, gone+deleted
+		if gone == bound && made == backlog+bound {
+			stop()
+		}
+	}
+	handle, err := e.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { count(1, 0) },
+		DeleteFunc: func(any) { count(0, 1) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.pods.RemoveEventHandler(handle) }()
+	// The scheduler: bind the first pods made, then no more.
+	go func() {
+		binds := 0
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*v1.Pod)
+			if !ok || ev.Type != watch.Added {
+				continue
+			}
+			b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name}, Target: v1.ObjectReference{Kind: "Node", Name: "n"}}
+			if err := client.CoreV1().Pods(ns).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+				t.Errorf("binding %s: %v", pod.Name, err)
+				stop()
+				return
+			}
+			if binds++; binds == bound {
+				return
+			}
+		}
+	}()
+	e.o.Timeout = time.Hour
+	op := &createPodsOp{Count: backlog, Namespace: ptr.To(ns), SteadyState: true, Duration: metav1.Duration{Duration: time.Hour},
+		CollectMetrics: true, SignatureBatchSize: 1}
+	if err := e.createPods(opCtx, 0, op); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.measures) != 1 {
+		t.Fatalf("measures %+v, want one window", e.measures)
+	}
+	if m := e.measures[0]; m.Placed != bound || m.Pods != backlog+bound || m.Backlog != backlog {
+		t.Errorf("window: %d of %d placed, backlog %d; want %d of %d, backlog %d", m.Placed, m.Pods, m.Backlog, bound, backlog+bound, backlog)
+	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != backlog {
+		t.Errorf("%d pods left, want the backlog of %d", len(pods.Items), backlog)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" {
+			t.Errorf("%s is bound and still there", p.Name)
+		}
+	}
+}
