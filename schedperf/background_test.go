@@ -51,6 +51,18 @@ func startCluster(t *testing.T, templates map[string]string) (*executor, kuberne
 	return e, client
 }
 
+// watchPods gives e the pod informer the runner gives it, running until
+// the test ends; the context returned ends with it.
+func watchPods(t *testing.T, e *executor, client kubernetes.Interface) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	factory := informers.NewSharedInformerFactory(client, 0)
+	e.pods = factory.Core().V1().Pods().Informer()
+	factory.Start(ctx.Done())
+	// Shutdown waits for the informer, which stops with ctx.
+	t.Cleanup(func() { cancel(); factory.Shutdown() })
+	return ctx
+}
+
 // TestChurn runs churn's two modes against a real apiserver, as upstream's
 // runner churns: create makes number objects and stops; recreate keeps at
 // most number alive, deleting the oldest in turn, until the workload ends.
@@ -165,19 +177,13 @@ func TestUpdateAny(t *testing.T) {
 // when told to skip waiting, until the workload ends.
 func TestDeletePods(t *testing.T) {
 	e, client := startCluster(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	e.pods = factory.Core().V1().Pods().Informer()
+	ctx := watchPods(t, e, client)
 	if _, err := e.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { e.signal() },
 		DeleteFunc: func(any) { e.signal() },
 	}); err != nil {
 		t.Fatal(err)
 	}
-	factory.Start(ctx.Done())
-	// Shutdown waits for the informer, which stops with ctx.
-	defer func() { cancel(); factory.Shutdown() }()
 	tests := []struct {
 		name string
 		op   deletePodsOp

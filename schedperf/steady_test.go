@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
@@ -21,12 +20,7 @@ import (
 // placed and as made.
 func TestSteadyState(t *testing.T) {
 	e, client := startCluster(t, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	e.pods = factory.Core().V1().Pods().Informer()
-	factory.Start(ctx.Done())
-	defer func() { cancel(); factory.Shutdown() }()
+	ctx := watchPods(t, e, client)
 
 	const ns, backlog, bound = "steady", 3, 4
 	if _, err := client.CoreV1().Nodes().Create(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}, metav1.CreateOptions{}); err != nil {
