@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -313,6 +315,62 @@ func TestPodsWithVolumes(t *testing.T) {
 		if len(d) != 1 || d[0].Name != "ebs.csi.aws.com" || d[0].Allocatable == nil || *d[0].Allocatable.Count != 20 ||
 			c.Annotations[v1.MigratedPluginsAnnotationKey] != "kubernetes.io/aws-ebs" || n.Labels[v1.LabelHostname] != n.Name {
 			t.Errorf("node %s (labels %v): CSINode drivers %+v, annotations %v", n.Name, n.Labels, d, c.Annotations)
+		}
+	}
+}
+
+// TestNodeStrategies applies createNodes' strategies as upstream's node
+// preparer does: to the nodes at the list positions the op's nodes would
+// take, in name order. Here the nodes made later sort first, so the
+// strategies land on the nodes of the first op, as they would upstream.
+func TestNodeStrategies(t *testing.T) {
+	e, client := startCluster(t, map[string]string{"node.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: '{{.prefix}}-{{.Index}}'}\n"})
+	ctx := context.Background()
+	tmpl := "node.yaml"
+	op := func(prefix string) *createNodesOp {
+		return &createNodesOp{Count: 2, NodeTemplatePath: &tmpl, TemplateParams: map[string]any{"prefix": prefix}}
+	}
+	steps := []*createNodesOp{op("z"), op("m"), op("a"), op("b")}
+	steps[1].LabelNodePrepareStrategy = &labelNodeStrategy{LabelKey: "zone", LabelValues: []string{"x", "y"}}
+	steps[2].UniqueNodeLabelStrategy = &uniqueNodeLabelStrategy{LabelKey: "unique"}
+	steps[3].NodeAllocatableStrategy = &nodeAllocatableStrategy{NodeAllocatable: map[v1.ResourceName]string{"example.com/foo": "3"},
+		MigratedPlugins: []string{"kubernetes.io/aws-ebs"}}
+	// The ops' nodes take positions 2-3, 4-5 and 6-7 of the lists
+	// [m-0 m-1 z-0 z-1], [a-0 a-1 m-0 m-1 z-0 z-1] and [a-0 ... z-0 z-1]:
+	// z-0 and z-1 each time.
+	for i, o := range steps {
+		if err := e.createNodes(ctx, i, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unique := map[string]bool{}
+	for _, n := range list.Items {
+		wantZone := map[string]string{"z-0": "x", "z-1": "y"}[n.Name]
+		if n.Labels["zone"] != wantZone {
+			t.Errorf("%s: zone %q, want %q", n.Name, n.Labels["zone"], wantZone)
+		}
+		u := n.Labels["unique"]
+		if (u != "") != strings.HasPrefix(n.Name, "z-") || unique[u] {
+			t.Errorf("%s: unique label %q (seen before: %t)", n.Name, u, unique[u])
+		}
+		if u != "" {
+			unique[u] = true
+		}
+		// The allocatable upstream patches onto the node, not its status,
+		// which the apiserver drops.
+		if _, ok := n.Status.Allocatable["example.com/foo"]; ok {
+			t.Errorf("%s: allocatable %v", n.Name, n.Status.Allocatable)
+		}
+		c, err := client.StorageV1().CSINodes().Get(ctx, n.Name, metav1.GetOptions{})
+		switch {
+		case strings.HasPrefix(n.Name, "z-") && (err != nil || c.Annotations[v1.MigratedPluginsAnnotationKey] != "kubernetes.io/aws-ebs"):
+			t.Errorf("%s: CSINode %+v, %v", n.Name, c, err)
+		case !strings.HasPrefix(n.Name, "z-") && !apierrors.IsNotFound(err):
+			t.Errorf("%s has a CSINode: %v", n.Name, err)
 		}
 	}
 }

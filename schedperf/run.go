@@ -19,11 +19,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -245,81 +243,6 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 		return nil
 	}
 	return fmt.Errorf("op %T is not interpreted", op)
-}
-
-func (e *executor) createNodes(ctx context.Context, index int, o *createNodesOp) error {
-	env := maps.Clone(o.TemplateParams)
-	if env == nil {
-		env = map[string]any{}
-	}
-	round := 0
-	build := func(i int) (*v1.Node, error) {
-		node := baseNode(fmt.Sprintf("node-%d-", index))
-		if o.NodeTemplatePath != nil {
-			node = &v1.Node{}
-			env := maps.Clone(env)
-			env["Index"], env["Count"] = i, o.Count
-			if err := render(e.tc.File(*o.NodeTemplatePath), env, node); err != nil {
-				return nil, err
-			}
-		}
-		if node.Labels == nil {
-			node.Labels = map[string]string{}
-		}
-		switch s := o; {
-		case s.NodeAllocatableStrategy != nil:
-			if node.Status.Allocatable == nil {
-				node.Status.Allocatable = node.Status.Capacity.DeepCopy()
-			}
-			for name, q := range s.NodeAllocatableStrategy.NodeAllocatable {
-				v, err := resource.ParseQuantity(q)
-				if err != nil {
-					return nil, fmt.Errorf("nodeAllocatableStrategy %s: %w", name, err)
-				}
-				node.Status.Allocatable[name] = v
-			}
-		case s.LabelNodePrepareStrategy != nil:
-			l := s.LabelNodePrepareStrategy
-			node.Labels[l.LabelKey] = l.LabelValues[round%len(l.LabelValues)]
-			round++
-		case s.UniqueNodeLabelStrategy != nil:
-			node.Labels[s.UniqueNodeLabelStrategy.LabelKey] = fmt.Sprintf("node-%d-%d", index, e.nodes+i)
-		}
-		return node, nil
-	}
-	// The label values go round in the nodes' order, as upstream's do.
-	nodes := make([]*v1.Node, 0, o.Count)
-	for i := range o.Count {
-		n, err := build(i)
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, n)
-	}
-	e.nodes += o.Count
-	return parallel(ctx, len(nodes), func(i int) error {
-		node := nodes[i]
-		// Upstream names the node itself, to give it the hostname label
-		// in the same request, and tries another name if one is taken.
-		named := node.Name != ""
-		for try := 1; ; try++ {
-			if !named {
-				node.Name = node.GenerateName + utilrand.String(5)
-			}
-			node.Labels[v1.LabelHostname] = node.Name
-			_, err := e.o.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-			if err == nil {
-				break
-			}
-			if named || !apierrors.IsAlreadyExists(err) || try == 5 {
-				return err
-			}
-		}
-		if s := o.NodeAllocatableStrategy; s != nil && len(s.CsiNodeAllocatable) > 0 {
-			return e.createCSINode(ctx, node.Name, s)
-		}
-		return nil
-	})
 }
 
 // ensureNamespace creates an op's namespace the first time one names it,

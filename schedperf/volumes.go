@@ -8,11 +8,8 @@ package schedperf
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -75,23 +72,5 @@ func (t *volumeTemplates) bind(ctx context.Context, e *executor, ns string, i in
 	}
 	pod.Spec.Volumes = []v1.Volume{{Name: "vol", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}}}
-	return nil
-}
-
-// csiNode is the CSINode a node gets for the strategy's CSI limits.
-func csiNode(node string, s *nodeAllocatableStrategy) *storagev1.CSINode {
-	c := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node,
-		Annotations: map[string]string{v1.MigratedPluginsAnnotationKey: strings.Join(s.MigratedPlugins, ",")}}}
-	for driver, allocatable := range s.CsiNodeAllocatable {
-		c.Spec.Drivers = append(c.Spec.Drivers, storagev1.CSINodeDriver{Name: driver, NodeID: node, Allocatable: allocatable})
-	}
-	return c
-}
-
-func (e *executor) createCSINode(ctx context.Context, node string, s *nodeAllocatableStrategy) error {
-	_, err := e.o.Client.StorageV1().CSINodes().Create(ctx, csiNode(node, s), metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the CSINode of %s: %w", node, err)
-	}
 	return nil
 }
