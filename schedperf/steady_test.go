@@ -75,7 +75,6 @@ func TestSteadyState(t *testing.T) {
 			}
 		}
 	}()
-	e.o.Timeout = time.Hour
 	op := &createPodsOp{Count: backlog, Namespace: ptr.To(ns), SteadyState: true, Duration: metav1.Duration{Duration: time.Hour},
 		CollectMetrics: true, SignatureBatchSize: 1}
 	if err := e.createPods(opCtx, 0, op); err != nil {
