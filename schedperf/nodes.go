@@ -91,6 +91,9 @@ func (e *executor) prepareNode(ctx context.Context, o *createNodesOp, node strin
 	switch {
 	case o.LabelNodePrepareStrategy != nil:
 		s := o.LabelNodePrepareStrategy
+		if len(s.LabelValues) == 0 {
+			return fmt.Errorf("labelNodePrepareStrategy: no labelValues")
+		}
 		labels = map[string]string{s.LabelKey: s.LabelValues[i%len(s.LabelValues)]}
 	case o.UniqueNodeLabelStrategy != nil:
 		labels = map[string]string{o.UniqueNodeLabelStrategy.LabelKey: string(uuid.NewUUID())}
