@@ -347,6 +347,12 @@ func TestNodeStrategies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Upstream's would divide by zero.
+	noValues := op("c")
+	noValues.LabelNodePrepareStrategy = &labelNodeStrategy{LabelKey: "zone"}
+	if err := e.createNodes(ctx, len(steps), noValues); err == nil || !strings.Contains(err.Error(), "no labelValues") {
+		t.Errorf("a label strategy without values: %v", err)
+	}
 	unique := map[string]bool{}
 	for _, n := range list.Items {
 		wantZone := map[string]string{"z-0": "x", "z-1": "y"}[n.Name]
