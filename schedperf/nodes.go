@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -117,22 +118,20 @@ func (e *executor) prepareCSINode(ctx context.Context, node string, s *nodeAlloc
 	csiNodes := e.o.Client.StorageV1().CSINodes()
 	c, err := csiNodes.Get(ctx, node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		c = &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node, Annotations: map[string]string{}},
-			Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}}}
+		c = &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: node}, Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}}}
 	} else if err != nil {
 		return fmt.Errorf("reading the CSINode of %s: %w", node, err)
 	}
 	for driver, allocatable := range s.CsiNodeAllocatable {
-		i := 0
-		for i < len(c.Spec.Drivers) && c.Spec.Drivers[i].Name != driver {
-			i++
-		}
-		if i == len(c.Spec.Drivers) {
+		i := slices.IndexFunc(c.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == driver })
+		if i < 0 {
+			// A new CSINode names the node as the driver's; upstream's
+			// update of one adds the driver without.
 			d := storagev1.CSINodeDriver{Name: driver}
 			if c.ResourceVersion == "" {
 				d.NodeID = node
 			}
-			c.Spec.Drivers = append(c.Spec.Drivers, d)
+			c.Spec.Drivers, i = append(c.Spec.Drivers, d), len(c.Spec.Drivers)
 		}
 		c.Spec.Drivers[i].Allocatable = allocatable
 	}

@@ -81,9 +81,9 @@ type createPodsOp struct {
 	PersistentVolumeClaimTemplatePath *string `json:"persistentVolumeClaimTemplatePath"`
 }
 
-// steadyState reads the steady state's parameters and checks them as
-// upstream's runner does.
-func (o *createPodsOp) steadyState(params map[string]any) error {
+// validate reads the steady state's parameters and checks the op as
+// upstream's runner does (createPodsOp.isValid).
+func (o *createPodsOp) validate(params map[string]any) error {
 	if o.DurationParam != "" {
 		text, ok := params[strings.TrimPrefix(o.DurationParam, "$")].(string)
 		if !ok {
@@ -218,6 +218,7 @@ func (e *SkipError) Error() string { return "skipped: " + e.Reason }
 // Plan reads the test case's ops with the workload's parameters put in.
 func Plan(tc *TestCase, w *Workload) ([]any, error) {
 	var ops []any
+	runtimeConfig := RuntimeConfig(tc.Gates(w))
 	for i, raw := range tc.WorkloadTemplate {
 		op, err := decode(raw)
 		if err != nil {
@@ -234,7 +235,7 @@ func Plan(tc *TestCase, w *Workload) ([]any, error) {
 		if err := resolve(op, w.Params); err != nil {
 			return nil, fmt.Errorf("op %d: %w", i, err)
 		}
-		if err := checkServed(tc, op, RuntimeConfig(tc.Gates(w))); err != nil {
+		if err := checkServed(tc, op, runtimeConfig); err != nil {
 			return nil, err
 		}
 		ops = append(ops, op)
@@ -322,7 +323,7 @@ func resolve(op any, params map[string]any) error {
 		if o.SignatureBatchSize == 0 {
 			o.SignatureBatchSize = 1
 		}
-		if err := o.steadyState(params); err != nil {
+		if err := o.validate(params); err != nil {
 			return err
 		}
 		return resolveTemplateParams(o.TemplateParams, params)
