@@ -226,6 +226,12 @@ const (
 	Unschedulable QueueName = "unschedulable"
 	// InFlight is where a pod is between Pop and the end of its cycle.
 	InFlight QueueName = "inFlight"
+	// IncompleteGroup holds the pods of a pod group (GenericWorkload) whose
+	// PodGroup object the scheduler has not seen yet.
+	IncompleteGroup QueueName = "incompletePodGroup"
+	// PendingGroup holds the pods of a pod group that came (or came back)
+	// while their group was in its scheduling cycle; they join it after.
+	PendingGroup QueueName = "pendingPodGroup"
 )
 
 // QueueAction says what the queue did with a pod.
@@ -281,6 +287,9 @@ type QueueMove struct {
 	// flight, and for activeQ when its QueueSort plugin gives no key
 	// (viewers then keep arrival order).
 	Order string `json:"order,omitempty"`
+	// PodGroup names the pod group (namespace/name) the pod is queued
+	// with: with GenericWorkload on, a group's pods move together.
+	PodGroup string `json:"podGroup,omitempty"`
 }
 
 // CycleStart opens a scheduling cycle.

@@ -392,7 +392,7 @@ func queueSortPlugin(f framework.Framework) string {
 
 // sortKey is the key of the profile's QueueSort plugin, nil when minisched
 // does not know it: only PrioritySort, kube-scheduler's one, has a key.
-func sortKey(f framework.Framework) func(*queue.PodInfo) string {
+func sortKey(f framework.Framework) func(fwk.QueuedEntityInfo) string {
 	if queueSortPlugin(f) == queuesort.Name {
 		return queue.PrioritySortKey
 	}
@@ -411,10 +411,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	if err := s.gate.Acquire(ctx); err != nil {
 		return err
 	}
-	pi, err := s.queue.Pop()
+	e, err := s.queue.Pop()
 	if err != nil {
 		return err
 	}
+	// Only pods come out: the scheduler does not turn the queue's
+	// GenericWorkload on (pod groups are still to come: issue 34,
+	// docs/design/gang-scheduling.md).
+	pi := e.(*queue.PodInfo)
 	// Pops are counted as upstream's scheduling cycles: a batch serves the
 	// very next pod popped only.
 	s.pops++

@@ -456,8 +456,9 @@ func (h *harness) pop() (string, bool) {
 		return "pop: nothing to pop", true
 	}
 	theirActiveEmpty := len(h.theirs.PodsInActiveQ()) == 0
-	mine, err := h.ours.Pop()
+	e, err := h.ours.Pop()
 	h.must(err)
+	mine := e.(*PodInfo)
 	entity, err := h.theirs.Pop(quiet)
 	h.must(err)
 	theirs := entity.(*framework.QueuedPodInfo)
@@ -754,13 +755,13 @@ func (h *harness) ourViews() map[string]view {
 			timestamp: pi.Timestamp.UnixNano(), initial: stamp(pi.InitialAttemptTimestamp), gating: pi.GatingPlugin,
 			plugins: plugins(pi.UnschedulablePlugins, pi.PendingPlugins), version: pi.Pod.ResourceVersion, expiry: pi.BackoffExpiration}
 	}
-	for _, h := range []*podHeap{q.active, q.backoff.rejected, q.backoff.errored} {
-		for _, pi := range h.items {
-			add(pi)
+	for _, h := range []*entityHeap{q.active, q.backoff.rejected, q.backoff.errored} {
+		for _, e := range h.items {
+			add(e.(*PodInfo))
 		}
 	}
-	for _, pi := range q.unschedulable {
-		add(pi)
+	for _, e := range q.unschedulable {
+		add(e.(*PodInfo))
 	}
 	for _, pi := range q.flight.pods() {
 		views[pi.Pod.Name] = view{where: event.InFlight, attempts: pi.Attempts}

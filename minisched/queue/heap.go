@@ -3,92 +3,101 @@ package queue
 import (
 	"container/heap"
 	"slices"
-
-	"k8s.io/apimachinery/pkg/types"
 )
 
-// podHeap is a priority queue of pods, keyed by UID, ordered by less.
-type podHeap struct {
-	items []*PodInfo
-	index map[types.UID]int
-	less  func(a, b *PodInfo) bool
+// entityHeap is a priority queue of entities, keyed by Entity.key, ordered
+// by less.
+type entityHeap struct {
+	items []Entity
+	index map[string]int
+	less  func(a, b Entity) bool
 }
 
-func newPodHeap(less func(a, b *PodInfo) bool) *podHeap {
-	return &podHeap{index: map[types.UID]int{}, less: less}
+func newEntityHeap(less func(a, b Entity) bool) *entityHeap {
+	return &entityHeap{index: map[string]int{}, less: less}
 }
 
 // heap.Interface, used only through the methods below.
-func (h *podHeap) Len() int           { return len(h.items) }
-func (h *podHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
-func (h *podHeap) Swap(i, j int) {
+func (h *entityHeap) Len() int           { return len(h.items) }
+func (h *entityHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+func (h *entityHeap) Swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.index[h.items[i].uid()] = i
-	h.index[h.items[j].uid()] = j
+	h.index[h.items[i].key()] = i
+	h.index[h.items[j].key()] = j
 }
-func (h *podHeap) Push(x any) {
-	p := x.(*PodInfo)
-	h.index[p.uid()] = len(h.items)
-	h.items = append(h.items, p)
+func (h *entityHeap) Push(x any) {
+	e := x.(Entity)
+	h.index[e.key()] = len(h.items)
+	h.items = append(h.items, e)
 }
-func (h *podHeap) Pop() any {
+func (h *entityHeap) Pop() any {
 	last := h.items[len(h.items)-1]
 	h.items[len(h.items)-1] = nil
 	h.items = h.items[:len(h.items)-1]
-	delete(h.index, last.uid())
+	delete(h.index, last.key())
 	return last
 }
 
-// add inserts p, or replaces and re-sorts the pod with the same UID.
-func (h *podHeap) add(p *PodInfo) {
-	if i, ok := h.index[p.uid()]; ok {
-		h.items[i] = p
+// add inserts e, or replaces and re-sorts the entity with the same key.
+func (h *entityHeap) add(e Entity) {
+	if i, ok := h.index[e.key()]; ok {
+		h.items[i] = e
 		heap.Fix(h, i)
 		return
 	}
-	heap.Push(h, p)
+	heap.Push(h, e)
 }
 
-// fix restores the order after the pod with this UID changed, if it is here.
-func (h *podHeap) fix(uid types.UID) {
-	if i, ok := h.index[uid]; ok {
+// fix restores the order after the entity with this key changed, if it is
+// here.
+func (h *entityHeap) fix(key string) {
+	if i, ok := h.index[key]; ok {
 		heap.Fix(h, i)
 	}
 }
 
-func (h *podHeap) get(uid types.UID) *PodInfo {
-	if i, ok := h.index[uid]; ok {
+func (h *entityHeap) get(key string) Entity {
+	if i, ok := h.index[key]; ok {
 		return h.items[i]
 	}
 	return nil
 }
 
-func (h *podHeap) remove(uid types.UID) *PodInfo {
-	i, ok := h.index[uid]
+func (h *entityHeap) remove(key string) Entity {
+	i, ok := h.index[key]
 	if !ok {
 		return nil
 	}
-	return heap.Remove(h, i).(*PodInfo)
+	return heap.Remove(h, i).(Entity)
 }
 
-func (h *podHeap) peek() *PodInfo {
+func (h *entityHeap) peek() Entity {
 	if len(h.items) == 0 {
 		return nil
 	}
 	return h.items[0]
 }
 
-func (h *podHeap) pop() *PodInfo {
+func (h *entityHeap) pop() Entity {
 	if len(h.items) == 0 {
 		return nil
 	}
-	return heap.Pop(h).(*PodInfo)
+	return heap.Pop(h).(Entity)
 }
 
-// sorted returns the pods in pop order.
-func (h *podHeap) sorted() []*PodInfo {
-	pods := slices.Clone(h.items)
-	slices.SortFunc(pods, func(a, b *PodInfo) int {
+// pods counts the pods of the entities here.
+func (h *entityHeap) pods() int {
+	n := 0
+	for _, e := range h.items {
+		n += len(e.members())
+	}
+	return n
+}
+
+// sorted returns the entities in pop order.
+func (h *entityHeap) sorted() []Entity {
+	entities := slices.Clone(h.items)
+	slices.SortFunc(entities, func(a, b Entity) int {
 		switch {
 		case h.less(a, b):
 			return -1
@@ -97,5 +106,5 @@ func (h *podHeap) sorted() []*PodInfo {
 		}
 		return 0
 	})
-	return pods
+	return entities
 }

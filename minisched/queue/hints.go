@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,28 +29,48 @@ const (
 	queueImmediately
 )
 
-// requeueLocked sends pi where the strategy says, as upstream's
+// requeueLocked sends e where the strategy says, as upstream's
 // requeueEntityWithQueueingStrategy: it stays in the unschedulable set on
 // Skip; it goes to backoff while its backoff lasts, to activeQ after; a
 // PreEnqueue plugin may still hold it in the unschedulable set. It returns
-// where the pod went.
-func (q *Queue) requeueLocked(pi *PodInfo, s queueingStrategy, c cause) event.QueueName {
+// where the entity went.
+func (q *Queue) requeueLocked(e Entity, s queueingStrategy, c cause) event.QueueName {
 	switch {
 	case s == queueSkip:
-		return q.parkLocked(pi, c)
-	case s == queueAfterBackoff && q.backoff.backingOff(pi):
-		return q.moveToBackoffQLocked(pi, c)
+		return q.parkLocked(e, c)
+	case s == queueAfterBackoff && q.backoff.backingOff(e):
+		return q.moveToBackoffQLocked(e, c)
 	}
-	return q.moveToActiveQLocked(pi, c, false)
+	return q.moveToActiveQLocked(e, c, false)
 }
 
-// worthRequeuing asks the QueueingHints of the plugins that rejected pi
+// worthRequeuing asks whether ev may make e schedulable (upstream's
+// isEntityWorthRequeuing): a group is worth as much as its best pod.
+func (q *Queue) worthRequeuing(e Entity, ev fwk.ClusterEvent, oldObj, newObj any) (s queueingStrategy, plugin string, skipped []string) {
+	for _, pi := range e.members() {
+		ps, pplugin, pskipped := q.podWorthRequeuing(pi, ev, oldObj, newObj)
+		if ps > s {
+			s, plugin = ps, pplugin
+		}
+		if s == queueImmediately {
+			return s, plugin, nil
+		}
+		skipped = append(skipped, pskipped...)
+	}
+	if s != queueSkip {
+		return s, plugin, nil
+	}
+	slices.Sort(skipped)
+	return s, "", slices.Compact(skipped)
+}
+
+// podWorthRequeuing asks the QueueingHints of the plugins that rejected pi
 // whether ev may make it schedulable (upstream's isPodWorthRequeuing), and
 // names the plugin that answered Queue. Pending plugins are asked first: their
 // Queue outranks the others'. On QueueSkip it names the plugins whose hints
 // were asked, which all answered QueueSkip (none when no rejecting plugin
 // registered for ev).
-func (q *Queue) worthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) (s queueingStrategy, plugin string, skipped []string) {
+func (q *Queue) podWorthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) (s queueingStrategy, plugin string, skipped []string) {
 	if pi.rejectors().Len() == 0 {
 		return queueAfterBackoff, "", nil
 	}
@@ -156,12 +177,32 @@ func (q *Queue) registered(pod *v1.Pod, plugin string) []fwk.ClusterEvent {
 	return events
 }
 
-// runPreEnqueueLocked runs the PreEnqueue plugins, the one that gated the pod
-// last first, and says whether the pod may go on. The first plugin that does
-// not answer Success gates the pod: it becomes its GatingPlugin and joins its
-// UnschedulablePlugins, so that its QueueingHints decide when the pod is
-// worth another look.
-func (q *Queue) runPreEnqueueLocked(pi *PodInfo) bool {
+// runPreEnqueueLocked runs the PreEnqueue plugins for each of e's pods and
+// says whether e may go on. A group is gated while any of its pods is, by
+// the last such pod's gate (upstream's runPreEnqueuePlugins); every pod is
+// asked all the same.
+func (q *Queue) runPreEnqueueLocked(e Entity) bool {
+	var gated *PodInfo
+	for _, pi := range e.members() {
+		if !q.runPodPreEnqueueLocked(pi) {
+			gated = pi
+		}
+	}
+	s := e.params()
+	if gated == nil {
+		s.GatingPlugin, s.GatingPluginEvents = "", nil
+		return true
+	}
+	s.GatingPlugin, s.GatingPluginEvents = gated.GatingPlugin, gated.GatingPluginEvents
+	return false
+}
+
+// runPodPreEnqueueLocked runs the PreEnqueue plugins, the one that gated the
+// pod last first, and says whether the pod may go on. The first plugin that
+// does not answer Success gates the pod: it becomes its GatingPlugin and
+// joins its UnschedulablePlugins, so that its QueueingHints decide when the
+// pod is worth another look.
+func (q *Queue) runPodPreEnqueueLocked(pi *PodInfo) bool {
 	preEnqueue := q.profileOf(pi.Pod).PreEnqueue
 	if len(preEnqueue) == 0 {
 		pi.GatingPlugin, pi.GatingPluginEvents = "", nil

@@ -110,7 +110,7 @@ func (q *Queue) hintForInFlightLocked(pi *PodInfo, message string) (queueingStra
 	}
 	strategy, c := queueSkip, failure
 	for _, e := range events {
-		s, plugin, _ := q.worthRequeuing(pi, e.event, e.old, e.new)
+		s, plugin, _ := q.podWorthRequeuing(pi, e.event, e.old, e.new)
 		if s == queueSkip {
 			continue
 		}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"minisched/event"
 )
 
 // nominator remembers which node preemption nominated for which pod, so that
@@ -140,7 +142,7 @@ func (q *Queue) NominatedPodsForNode(node string) []fwk.PodInfo {
 	nominated := q.nominator.podsFor(node)
 	out := make([]fwk.PodInfo, 0, len(nominated))
 	for _, pod := range nominated {
-		if pi := q.podLocked(pod.UID); pi != nil {
+		if pi := q.findLocked(pod); pi != nil && pi.where != event.InFlight {
 			out = append(out, podInfoOf(pi.Pod.DeepCopy()))
 			continue
 		}

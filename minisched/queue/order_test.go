@@ -24,7 +24,7 @@ func TestPrioritySortKeyAgreesWithUpstream(t *testing.T) {
 		var pods []*PodInfo
 		for i := 0; i < 30; i++ {
 			pi := &PodInfo{Pod: pod("p"+string(rune('a'+i)), priorities[r.IntN(len(priorities))]),
-				Timestamp: start.Add(time.Duration(r.IntN(5)) * time.Millisecond)}
+				entityState: entityState{Timestamp: start.Add(time.Duration(r.IntN(5)) * time.Millisecond)}}
 			pods = append(pods, pi)
 		}
 		byKey := slices.Clone(pods)

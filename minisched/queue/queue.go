@@ -25,7 +25,8 @@
 //
 // PreEnqueue plugins run on every move into activeQ or backoff, except from
 // backoff to activeQ. Every transition is reported to an event.Observer with
-// its reason. Pod groups (GenericWorkload, off by default) are not modelled.
+// its reason. With GenericWorkload on (Options.GenericWorkload), a pod group
+// moves through these parts as one entity (group.go).
 //
 // differential_test.go runs upstream's queue beside this one and checks that
 // they agree after every operation. Where they differ on purpose: pods are
@@ -38,16 +39,19 @@
 //
 // This file, the Queue's operations (Add, Pop, Update, Delete, Done, the
 // moves on cluster events and the flushes), runs over 400 lines so that
-// every way a pod enters or leaves a part reads in one place.
+// every way a pod enters or leaves a part reads in one place. What they
+// move is an Entity: a pod, or a pod group.
 package queue
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -72,6 +76,8 @@ const (
 	EventScheduleAttemptFailure = framework.ScheduleAttemptFailure
 	EventUnschedulableTimeout   = framework.UnschedulableTimeout
 	EventForceActivate          = framework.ForceActivate
+	EventPodGroupAdd            = "PodGroupAdd"
+	EventPodGroupDelete         = "PodGroupDelete"
 )
 
 // Cluster events the queue raises itself, and those of assigned pods.
@@ -99,10 +105,10 @@ type PreEnqueueCheck func(pod *v1.Pod) bool
 type Options struct {
 	// Less orders activeQ; it is the QueueSort plugin's Less.
 	Less fwk.LessFunc
-	// SortKey, when set, gives a string per pod whose order is Less's: the
-	// queue sends it with every move, so that viewers show activeQ in pop
-	// order without a copy of the QueueSort plugin (PrioritySortKey).
-	SortKey func(*PodInfo) string
+	// SortKey, when set, gives a string per entity whose order is Less's:
+	// the queue sends it with every move, so that viewers show activeQ in
+	// pop order without a copy of the QueueSort plugin (PrioritySortKey).
+	SortKey func(fwk.QueuedEntityInfo) string
 	// Profiles holds each profile's PreEnqueue plugins and QueueingHints,
 	// by scheduler name: a pod meets those of the profile its
 	// spec.schedulerName names, as upstream keeps them per profile. QueueSort
@@ -113,6 +119,10 @@ type Options struct {
 	// aligned to windows, and PreEnqueue runs when a pod leaves backoff
 	// rather than when it goes in, as upstream's queue then does.
 	NoPopFromBackoffQ bool
+	// GenericWorkload is the gate of that name on (it is off by default):
+	// a pod whose spec.schedulingGroup names a PodGroup is entityState with its
+	// group (group.go).
+	GenericWorkload bool
 	// PodLister, when set, lets the nominator check that a pod still exists
 	// and is not bound before it records a nomination, as upstream's does.
 	PodLister corelisters.PodLister
@@ -182,11 +192,20 @@ type Queue struct {
 
 	mu            sync.RWMutex
 	cond          *sync.Cond
-	active        *podHeap
+	active        *entityHeap
 	backoff       *backoffQueue
-	unschedulable unschedulablePods
+	unschedulable unschedulableEntities
 	flight        *inFlight
 	closed        bool
+
+	// forest holds the PodGroup objects the queue has seen, by group key;
+	// incomplete the member pods whose PodGroup it has not seen, pending
+	// those that came while their group was in its cycle; lastPopped is
+	// the key of the entity Pop handed out last, until its cycle ends.
+	forest     map[string]*schedulingv1beta1.PodGroup
+	incomplete *heldPods
+	pending    *heldPods
+	lastPopped string
 }
 
 var (
@@ -197,14 +216,17 @@ var (
 // New returns an empty queue.
 func New(opts Options) *Queue {
 	opts.setDefaults()
-	less := func(a, b *PodInfo) bool { return opts.Less(a, b) }
+	less := func(a, b Entity) bool { return opts.Less(a, b) }
 	q := &Queue{
 		opts:          opts,
 		nominator:     newNominator(opts.PodLister),
-		active:        newPodHeap(less),
+		active:        newEntityHeap(less),
 		backoff:       newBackoffQueue(opts.Clock, opts.InitialBackoff, opts.MaxBackoff, less, !opts.NoPopFromBackoffQ),
-		unschedulable: unschedulablePods{},
+		unschedulable: unschedulableEntities{},
 		flight:        newInFlight(),
+		forest:        map[string]*schedulingv1beta1.PodGroup{},
+		incomplete:    newHeldPods(event.IncompleteGroup),
+		pending:       newHeldPods(event.PendingGroup),
 	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
@@ -252,8 +274,8 @@ func (q *Queue) Close() {
 }
 
 // Add queues a new pod: into activeQ, or into the unschedulable set when a
-// PreEnqueue plugin gates it. Its nomination, if it has one, is recorded
-// either way.
+// PreEnqueue plugin gates it; a pod of a group, with its group
+// (addMemberLocked). Its nomination, if it has one, is recorded either way.
 func (q *Queue) Add(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -262,16 +284,22 @@ func (q *Queue) Add(pod *v1.Pod) {
 
 func (q *Queue) addLocked(pod *v1.Pod) {
 	q.nominator.add(q.opts.Logger, pod, nil)
-	if q.whereLocked(pod.UID) != "" {
+	if q.findLocked(pod) != nil {
 		return
 	}
-	pi := &PodInfo{Pod: pod, Timestamp: q.opts.Clock.Now(), UnschedulablePlugins: sets.New[string]()}
+	pi := &PodInfo{Pod: pod, entityState: entityState{Timestamp: q.opts.Clock.Now(), UnschedulablePlugins: sets.New[string]()}}
+	if q.isMember(pod) {
+		q.addMemberLocked(pi, cause{label: EventPodAdd})
+		return
+	}
 	q.moveToActiveQLocked(pi, cause{label: EventPodAdd}, false)
 }
 
-// Pop blocks until a pod is ready (see readyLocked) and hands it out; the pod
-// is then in flight until AddUnschedulableIfNotPresent or Done.
-func (q *Queue) Pop() (*PodInfo, error) {
+// Pop blocks until an entity is ready (see readyLocked) and hands it out: a
+// *PodInfo, or a *GroupInfo with GenericWorkload on. Its pods are then in
+// flight, each until AddUnschedulableIfNotPresent or Done; a group's cycle
+// ends with AddAttemptedGroup.
+func (q *Queue) Pop() (Entity, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed && !q.readyLocked() {
@@ -280,16 +308,21 @@ func (q *Queue) Pop() (*PodInfo, error) {
 	if q.closed {
 		return nil, ErrClosed
 	}
-	pi, from := q.popLocked()
-	pi.Attempts++
-	pi.where, pi.enteredAt = event.InFlight, q.opts.Clock.Now()
-	q.flight.start(pi)
+	e, from := q.popLocked()
+	eachParams(e, func(s *entityState) { s.Attempts++ })
+	now := q.opts.Clock.Now()
+	e.params().where, e.params().enteredAt = event.InFlight, now
 	c := cause{}
 	if from == event.BackoffQ {
 		c.label = EventPopFromBackoffQ
 	}
-	q.report(pi, event.ActionPop, from, event.InFlight, c)
-	return pi, nil
+	for _, pi := range e.members() {
+		pi.where, pi.enteredAt = event.InFlight, now
+		q.flight.start(pi)
+		q.report(e, pi, event.ActionPop, from, event.InFlight, c)
+	}
+	q.lastPopped = e.key()
+	return e, nil
 }
 
 // WaitForPod blocks until Pop would not block, or the queue closes. The
@@ -314,7 +347,7 @@ func (q *Queue) Done(uid types.UID) {
 	defer q.mu.Unlock()
 	if pi := q.flight.end(uid); pi != nil {
 		pi.where = ""
-		q.report(pi, event.ActionDone, event.InFlight, "", cause{})
+		q.report(pi, pi, event.ActionDone, event.InFlight, "", cause{})
 	}
 }
 
@@ -324,17 +357,19 @@ func (q *Queue) Done(uid types.UID) {
 // rejection goes to the unschedulable set, unless an event that happened
 // during the attempt may have cured it; an error, or a rejection so cured,
 // goes to backoff, or to activeQ once the backoff is over (at once, when a
-// Pending plugin's hint answered Queue). It ends the pod's flight.
+// Pending plugin's hint answered Queue). It ends the pod's flight. A pod of
+// a group goes back to its group (addMemberLocked): while the group's cycle
+// lasts, it waits apart for AddAttemptedGroup.
 func (q *Queue) AddUnschedulableIfNotPresent(pi *PodInfo, f Failure) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	uid := pi.uid()
 	defer q.flight.end(uid)
 	if flying := q.flight.get(uid); flying != nil && flying.deleted {
-		q.report(pi, event.ActionDelete, event.InFlight, "", cause{label: EventPodDelete})
+		q.report(pi, pi, event.ActionDelete, event.InFlight, "", cause{label: EventPodDelete})
 		return
 	}
-	if where := q.whereLocked(uid); where != "" && where != event.InFlight {
+	if found := q.findLocked(pi.Pod); found != nil && found.where != event.InFlight {
 		return
 	}
 	if f.Pod != nil {
@@ -352,53 +387,61 @@ func (q *Queue) AddUnschedulableIfNotPresent(pi *PodInfo, f Failure) {
 		pi.ConsecutiveErrorsCount = 0
 	}
 	pi.Timestamp = q.opts.Clock.Now()
-	pi.BackoffExpiration = q.backoff.expiration(pi)
 	pi.FlushTimestamp = time.Time{}
+	if q.isMember(pi.Pod) {
+		// The group backs off, not its pods; events that came during the
+		// cycle are not asked about (upstream's groups never are).
+		pi.BackoffExpiration = time.Time{}
+		q.flight.end(uid)
+		q.addMemberLocked(pi, cause{label: EventScheduleAttemptFailure, plugins: sets.List(pi.rejectors()), message: f.Message})
+		return
+	}
+	q.lastPopped = ""
+	pi.BackoffExpiration = q.backoff.expiration(pi)
 	s, c := q.hintForInFlightLocked(pi, f.Message)
 	q.requeueLocked(pi, s, c)
 }
 
-// Update replaces a queued pod's object. A pod in the unschedulable set
+// Update replaces a entityState pod's object. A pod in the unschedulable set
 // moves when its rejecting plugins' hints answer Queue to one of events, the
 // changes the update makes (framework.PodSchedulingPropertiesChange with the
-// pod as target). For a pod in flight the events are remembered. An unknown
-// pod is added.
+// pod as target); for a pod of a group, its group moves. For a pod in
+// flight the events are remembered. An unknown pod is added.
 func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	uid := newPod.UID
-	pi := q.findLocked(uid)
+	pi := q.findLocked(newPod)
 	if pi == nil {
 		q.addLocked(newPod)
 		return
 	}
-	switch where := pi.where; where {
-	case event.InFlight:
+	if pi.where == event.InFlight {
 		for _, ev := range events {
 			q.flight.record(ev, oldPod, newPod)
 		}
+		return
+	}
+	pi.Pod = newPod
+	q.nominator.update(q.opts.Logger, oldPod, newPod)
+	e := q.entityOfLocked(pi)
+	switch where := pi.where; where {
 	case event.ActiveQ, event.BackoffQ, event.ErrorBackoffQ:
-		pi.Pod = newPod
-		q.active.fix(uid)
-		q.backoff.rejected.fix(uid)
-		q.backoff.errored.fix(uid)
-		q.nominator.update(q.opts.Logger, oldPod, newPod)
-		q.report(pi, event.ActionUpdate, where, where, cause{label: EventPodUpdate})
+		for _, h := range []*entityHeap{q.active, q.backoff.rejected, q.backoff.errored} {
+			h.fix(e.key())
+		}
 	case event.Unschedulable:
-		pi.Pod = newPod
-		q.nominator.update(q.opts.Logger, oldPod, newPod)
 		for _, ev := range events {
-			s, plugin, skipped := q.worthRequeuing(pi, ev, oldPod, newPod)
+			s, plugin, skipped := q.worthRequeuing(e, ev, oldPod, newPod)
 			if s == queueSkip {
-				q.skippedLocked(pi, ev.Label(), objectName(oldPod, newPod), skipped)
+				q.skippedLocked(e, ev.Label(), objectName(oldPod, newPod), skipped)
 				continue
 			}
-			if to := q.requeueLocked(pi, s, hinted(ev.Label(), objectName(oldPod, newPod), plugin, "")); to != event.Unschedulable {
+			if to := q.requeueLocked(e, s, hinted(ev.Label(), objectName(oldPod, newPod), plugin, "")); to != event.Unschedulable {
 				return
 			}
 		}
-		q.report(pi, event.ActionUpdate, where, where, cause{label: EventPodUpdate})
 	}
+	q.report(e, pi, event.ActionUpdate, pi.where, pi.where, cause{label: EventPodUpdate})
 }
 
 // Delete removes a pod from the queue, and its nomination.
@@ -406,16 +449,43 @@ func (q *Queue) Delete(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.nominator.delete(pod)
-	switch pi := q.findLocked(pod.UID); {
-	case pi == nil:
-	case pi.where == event.InFlight:
+	pi := q.findLocked(pod)
+	if pi == nil {
+		return
+	}
+	from, c := pi.where, cause{label: EventPodDelete}
+	var regroup *GroupInfo
+	switch from {
+	case event.InFlight:
 		// The attempt goes on (the pod may even be getting bound, which
 		// also looks like a delete to the informer); it must not come back
 		// when it fails. Done or the failure reports how it ended.
 		pi.deleted = true
+		return
+	case event.IncompleteGroup:
+		q.incomplete.remove(pi)
+	case event.PendingGroup:
+		q.pending.remove(pi)
 	default:
-		from := q.takeLocked(pi)
-		q.report(pi, event.ActionDelete, from, "", cause{label: EventPodDelete})
+		g, ok := q.entityOfLocked(pi).(*GroupInfo)
+		if !ok {
+			q.takeLocked(pi)
+			break
+		}
+		// The group goes on without it, back where it was (its PreEnqueue
+		// plugins asked again), unless it has no pod left.
+		g.removePod(pi.uid())
+		if len(g.Pods) == 0 {
+			q.takeLocked(g)
+			g.where = ""
+		} else {
+			regroup = g
+		}
+	}
+	pi.where = ""
+	q.report(pi, pi, event.ActionDelete, from, "", c)
+	if regroup != nil {
+		q.requeueLocked(regroup, strategyOf(regroup.where), c)
 	}
 }
 
@@ -428,32 +498,39 @@ func (q *Queue) Delete(pod *v1.Pod) {
 func (q *Queue) MoveAllToActiveOrBackoffQueue(ev fwk.ClusterEvent, oldObj, newObj any, preCheck PreEnqueueCheck) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var pods []*PodInfo
-	for _, pi := range q.unschedulable.sorted() {
-		if preCheck == nil || preCheck(pi.Pod) {
-			pods = append(pods, pi)
+	var entities []Entity
+	for _, e := range q.unschedulable.sorted() {
+		if preCheck == nil || slices.ContainsFunc(e.members(), func(pi *PodInfo) bool { return preCheck(pi.Pod) }) {
+			entities = append(entities, e)
 		}
 	}
-	q.moveLocked(pods, ev, oldObj, newObj)
+	q.moveLocked(entities, ev, oldObj, newObj)
 }
 
 // Activate moves the named pods to activeQ at once, whatever their backoff
-// (fwk.PodActivator); a gated pod must pass PreEnqueue first. For a pod in
-// flight it records ForceActivate, which sends that pod, and no other, back
-// through backoff if its attempt fails.
+// (fwk.PodActivator); a gated pod must pass PreEnqueue first. A pod of a
+// group moves its whole group. For a pod in flight it records
+// ForceActivate, which sends that pod, and no other, back through backoff
+// if its attempt fails.
 func (q *Queue) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := cause{label: EventForceActivate}
 	for _, pod := range pods {
-		switch pi := q.findLocked(pod.UID); {
-		case pi == nil:
-		case pi.where == event.InFlight:
+		if q.isMember(pod) && q.forest[memberGroupKey(pod)] == nil {
+			continue // as upstream: no group to activate, nothing recorded
+		}
+		pi := q.findLocked(pod)
+		if pi == nil {
+			continue
+		}
+		switch pi.where {
+		case event.InFlight:
 			q.flight.record(ForceActivate, nil, pod)
-		case pi.where == event.Unschedulable:
-			q.moveToActiveQLocked(pi, c, false)
-		case pi.where == event.BackoffQ || pi.where == event.ErrorBackoffQ:
-			q.moveToActiveQLocked(pi, c, true)
+		case event.Unschedulable:
+			q.moveToActiveQLocked(q.entityOfLocked(pi), c, false)
+		case event.BackoffQ, event.ErrorBackoffQ:
+			q.moveToActiveQLocked(q.entityOfLocked(pi), c, true)
 		}
 	}
 }
@@ -463,8 +540,8 @@ func (q *Queue) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 func (q *Queue) FlushBackoffQCompleted() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, pi := range q.backoff.popCompleted() {
-		q.moveToActiveQLocked(pi, cause{label: EventBackoffComplete}, true)
+	for _, e := range q.backoff.popCompleted() {
+		q.moveToActiveQLocked(e, cause{label: EventBackoffComplete}, true)
 	}
 }
 
@@ -475,8 +552,8 @@ func (q *Queue) FlushBackoffQCompleted() {
 func (q *Queue) FlushUnschedulableLeftover() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if pods := q.unschedulable.leftovers(q.opts.Clock.Now(), q.opts.MaxInUnschedulable); len(pods) > 0 {
-		q.moveLocked(pods, UnschedulableTimeout, nil, nil)
+	if entities := q.unschedulable.leftovers(q.opts.Clock.Now(), q.opts.MaxInUnschedulable); len(entities) > 0 {
+		q.moveLocked(entities, UnschedulableTimeout, nil, nil)
 	}
 }
 
@@ -499,65 +576,104 @@ func hinted(label, object, plugin, message string) cause {
 	return cause{label: label, object: object, plugins: pluginList(plugin), message: message, hint: true}
 }
 
-// takeLocked takes pi out of the part of the queue that holds it, and says
+// takeLocked takes e out of the part of the queue that holds it, and says
 // which. A pod in flight keeps its marker until its flight ends.
-func (q *Queue) takeLocked(pi *PodInfo) event.QueueName {
-	switch pi.where {
+func (q *Queue) takeLocked(e Entity) event.QueueName {
+	switch where := e.params().where; where {
 	case event.ActiveQ:
-		q.active.remove(pi.uid())
+		q.active.remove(e.key())
 	case event.BackoffQ, event.ErrorBackoffQ:
-		q.backoff.remove(pi)
+		q.backoff.remove(e)
 	case event.Unschedulable:
-		delete(q.unschedulable, pi.uid())
+		delete(q.unschedulable, e.key())
 	}
-	return pi.where
+	return e.params().where
 }
 
-// placedLocked records that pi moved, wakes Pop when it may take the pod,
-// and reports the move; a pod that was nowhere (a new pod, or one that failed
-// after Done) is reported as added.
-func (q *Queue) placedLocked(pi *PodInfo, from, to event.QueueName, c cause) {
-	pi.where, pi.enteredAt = to, q.opts.Clock.Now()
+// placedLocked records that e moved to a part of the queue, wakes Pop when
+// it may take it, and reports the move of each of its pods; a pod that was
+// nowhere (a new pod, or one that failed after Done) is reported as added.
+// A group's pods already there (a group that gained a pod and stayed) are
+// not reported again.
+func (q *Queue) placedLocked(e Entity, from, to event.QueueName, c cause) {
+	now := q.opts.Clock.Now()
 	if to == event.ActiveQ || to == event.BackoffQ {
 		q.cond.Broadcast()
 	}
-	action := event.ActionMove
-	if from == "" {
-		action = event.ActionAdd
+	if from != to {
+		e.params().where, e.params().enteredAt = to, now
 	}
-	q.report(pi, action, from, to, c)
+	for _, pi := range e.members() {
+		pf := from
+		if Entity(pi) != e {
+			pf = pi.where
+		}
+		if pf == to {
+			continue
+		}
+		pi.where, pi.enteredAt = to, now
+		q.report(e, pi, actionFrom(pf), pf, to, c)
+	}
 }
 
-// findLocked returns the pod wherever the queue holds it, waiting or in
-// flight, and nil when it holds it nowhere; its where says which part holds
-// it.
-func (q *Queue) findLocked(uid types.UID) *PodInfo {
-	if pi := q.podLocked(uid); pi != nil {
+func actionFrom(from event.QueueName) event.QueueAction {
+	if from == "" {
+		return event.ActionAdd
+	}
+	return event.ActionMove
+}
+
+// findLocked returns the pod wherever the queue holds it, waiting, held
+// for its group or in flight, and nil when it holds it nowhere; its where
+// says which part holds it (a group's pod: its group's part).
+func (q *Queue) findLocked(pod *v1.Pod) *PodInfo {
+	if pi := q.flight.get(pod.UID); pi != nil {
 		return pi
 	}
-	return q.flight.get(uid)
-}
-
-// whereLocked says which part of the queue holds the pod, "" if none.
-func (q *Queue) whereLocked(uid types.UID) event.QueueName {
-	if pi := q.findLocked(uid); pi != nil {
-		return pi.where
+	if !q.isMember(pod) {
+		if e := q.entityLocked(string(pod.UID)); e != nil {
+			return e.(*PodInfo)
+		}
+		return nil
 	}
-	return ""
+	if pi := q.incomplete.byUID[pod.UID]; pi != nil {
+		return pi
+	}
+	if pi := q.pending.byUID[pod.UID]; pi != nil {
+		return pi
+	}
+	if g := q.groupLocked(memberGroupKey(pod)); g != nil {
+		return g.pod(pod.UID)
+	}
+	return nil
 }
 
-// podLocked returns the pod waiting in activeQ, backoff or the
-// unschedulable set; nil for a pod in flight or unknown.
-func (q *Queue) podLocked(uid types.UID) *PodInfo {
-	for _, h := range []*podHeap{q.active, q.backoff.rejected, q.backoff.errored} {
-		if pi := h.get(uid); pi != nil {
-			return pi
+// entityLocked returns the entity with this key waiting in activeQ,
+// backoff or the unschedulable set; nil for one in flight or unknown.
+func (q *Queue) entityLocked(key string) Entity {
+	for _, h := range []*entityHeap{q.active, q.backoff.rejected, q.backoff.errored} {
+		if e := h.get(key); e != nil {
+			return e
 		}
 	}
-	return q.unschedulable[uid]
+	if e, ok := q.unschedulable[key]; ok {
+		return e
+	}
+	return nil
 }
 
-func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.QueueName, c cause) {
+// entityOfLocked is what moves when pi waiting moves: its group, or itself.
+func (q *Queue) entityOfLocked(pi *PodInfo) Entity {
+	if q.isMember(pi.Pod) {
+		if g := q.groupLocked(memberGroupKey(pi.Pod)); g != nil {
+			return g
+		}
+	}
+	return pi
+}
+
+// report tells the observer what happened to pi, one of e's pods.
+func (q *Queue) report(e Entity, pi *PodInfo, action event.QueueAction, from, to event.QueueName, c cause) {
 	switch {
 	case action == event.ActionSkip:
 		pi.lastSkip = &event.QueueMove{Event: c.label, Object: c.object, Plugins: c.plugins}
@@ -571,15 +687,16 @@ func (q *Queue) report(pi *PodInfo, action event.QueueAction, from, to event.Que
 	if c.message != "" {
 		pi.lastMessage = c.message
 	}
+	s := e.params()
 	move := &event.QueueMove{
 		Action: action, From: from, To: to, Event: c.label, Object: c.object, Plugins: c.plugins, RejectedBy: sets.List(pi.rejectors()),
-		GatingPlugin: pi.GatingPlugin, Attempts: pi.Attempts, Message: c.message,
+		GatingPlugin: s.GatingPlugin, Attempts: pi.Attempts, Message: c.message, PodGroup: groupName(pi.Pod),
 	}
 	if to == event.BackoffQ || to == event.ErrorBackoffQ {
-		until := pi.BackoffExpiration
+		until := s.BackoffExpiration
 		move.BackoffUntil = &until
 	}
-	move.Order = q.order(pi, to)
+	move.Order = q.order(e, to)
 	q.opts.Observer.Observe(event.Event{
 		Time: q.opts.Clock.Now(), Kind: event.KindQueue, Pod: event.RefOf(pi.Pod), Queue: move,
 	})

@@ -92,21 +92,28 @@ func newFixture(t *testing.T, hints map[string][]fwk.ClusterEventWithHint, preEn
 func (f fixture) where(name string) event.QueueName {
 	f.q.mu.RLock()
 	defer f.q.mu.RUnlock()
-	return f.q.whereLocked(types.UID("uid-" + name))
+	if pi := f.q.findLocked(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID("uid-" + name)}}); pi != nil {
+		return pi.where
+	}
+	return ""
 }
 
 func (f fixture) info(name string) *PodInfo {
 	f.q.mu.RLock()
 	defer f.q.mu.RUnlock()
-	return f.q.podLocked(types.UID("uid-" + name))
+	if pi := f.q.findLocked(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID("uid-" + name)}}); pi != nil && pi.where != event.InFlight {
+		return pi
+	}
+	return nil
 }
 
 func (f fixture) pop(t *testing.T, want string) *PodInfo {
 	t.Helper()
-	pi, err := f.q.Pop()
+	e, err := f.q.Pop()
 	if err != nil {
 		t.Fatal(err)
 	}
+	pi := e.(*PodInfo)
 	if pi.Pod.Name != want {
 		t.Fatalf("popped %s, want %s", pi.Pod.Name, want)
 	}
@@ -130,7 +137,7 @@ func (f fixture) expect(t *testing.T, name string, want event.QueueName) {
 }
 
 func TestBackoffExpiration(t *testing.T) {
-	b := newBackoffQueue(testingclock.NewFakeClock(start), time.Second, 10*time.Second, func(a, b *PodInfo) bool { return false }, true)
+	b := newBackoffQueue(testingclock.NewFakeClock(start), time.Second, 10*time.Second, func(a, b Entity) bool { return false }, true)
 	at := start.Add(300 * time.Millisecond)
 	tests := []struct {
 		name          string
@@ -148,7 +155,7 @@ func TestBackoffExpiration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pi := &PodInfo{Timestamp: at, UnschedulableCount: tt.unschedulable, ConsecutiveErrorsCount: tt.errors}
+			pi := &PodInfo{entityState: entityState{Timestamp: at, UnschedulableCount: tt.unschedulable, ConsecutiveErrorsCount: tt.errors}}
 			if got := b.expiration(pi); !got.Equal(tt.want) {
 				t.Errorf("expiration = %v, want %v", got, tt.want)
 			}
@@ -156,7 +163,7 @@ func TestBackoffExpiration(t *testing.T) {
 	}
 	t.Run("an initial backoff above the maximum is capped", func(t *testing.T) {
 		b := newBackoffQueue(testingclock.NewFakeClock(start), 20*time.Second, 10*time.Second, nil, true)
-		if got := b.expiration(&PodInfo{Timestamp: start, UnschedulableCount: 1}); !got.Equal(start.Add(10 * time.Second)) {
+		if got := b.expiration(&PodInfo{entityState: entityState{Timestamp: start, UnschedulableCount: 1}}); !got.Equal(start.Add(10 * time.Second)) {
 			t.Errorf("expiration = %v, want the 10s cap", got)
 		}
 	})
@@ -177,7 +184,7 @@ func TestBackingOffUntilTheWindowIsOver(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBackoffQueue(testingclock.NewFakeClock(tt.now), time.Second, 10*time.Second, nil, true)
-			if got := b.backingOff(&PodInfo{BackoffExpiration: expiry}); got != tt.want {
+			if got := b.backingOff(&PodInfo{entityState: entityState{BackoffExpiration: expiry}}); got != tt.want {
 				t.Errorf("backingOff = %v, want %v", got, tt.want)
 			}
 		})
@@ -727,10 +734,11 @@ func TestConcurrentUse(t *testing.T) {
 	go func() { // every pod fails twice, one way or the other, then binds
 		defer close(scheduler)
 		for len(bound) < pods {
-			pi, err := f.q.Pop()
+			e, err := f.q.Pop()
 			if err != nil {
 				return
 			}
+			pi := e.(*PodInfo)
 			switch pi.Attempts {
 			case 1:
 				f.q.AddUnschedulableIfNotPresent(pi, rejectedByFit)

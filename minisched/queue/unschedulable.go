@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -15,96 +14,105 @@ import (
 	"minisched/event"
 )
 
-// unschedulablePods holds the pods that wait for a cluster event: those some
-// plugin rejected, whose QueueingHints have not yet answered Queue to any
-// event since, and those a PreEnqueue plugin gates.
-type unschedulablePods map[types.UID]*PodInfo
+// unschedulableEntities holds the entities that wait for a cluster event:
+// those some plugin rejected, whose QueueingHints have not yet answered
+// Queue to any event since, and those a PreEnqueue plugin gates.
+type unschedulableEntities map[string]Entity
 
-// sorted returns the pods oldest first, so that moves are reported in a
+// sorted returns the entities oldest first, so that moves are reported in a
 // stable order.
-func (u unschedulablePods) sorted() []*PodInfo {
-	pods := make([]*PodInfo, 0, len(u))
-	for _, pi := range u {
-		pods = append(pods, pi)
+func (u unschedulableEntities) sorted() []Entity {
+	entities := make([]Entity, 0, len(u))
+	for _, e := range u {
+		entities = append(entities, e)
 	}
-	slices.SortFunc(pods, func(a, b *PodInfo) int {
-		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+	slices.SortFunc(entities, func(a, b Entity) int {
+		if c := a.GetTimestamp().Compare(b.GetTimestamp()); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.uid(), b.uid())
+		return cmp.Compare(a.key(), b.key())
 	})
-	return pods
+	return entities
 }
 
-// leftovers returns the pods that have waited longer than max since their
-// last failure or their last flush, and marks them flushed now.
-func (u unschedulablePods) leftovers(now time.Time, max time.Duration) []*PodInfo {
-	var pods []*PodInfo
-	for _, pi := range u.sorted() {
-		last := pi.Timestamp
-		if pi.FlushTimestamp.After(last) {
-			last = pi.FlushTimestamp
+// pods counts the pods of the entities here.
+func (u unschedulableEntities) pods() int {
+	n := 0
+	for _, e := range u {
+		n += len(e.members())
+	}
+	return n
+}
+
+// leftovers returns the entities that have waited longer than max since
+// their last failure or their last flush, and marks them flushed now.
+func (u unschedulableEntities) leftovers(now time.Time, max time.Duration) []Entity {
+	var entities []Entity
+	for _, e := range u.sorted() {
+		s := e.params()
+		last := s.Timestamp
+		if s.FlushTimestamp.After(last) {
+			last = s.FlushTimestamp
 		}
 		if now.Sub(last) > max {
-			pi.FlushTimestamp = now
-			pods = append(pods, pi)
+			s.FlushTimestamp = now
+			entities = append(entities, e)
 		}
 	}
-	return pods
+	return entities
 }
 
-// parkLocked puts pi in the unschedulable set.
-func (q *Queue) parkLocked(pi *PodInfo, c cause) event.QueueName {
-	if pi.where == event.Unschedulable {
-		return event.Unschedulable
+// parkLocked puts e in the unschedulable set.
+func (q *Queue) parkLocked(e Entity, c cause) event.QueueName {
+	if gating := e.params().GatingPlugin; c.message == "" && gating != "" {
+		c.message = "gated by PreEnqueue plugin " + gating
 	}
-	if c.message == "" && pi.GatingPlugin != "" {
-		c.message = "gated by PreEnqueue plugin " + pi.GatingPlugin
-	}
-	from := q.takeLocked(pi)
-	q.unschedulable[pi.uid()] = pi
-	q.placedLocked(pi, from, event.Unschedulable, c)
+	from := q.takeLocked(e)
+	q.unschedulable[e.key()] = e
+	q.placedLocked(e, from, event.Unschedulable, c)
 	return event.Unschedulable
 }
 
-// moveLocked offers a cluster event to the given pods of the unschedulable
-// set and requeues those whose hints answer Queue (upstream's
+// moveLocked offers a cluster event to the given entities of the
+// unschedulable set and requeues those whose hints answer Queue (upstream's
 // moveEntitiesToActiveOrBackoffQueue); then it remembers the event for the
-// pods in flight. A gated pod only hears the events its gating plugin
+// pods in flight. A gated entity only hears the events its gating plugin
 // registered, and the wildcards.
-func (q *Queue) moveLocked(pods []*PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) {
+func (q *Queue) moveLocked(entities []Entity, ev fwk.ClusterEvent, oldObj, newObj any) {
 	if !q.ofInterest(ev) {
 		return
 	}
-	for _, pi := range pods {
-		if pi.GatingPlugin != "" && !framework.ClusterEventIsWildCard(ev) &&
-			!framework.MatchAnyClusterEvent(ev, pi.GatingPluginEvents) {
+	for _, e := range entities {
+		if s := e.params(); s.GatingPlugin != "" && !framework.ClusterEventIsWildCard(ev) &&
+			!framework.MatchAnyClusterEvent(ev, s.GatingPluginEvents) {
 			continue
 		}
-		s, plugin, skipped := q.worthRequeuing(pi, ev, oldObj, newObj)
+		s, plugin, skipped := q.worthRequeuing(e, ev, oldObj, newObj)
 		if s == queueSkip {
-			q.skippedLocked(pi, ev.Label(), objectName(oldObj, newObj), skipped)
+			q.skippedLocked(e, ev.Label(), objectName(oldObj, newObj), skipped)
 			continue
 		}
-		q.requeueLocked(pi, s, hinted(ev.Label(), objectName(oldObj, newObj), plugin, ""))
+		q.requeueLocked(e, s, hinted(ev.Label(), objectName(oldObj, newObj), plugin, ""))
 	}
 	q.flight.record(ev, oldObj, newObj)
 }
 
 // skippedLocked reports that the QueueingHints of plugins answered
-// QueueSkip to a cluster event, so the pod stays. A pod reports a skip once
-// per event label and answer while it waits: the answer, not the thousandth
-// node, is what a reader needs.
-func (q *Queue) skippedLocked(pi *PodInfo, label, object string, plugins []string) {
+// QueueSkip to a cluster event, so the entity stays. A pod reports a skip
+// once per event label and answer while it waits: the answer, not the
+// thousandth node, is what a reader needs.
+func (q *Queue) skippedLocked(e Entity, label, object string, plugins []string) {
 	if len(plugins) == 0 {
 		return
 	}
 	key := label + "=" + strings.Join(plugins, ",")
-	if slices.Contains(pi.skips, key) {
-		return
+	for _, pi := range e.members() {
+		if slices.Contains(pi.skips, key) {
+			continue
+		}
+		pi.skips = append(pi.skips, key)
+		q.report(e, pi, event.ActionSkip, pi.where, pi.where, cause{label: label, object: object, plugins: plugins})
 	}
-	pi.skips = append(pi.skips, key)
-	q.report(pi, event.ActionSkip, pi.where, pi.where, cause{label: label, object: object, plugins: plugins})
 }
 
 // objectName names what a cluster event is about: a node's name, a pod's
