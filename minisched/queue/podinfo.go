@@ -179,17 +179,21 @@ func (q *Queue) List() []Entry {
 	return out
 }
 
-// Counts returns how many pods each part of the queue holds.
+// Counts returns how many pods each part of the queue holds; the pods
+// held for their groups too, with GenericWorkload on.
 func (q *Queue) Counts() map[event.QueueName]int {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
-	return map[event.QueueName]int{
-		event.ActiveQ:         q.active.pods(),
-		event.BackoffQ:        q.backoff.rejected.pods(),
-		event.ErrorBackoffQ:   q.backoff.errored.pods(),
-		event.Unschedulable:   q.unschedulable.pods(),
-		event.InFlight:        len(q.flight.markers),
-		event.IncompleteGroup: len(q.incomplete.byUID),
-		event.PendingGroup:    len(q.pending.byUID),
+	counts := map[event.QueueName]int{
+		event.ActiveQ:       q.active.pods(),
+		event.BackoffQ:      q.backoff.rejected.pods(),
+		event.ErrorBackoffQ: q.backoff.errored.pods(),
+		event.Unschedulable: q.unschedulable.pods(),
+		event.InFlight:      len(q.flight.markers),
 	}
+	if q.opts.GenericWorkload {
+		counts[event.IncompleteGroup] = len(q.incomplete.byUID)
+		counts[event.PendingGroup] = len(q.pending.byUID)
+	}
+	return counts
 }
