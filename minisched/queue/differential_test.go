@@ -34,6 +34,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +59,7 @@ import (
 var (
 	seedFlag      = flag.Int64("seed", 0, "replay the differential sequence with this seed")
 	sequencesFlag = flag.Int("sequences", 0, "how many differential sequences to run (default 2000, 200 with -short or -race)")
+	gangsFlag     = flag.Bool("gangs", false, "replay -seed with GenericWorkload on")
 )
 
 // Upstream runs its flushes from goroutines on real tickers; the test calls
@@ -275,11 +277,24 @@ type harness struct {
 	log     []string
 	rec     *recorder
 	ops     int
+	// gangs: GenericWorkload is on; pods may name a group (g0..g2), and
+	// the PodGroup objects come and go. cycle is the group popped last
+	// while its cycle lasts: no pop until it ends, as the scheduler's loop.
+	gangs  bool
+	groups map[string]*schedulingv1beta1.PodGroup
+	cycle  *groupCycle
+}
+
+type groupCycle struct {
+	name   string
+	ours   *GroupInfo
+	theirs *framework.QueuedPodGroupInfo
 }
 
 func newHarness(t testing.TB, c chooser) *harness {
 	setupUpstream()
-	h := &harness{t: t, c: c, stop: make(chan struct{}), rec: &recorder{}}
+	h := &harness{t: t, c: c, stop: make(chan struct{}), rec: &recorder{}, groups: map[string]*schedulingv1beta1.PodGroup{},
+		gangs: utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload)}
 	h.clk = testingclock.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(c.intn(1000)) * time.Millisecond))
 	h.indexer = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	lister := corelisters.NewPodLister(h.indexer)
@@ -288,6 +303,7 @@ func newHarness(t testing.TB, c chooser) *harness {
 	h.ours = New(Options{
 		Less: less, Profiles: ourProfiles(), PodLister: lister, Clock: h.clk, Logger: quiet, Observer: h.rec,
 		NoPopFromBackoffQ: !utilfeature.DefaultFeatureGate.Enabled(features.SchedulerPopFromBackoffQ),
+		GenericWorkload:   h.gangs,
 	})
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	preEnqueue := map[string]map[string]fwk.PreEnqueuePlugin{}
@@ -355,13 +371,16 @@ func (h *harness) oneOf(values ...string) string { return values[h.c.intn(len(va
 
 // step plays one operation and describes it.
 func (h *harness) step() (string, bool) {
+	if h.gangs && h.c.intn(6) == 0 {
+		return h.groupOp()
+	}
 	switch op := h.c.intn(100); {
 	case op < 12:
 		return h.add(), true
 	case op < 30:
 		return h.pop()
 	case op < 40:
-		if p := h.pick(flying); p != nil && !p.deleted {
+		if p := h.pick(flying); p != nil && !p.deleted && h.mayFail(p) {
 			return h.reject(p), true
 		}
 	case op < 44:
@@ -369,7 +388,7 @@ func (h *harness) step() (string, bool) {
 			return h.done(p), true
 		}
 	case op < 47:
-		if p := h.pick(binding); p != nil {
+		if p := h.pick(binding); p != nil && h.mayFail(p) {
 			return h.bindingFailed(p), true
 		}
 	case op < 49:
@@ -426,12 +445,16 @@ func (h *harness) add() string {
 	if p := h.oneOf("", "", "Fit", "Affinity", "GateA", "GateB"); p != "" {
 		pod.Labels["picky"] = p
 	}
+	if h.gangs && h.c.intn(3) > 0 {
+		group := h.oneOf("g0", "g1", "g2")
+		pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
+	}
 	pod.Status.NominatedNodeName = h.oneOf("", "", "", "n1", "n2")
 	h.pods = append(h.pods, &modelPod{pod: pod, state: queued})
 	h.must(h.indexer.Add(pod))
 	h.ours.Add(pod)
 	h.theirs.Add(klog.NewContext(context.Background(), quiet), pod)
-	return fmt.Sprintf("add %s priority=%d labels=%v nominated=%q", pod.Name, priority, pod.Labels, pod.Status.NominatedNodeName)
+	return fmt.Sprintf("add %s priority=%d labels=%v nominated=%q group=%s", pod.Name, priority, pod.Labels, pod.Status.NominatedNodeName, groupName(pod))
 }
 
 func (h *harness) must(err error) {
@@ -455,15 +478,26 @@ func (h *harness) pop() (string, bool) {
 	if !mineReady {
 		return "pop: nothing to pop", true
 	}
+	if h.cycle != nil {
+		// The scheduler's loop ends a group's cycle before it pops again.
+		return h.endCycle()
+	}
 	theirActiveEmpty := len(h.theirs.PodsInActiveQ()) == 0
 	e, err := h.ours.Pop()
 	h.must(err)
-	mine := e.(*PodInfo)
 	entity, err := h.theirs.Pop(quiet)
 	h.must(err)
-	theirs := entity.(*framework.QueuedPodInfo)
 	popped, _ := h.rec.Last(isPop)
 	from := popped.Queue.From
+	if g, ok := e.(*GroupInfo); ok {
+		return h.popGroup(g, entity, from, theirActiveEmpty)
+	}
+	mine := e.(*PodInfo)
+	theirs, ok := entity.(*framework.QueuedPodInfo)
+	if !ok {
+		h.fail(fmt.Sprintf("popped %s, upstream popped %T", mine.Pod.Name, entity))
+		return "pop", false
+	}
 	desc := fmt.Sprintf("pop -> %s from %s (upstream %s)", mine.Pod.Name, from, theirs.Pod.Name)
 	if mine.Pod.Name != theirs.Pod.Name {
 		h.fail(fmt.Sprintf("popped %s, upstream popped %s", mine.Pod.Name, theirs.Pod.Name))
@@ -711,6 +745,9 @@ func (h *harness) nominate(p *modelPod) string {
 func (h *harness) upstreamRejectedBackoff() []string {
 	var names []string
 	for _, pod := range h.theirs.PodsInBackoffQ() {
+		if h.gangs && pod.Spec.SchedulingGroup != nil {
+			continue // its group waits in the error backoff
+		}
 		if pi, ok := h.theirs.GetPod(pod.Name, pod.Namespace, nil); ok && pi.UnschedulablePlugins.Len()+pi.PendingPlugins.Len() > 0 {
 			names = append(names, pod.Name)
 		}
@@ -757,11 +794,21 @@ func (h *harness) ourViews() map[string]view {
 	}
 	for _, h := range []*entityHeap{q.active, q.backoff.rejected, q.backoff.errored} {
 		for _, e := range h.items {
-			add(e.(*PodInfo))
+			for _, pi := range e.members() {
+				add(pi)
+			}
 		}
 	}
 	for _, e := range q.unschedulable {
-		add(e.(*PodInfo))
+		for _, pi := range e.members() {
+			add(pi)
+		}
+	}
+	for _, pi := range q.incomplete.sorted() {
+		add(pi)
+	}
+	for _, pi := range q.pending.sorted() {
+		add(pi)
 	}
 	for _, pi := range q.flight.pods() {
 		views[pi.Pod.Name] = view{where: event.InFlight, attempts: pi.Attempts}
@@ -773,12 +820,13 @@ func (h *harness) theirViews() map[string]view {
 	views := map[string]view{}
 	add := func(pods []*v1.Pod, where event.QueueName) {
 		for _, pod := range pods {
-			pi, ok := h.theirs.GetPod(pod.Name, pod.Namespace, nil)
+			pi, ok := h.theirs.GetPod(pod.Name, pod.Namespace, pod.Spec.SchedulingGroup)
 			if !ok {
 				h.t.Fatalf("upstream lists %s but cannot get it", pod.Name)
 			}
 			w := where
-			if w == event.BackoffQ && pi.UnschedulablePlugins.Len()+pi.PendingPlugins.Len() == 0 {
+			// A group waits in the error backoff, whatever its pods' plugins.
+			if w == event.BackoffQ && (pi.UnschedulablePlugins.Len()+pi.PendingPlugins.Len() == 0 || h.gangs && pod.Spec.SchedulingGroup != nil) {
 				w = event.ErrorBackoffQ
 			}
 			views[pod.Name] = view{where: w, attempts: pi.Attempts, unsch: pi.UnschedulableCount, errs: pi.ConsecutiveErrorsCount,
@@ -789,6 +837,8 @@ func (h *harness) theirViews() map[string]view {
 	add(h.theirs.PodsInActiveQ(), event.ActiveQ)
 	add(h.theirs.PodsInBackoffQ(), event.BackoffQ)
 	add(h.theirs.UnschedulablePods(), event.Unschedulable)
+	add(h.theirs.IncompletePodGroupPodsPods(), event.IncompleteGroup)
+	add(h.theirs.PendingPodGroupPods(), event.PendingGroup)
 	for _, pod := range h.theirs.InFlightPods() {
 		views[pod.Name] = view{where: event.InFlight, attempts: h.byName(pod.Name).theirs.Attempts}
 	}
@@ -822,6 +872,7 @@ func (h *harness) compare() string {
 			diffs = append(diffs, fmt.Sprintf("%s:\n      minisched %v\n      upstream  %v", name, m, u))
 		}
 	}
+	diffs = append(diffs, h.compareGroups()...)
 	for _, node := range []string{"n1", "n2"} {
 		if m, u := nominated(h.ours.NominatedPodsForNode(node)), nominated(h.theirs.NominatedPodsForNode(node)); m != u {
 			diffs = append(diffs, fmt.Sprintf("nominated to %s: minisched %s, upstream %s", node, m, u))
@@ -842,6 +893,9 @@ func nominated(pods []fwk.PodInfo) string {
 func TestDifferential(t *testing.T) {
 	const opsPerSequence = 150
 	if *seedFlag != 0 {
+		if *gangsFlag {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.GenericWorkload, true)
+		}
 		h := newHarness(t, &seeded{r: rand.New(rand.NewSource(*seedFlag)), left: opsPerSequence})
 		defer h.close()
 		if h.run() {
@@ -874,6 +928,24 @@ func TestDifferential(t *testing.T) {
 	for _, k := range slices.Sorted(maps.Keys(moves)) {
 		t.Logf("  %-28s %d", k, moves[k])
 	}
+
+	// GenericWorkload on (it is off by default): pods come in groups too.
+	t.Run("GenericWorkload=true", func(t *testing.T) {
+		featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.GenericWorkload, true)
+		groupPops := 0
+		for seed := int64(1); seed <= int64(sequences); seed++ {
+			h := newHarness(t, &seeded{r: rand.New(rand.NewSource(seed)), left: opsPerSequence})
+			ok := h.run()
+			h.close()
+			groupPops += len(h.rec.Find(func(e event.Event) bool {
+				return e.Kind == event.KindQueue && e.Queue.Action == event.ActionPop && e.Queue.PodGroup != ""
+			}))
+			if !ok {
+				t.Fatalf("seed %d differs with GenericWorkload on; replay: go test ./minisched/queue -run 'TestDifferential$' -seed=%d -gangs -v", seed, seed)
+			}
+		}
+		t.Logf("%d sequences agree with upstream; %d pods popped with their groups", sequences, groupPops)
+	})
 
 	// SchedulerPopFromBackoffQ off (it is on by default): a quarter as many
 	// sequences, so that an A/B of the gate shows upstream's queue either way.

@@ -16,7 +16,7 @@ import (
 )
 
 // Pod groups (GenericWorkload, Options.GenericWorkload). A pod whose
-// spec.schedulingGroup names a PodGroup is entityState with its group: the
+// spec.schedulingGroup names a PodGroup is queued with its group: the
 // group, one GroupInfo, is what activeQ, backoff and the unschedulable set
 // hold, and what Pop hands out, as upstream's QueuedPodGroupInfo. Until the
 // queue has seen the PodGroup object, the pod waits apart ("incomplete");
@@ -32,7 +32,7 @@ type GroupInfo struct {
 	// PodGroup is the object as the queue last saw it; its priority
 	// orders the group.
 	PodGroup *schedulingv1beta1.PodGroup
-	// Pods are the entityState pods, in the order the group's cycle tries them:
+	// Pods are the queued pods, in the order the group's cycle tries them:
 	// priority (highest first), attempts (most first), timestamp, name.
 	Pods []*PodInfo
 	entityState
@@ -286,7 +286,11 @@ func (q *Queue) AddAttemptedGroup(g *GroupInfo, outcome GroupOutcome) error {
 	if outcome != GroupScheduled || !failed {
 		fresh.Timestamp = now
 	}
-	fresh.BackoffExpiration = q.backoff.expiration(fresh)
+	if outcome != GroupScheduled {
+		// After a success the group keeps the expiry it had, as
+		// upstream's: it goes to activeQ whatever its backoff.
+		fresh.BackoffExpiration = q.backoff.expiration(fresh)
+	}
 	fresh.FlushTimestamp = time.Time{}
 	c := cause{label: EventScheduleAttemptFailure}
 	if outcome != GroupScheduled && q.backoff.backingOff(fresh) {
@@ -309,9 +313,9 @@ func (q *Queue) AddPodGroup(pg *schedulingv1beta1.PodGroup) {
 	}
 }
 
-// UpdatePodGroup records a new version of a PodGroup object. A entityState group
-// takes it (and its priority) as it is, unsorted, as upstream's does; the
-// cluster event that follows may move it.
+// UpdatePodGroup records a new version of a PodGroup object. A queued group
+// takes it, and is re-sorted by its priority (upstream's heap is not:
+// docs/FIDELITY.md); the cluster event that follows may move it.
 func (q *Queue) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -322,10 +326,11 @@ func (q *Queue) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	q.forest[key] = pg
 	if g := q.groupLocked(key); g != nil {
 		g.PodGroup = pg
+		q.fixLocked(key)
 	}
 }
 
-// DeletePodGroup forgets a PodGroup object: its entityState pods, and those
+// DeletePodGroup forgets a PodGroup object: its queued pods, and those
 // waiting for its cycle to end, wait for it again.
 func (q *Queue) DeletePodGroup(pg *schedulingv1beta1.PodGroup) {
 	q.mu.Lock()

@@ -117,7 +117,7 @@ func (pi *PodInfo) members() []*PodInfo { return []*PodInfo{pi} }
 func (pi *PodInfo) Type() fwk.EntityKeyType { return fwk.PodKeyType }
 func (pi *PodInfo) GetPriority() int32      { return corev1helpers.PodPriority(pi.Pod) }
 
-// Entry is one entityState pod as the API shows it.
+// Entry is one queued pod as the API shows it.
 type Entry struct {
 	Pod          *v1.Pod
 	Queue        event.QueueName
@@ -138,7 +138,7 @@ type Entry struct {
 	LastSkip *event.QueueMove
 	// Order sorts the pods of one part of the queue (QueueMove.Order).
 	Order string
-	// PodGroup names the pod group the pod is entityState with, if any.
+	// PodGroup names the pod group the pod is queued with, if any.
 	PodGroup string
 }
 

@@ -120,7 +120,7 @@ type Options struct {
 	// rather than when it goes in, as upstream's queue then does.
 	NoPopFromBackoffQ bool
 	// GenericWorkload is the gate of that name on (it is off by default):
-	// a pod whose spec.schedulingGroup names a PodGroup is entityState with its
+	// a pod whose spec.schedulingGroup names a PodGroup is queued with its
 	// group (group.go).
 	GenericWorkload bool
 	// PodLister, when set, lets the nominator check that a pod still exists
@@ -402,7 +402,7 @@ func (q *Queue) AddUnschedulableIfNotPresent(pi *PodInfo, f Failure) {
 	q.requeueLocked(pi, s, c)
 }
 
-// Update replaces a entityState pod's object. A pod in the unschedulable set
+// Update replaces a queued pod's object. A pod in the unschedulable set
 // moves when its rejecting plugins' hints answer Queue to one of events, the
 // changes the update makes (framework.PodSchedulingPropertiesChange with the
 // pod as target); for a pod of a group, its group moves. For a pod in
@@ -426,9 +426,7 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 	e := q.entityOfLocked(pi)
 	switch where := pi.where; where {
 	case event.ActiveQ, event.BackoffQ, event.ErrorBackoffQ:
-		for _, h := range []*entityHeap{q.active, q.backoff.rejected, q.backoff.errored} {
-			h.fix(e.key())
-		}
+		q.fixLocked(e.key())
 	case event.Unschedulable:
 		for _, ev := range events {
 			s, plugin, skipped := q.worthRequeuing(e, ev, oldPod, newPod)
@@ -444,48 +442,51 @@ func (q *Queue) Update(oldPod, newPod *v1.Pod, events []fwk.ClusterEvent) {
 	q.report(e, pi, event.ActionUpdate, pi.where, pi.where, cause{label: EventPodUpdate})
 }
 
-// Delete removes a pod from the queue, and its nomination.
+// Delete removes a pod from the queue, and its nomination. A pod of a
+// group leaves its group, which goes back where it was (its PreEnqueue
+// plugins asked again) unless it has no pod left; as upstream's, the group
+// goes back so even when the pod deleted was not in it (in flight, or
+// bound).
 func (q *Queue) Delete(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.nominator.delete(pod)
-	pi := q.findLocked(pod)
-	if pi == nil {
+	c := cause{label: EventPodDelete}
+	if pi := q.findLocked(pod); pi != nil {
+		switch from := pi.where; from {
+		case event.InFlight:
+			// The attempt goes on (the pod may even be getting bound,
+			// which also looks like a delete to the informer); it must not
+			// come back when it fails. Done or the failure reports how it
+			// ended.
+			pi.deleted = true
+		default:
+			switch from {
+			case event.IncompleteGroup:
+				q.incomplete.remove(pi)
+			case event.PendingGroup:
+				q.pending.remove(pi)
+			default:
+				if g, ok := q.entityOfLocked(pi).(*GroupInfo); ok {
+					g.removePod(pi.uid())
+				} else {
+					q.takeLocked(pi)
+				}
+			}
+			pi.where = ""
+			q.report(pi, pi, event.ActionDelete, from, "", c)
+		}
+	}
+	if !q.isMember(pod) {
 		return
 	}
-	from, c := pi.where, cause{label: EventPodDelete}
-	var regroup *GroupInfo
-	switch from {
-	case event.InFlight:
-		// The attempt goes on (the pod may even be getting bound, which
-		// also looks like a delete to the informer); it must not come back
-		// when it fails. Done or the failure reports how it ended.
-		pi.deleted = true
-		return
-	case event.IncompleteGroup:
-		q.incomplete.remove(pi)
-	case event.PendingGroup:
-		q.pending.remove(pi)
-	default:
-		g, ok := q.entityOfLocked(pi).(*GroupInfo)
-		if !ok {
-			q.takeLocked(pi)
-			break
-		}
-		// The group goes on without it, back where it was (its PreEnqueue
-		// plugins asked again), unless it has no pod left.
-		g.removePod(pi.uid())
+	if g := q.groupLocked(memberGroupKey(pod)); g != nil {
 		if len(g.Pods) == 0 {
 			q.takeLocked(g)
 			g.where = ""
-		} else {
-			regroup = g
+			return
 		}
-	}
-	pi.where = ""
-	q.report(pi, pi, event.ActionDelete, from, "", c)
-	if regroup != nil {
-		q.requeueLocked(regroup, strategyOf(regroup.where), c)
+		q.requeueLocked(g, strategyOf(g.where), c)
 	}
 }
 
@@ -517,20 +518,27 @@ func (q *Queue) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	defer q.mu.Unlock()
 	c := cause{label: EventForceActivate}
 	for _, pod := range pods {
-		if q.isMember(pod) && q.forest[memberGroupKey(pod)] == nil {
+		var e Entity
+		switch {
+		case !q.isMember(pod):
+			if pi := q.findLocked(pod); pi != nil && pi.where != event.InFlight {
+				e = pi
+			}
+		case q.forest[memberGroupKey(pod)] == nil:
 			continue // as upstream: no group to activate, nothing recorded
+		default:
+			// The group moves, wherever the pod named is (upstream's).
+			if g := q.groupLocked(memberGroupKey(pod)); g != nil {
+				e = g
+			}
 		}
-		pi := q.findLocked(pod)
-		if pi == nil {
-			continue
-		}
-		switch pi.where {
-		case event.InFlight:
+		switch {
+		case e != nil && e.params().where == event.Unschedulable:
+			q.moveToActiveQLocked(e, c, false)
+		case e != nil && e.params().where != event.ActiveQ:
+			q.moveToActiveQLocked(e, c, true)
+		case q.flight.get(pod.UID) != nil:
 			q.flight.record(ForceActivate, nil, pod)
-		case event.Unschedulable:
-			q.moveToActiveQLocked(q.entityOfLocked(pi), c, false)
-		case event.BackoffQ, event.ErrorBackoffQ:
-			q.moveToActiveQLocked(q.entityOfLocked(pi), c, true)
 		}
 	}
 }
@@ -660,6 +668,13 @@ func (q *Queue) entityLocked(key string) Entity {
 		return e
 	}
 	return nil
+}
+
+// fixLocked re-sorts the entity with this key wherever a heap holds it.
+func (q *Queue) fixLocked(key string) {
+	for _, h := range []*entityHeap{q.active, q.backoff.rejected, q.backoff.errored} {
+		h.fix(key)
+	}
 }
 
 // entityOfLocked is what moves when pi waiting moves: its group, or itself.
