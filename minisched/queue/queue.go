@@ -35,7 +35,9 @@
 // PreEnqueue plugin that panics means Queue or gated, where upstream would
 // crash; when several PreEnqueue plugins would gate a pod, the one that
 // gated it before runs first, as upstream, then the others in the profile's
-// order, where upstream's order is a map's.
+// order, where upstream's order is a map's; the pods that waited for their
+// PodGroup object join it in member order, where upstream's order is a
+// map's; a PodGroup update re-sorts its group.
 //
 // This file, the Queue's operations (Add, Pop, Update, Delete, Done, the
 // moves on cluster events and the flushes), runs over 400 lines so that
