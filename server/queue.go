@@ -37,6 +37,9 @@ type QueuedPod struct {
 	LastSkip *HintSkip `json:"lastSkip,omitempty"`
 	// Order sorts the pods of one queue as it pops them (QueueMove.Order).
 	Order string `json:"order,omitempty"`
+	// PodGroup (namespace/name) is the group the pod is queued with
+	// (GenericWorkload).
+	PodGroup string `json:"podGroup,omitempty"`
 }
 
 // HintSkip is a cluster event (Event, about Object) to which Plugins'
@@ -67,7 +70,7 @@ func (s *Server) queueView() QueueView {
 		qp := QueuedPod{
 			Pod: *event.RefOf(e.Pod), Queue: e.Queue, Attempts: e.Attempts, EnteredAt: e.EnteredAt,
 			SecondsInQueue: now.Sub(e.EnteredAt).Seconds(), Plugins: e.Plugins, RejectedBy: e.Plugins, HintedBy: e.HintedBy, GatingPlugin: e.GatingPlugin,
-			LastEvent: e.LastEvent, Message: e.LastMessage, Order: e.Order,
+			LastEvent: e.LastEvent, Message: e.LastMessage, Order: e.Order, PodGroup: e.PodGroup,
 		}
 		if k := e.LastSkip; k != nil {
 			qp.LastSkip = &HintSkip{Event: k.Event, Object: k.Object, Plugins: k.Plugins}
