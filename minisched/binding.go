@@ -140,9 +140,20 @@ func (c *cycle) postBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 		})
 }
 
-// unreserveAndForget undoes Reserve and Assume.
+// unreserveAndForget undoes Reserve and Assume: in a pod group's cycle, in
+// the snapshot, where the pod gets back the nomination the assume took.
 func (s *Scheduler) unreserveAndForget(ctx context.Context, c *cycle, state fwk.CycleState, assumed *v1.Pod, host string) error {
 	c.unreserve(ctx, state, assumed, host)
+	if state.IsPodGroupSchedulingCycle() {
+		if err := s.snapshot.ForgetPod(c.logger, assumed); err != nil {
+			c.logger.Error(err, "Forgetting the pod assumed in the snapshot", "pod", klog.KObj(assumed))
+			return err
+		}
+		if node := assumed.Status.NominatedNodeName; node != "" {
+			s.queue.AddNominatedPod(c.logger, podInfo(assumed), &fwk.NominatingInfo{NominatingMode: fwk.ModeOverride, NominatedNodeName: node})
+		}
+		return nil
+	}
 	if err := s.cache.ForgetPod(c.logger, assumed); err != nil {
 		c.logger.Error(err, "Forgetting the assumed pod", "pod", klog.KObj(assumed))
 		return err

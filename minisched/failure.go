@@ -134,7 +134,7 @@ func truncate(msg string) string {
 	return msg[:limit-len(" ...")] + " ..."
 }
 
-func podInfo(pod *v1.Pod) fwk.PodInfo {
+func podInfo(pod *v1.Pod) *framework.PodInfo {
 	pi, err := framework.NewPodInfo(pod)
 	if err != nil {
 		// Only malformed affinity fails here; the pod is still worth naming.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
@@ -39,8 +40,7 @@ func (s *Scheduler) addEventHandlers() error {
 				return
 			}
 			if s.responsibleFor(pod) && pod.Spec.NodeName == "" {
-				// The queue records the pod's nomination too, even when gated.
-				s.queue.Add(pod)
+				s.addPendingPod(pod)
 			}
 			if pod.Spec.NodeName != "" {
 				s.addAssignedPod(pod)
@@ -77,6 +77,12 @@ func (s *Scheduler) addEventHandlers() error {
 		},
 	})); err != nil {
 		return fmt.Errorf("watching pods: %w", err)
+	}
+
+	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		if err := s.addPodGroupEventHandlers(); err != nil {
+			return err
+		}
 	}
 
 	if _, err := s.factory.Core().V1().Nodes().Informer().AddEventHandler(s.seen.Track("Node", cache.ResourceEventHandlerFuncs{
@@ -241,11 +247,24 @@ func (s *Scheduler) responsibleFor(pod *v1.Pod) bool { return s.profileOf(pod) !
 // updatePendingPod hands an update of a pending pod to the queue. A pod
 // whose nominated node changed counts as deleted from that node for the
 // pods of lower or equal priority, which treated it as placed there.
+// addPendingPod queues a pod to schedule. The cache counts it in its pod
+// group, if it has one; its arrival may then complete its group (a gang
+// waiting for its minimum), so it is also a cluster event.
+func (s *Scheduler) addPendingPod(pod *v1.Pod) {
+	s.cache.AddPodGroupMember(pod)
+	// The queue records the pod's nomination too, even when gated.
+	s.queue.Add(pod)
+	if utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload) {
+		s.queue.MoveAllToActiveOrBackoffQueue(framework.EventUnscheduledPodAdd, nil, pod, nil)
+	}
+}
+
 func (s *Scheduler) updatePendingPod(oldPod, newPod *v1.Pod) {
 	if oldPod.ResourceVersion == newPod.ResourceVersion {
 		return
 	}
 	s.syncWithDispatcher(newPod)
+	s.cache.UpdatePodGroupMember(s.logger, oldPod, newPod)
 	if assumed, _ := s.cache.IsAssumedPod(newPod); assumed {
 		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
 			s.assumedPodDeleted(newPod)
@@ -270,6 +289,7 @@ func (s *Scheduler) deletePendingPod(pod *v1.Pod, inBinding bool) {
 		s.assumedPodDeleted(pod)
 		return
 	}
+	s.cache.RemovePodGroupMember(pod)
 	if pod.Status.NominatedNodeName != "" {
 		s.queue.MoveAllToActiveOrBackoffQueue(queue.AssignedPodDelete, pod, nil, lowerOrEqualPriority(pod))
 	}
@@ -333,4 +353,47 @@ func unwrap(obj any) any {
 		return t.Obj
 	}
 	return obj
+}
+
+// addPodGroupEventHandlers keeps the cache's and the queue's PodGroup
+// objects (GenericWorkload), and raises their events: a PodGroup that
+// appears, or lowers its minimum, may let its pods go.
+func (s *Scheduler) addPodGroupEventHandlers() error {
+	ev := func(a fwk.ActionType) fwk.ClusterEvent { return fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: a} }
+	_, err := s.factory.Scheduling().V1beta1().PodGroups().Informer().AddEventHandler(s.seen.Track("PodGroup", cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			pg, ok := obj.(*schedulingv1beta1.PodGroup)
+			if !ok {
+				return
+			}
+			s.cache.AddPodGroup(pg)
+			s.queue.AddPodGroup(pg)
+			s.queue.MoveAllToActiveOrBackoffQueue(ev(fwk.Add), nil, pg, nil)
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			oldPG, newPG := oldObj.(*schedulingv1beta1.PodGroup), newObj.(*schedulingv1beta1.PodGroup)
+			if oldPG.ResourceVersion == newPG.ResourceVersion {
+				return
+			}
+			s.cache.UpdatePodGroup(s.logger, oldPG, newPG)
+			s.queue.UpdatePodGroup(newPG)
+			s.queue.MoveAllToActiveOrBackoffQueue(ev(fwk.Update), oldPG, newPG, nil)
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			pg, ok := obj.(*schedulingv1beta1.PodGroup)
+			if !ok {
+				return
+			}
+			s.cache.RemovePodGroup(s.logger, pg)
+			s.queue.DeletePodGroup(pg)
+			s.queue.MoveAllToActiveOrBackoffQueue(ev(fwk.Delete), pg, nil, nil)
+		},
+	}))
+	if err != nil {
+		return fmt.Errorf("watching pod groups: %w", err)
+	}
+	return nil
 }

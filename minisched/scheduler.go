@@ -273,6 +273,7 @@ func New(ctx context.Context, opts Options) (_ *Scheduler, err error) {
 		MaxInUnschedulable:         opts.MaxInUnschedulable,
 		UnschedulableFlushInterval: opts.UnschedulableFlushInterval,
 		NoPopFromBackoffQ:          !opts.enabled(features.SchedulerPopFromBackoffQ),
+		GenericWorkload:            utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload),
 	})
 	if s.dispatcher != nil {
 		s.apiCacher = apiCacher{dispatcher: s.dispatcher, cache: s.cache}
@@ -415,14 +416,16 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Only pods come out: the scheduler does not turn the queue's
-	// GenericWorkload on (pod groups are still to come: issue 34,
-	// docs/design/gang-scheduling.md).
-	pi := e.(*queue.PodInfo)
 	// Pops are counted as upstream's scheduling cycles: a batch serves the
-	// very next pod popped only.
+	// very next pod popped only (or a pod group's pods, which share one).
 	s.pops++
 	pop := s.pops
+	pi, ok := e.(*queue.PodInfo)
+	if !ok {
+		// A pod group (GenericWorkload): podgroup.go.
+		s.scheduleOnePodGroup(ctx, e.(*queue.GroupInfo), pop)
+		return nil
+	}
 	pod := pi.Pod
 	p := s.profileOf(pod)
 	if p == nil {
@@ -462,6 +465,115 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		return nil
 	}
 
+	// Sign, PreFilter, Filter, PreScore, Score: the node the pod fits best.
+	pl, status := s.findNode(ctx, c, state, pod, nodes, pop)
+	if !status.IsSuccess() {
+		s.fail(ctx, c, pi, status, nil)
+		return nil
+	}
+	if pl.fitErr != nil {
+		f := &failure{diagnosis: &pl.fitErr.Diagnosis, nominating: clearNomination}
+		if len(c.p.postFilter) > 0 {
+			// PostFilter: no node fits; preemption may make room for next time.
+			result, pfStatus := c.postFilter(ctx, state, pod, pl.fitErr.Diagnosis.NodeToStatus)
+			pl.fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
+			f.nominating = nil
+			if result != nil {
+				f.nominating = result.NominatingInfo
+			}
+		}
+		s.fail(ctx, c, pi, fwk.NewStatus(fwk.Unschedulable).WithError(pl.fitErr), f)
+		return nil
+	}
+	host := pl.host
+
+	// Assume: from now on the cache counts the pod on its node, so the next
+	// cycle sees the room it takes before the binding is written. An assumed
+	// pod holds no nomination any more. Reserve: plugins keep node-level
+	// state for the pod (volumes, DRA).
+	assumed, status := s.assumeAndReserve(ctx, c, state, pod, host)
+	if !status.IsSuccess() {
+		status, f := rejectedAt(pod, host, status)
+		s.fail(ctx, c, pi, status, f)
+		return nil
+	}
+
+	// Permit, then the binding cycle.
+	s.permitAndBind(ctx, c, pi, state, assumed, pl, podsToActivate)
+	return nil
+}
+
+// assumeAndReserve assumes the pod on host, in the cache or, in a pod
+// group's cycle, in the snapshot alone (the group's placement is tried
+// there first), and runs the Reserve plugins; on a failure it undoes both.
+// An error assuming the pod comes back as an error status.
+func (s *Scheduler) assumeAndReserve(ctx context.Context, c *cycle, state fwk.CycleState, pod *v1.Pod, host string) (*v1.Pod, *fwk.Status) {
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = host
+	var err error
+	if state.IsPodGroupSchedulingCycle() {
+		err = s.snapshot.AssumePod(podInfo(assumed))
+	} else {
+		err = s.cache.AssumePod(c.logger, assumed)
+	}
+	if err != nil {
+		return nil, fwk.AsStatus(fmt.Errorf("assuming the pod: %w", err))
+	}
+	s.queue.DeleteNominatedPodIfExists(assumed)
+	if status := c.reserve(ctx, state, assumed, host); !status.IsSuccess() {
+		s.unreserveAndForget(ctx, c, state, assumed, host)
+		return nil, status
+	}
+	return assumed, nil
+}
+
+// permitAndBind runs the Permit plugins on the pod assumed and reserved on
+// its node and, unless one rejects it, ends its scheduling cycle and starts
+// its binding cycle on a goroutine of its own: the next pod need not wait
+// for the apiserver.
+func (s *Scheduler) permitAndBind(ctx context.Context, c *cycle, pi *queue.PodInfo, state *framework.CycleState, assumed *v1.Pod, pl placement, podsToActivate *framework.PodsToActivate) {
+	// Permit: plugins approve, reject, or hold the pod for a while.
+	status, waits := c.permit(ctx, state, assumed, pl.host)
+	if !status.IsSuccess() && !status.IsWait() {
+		s.unreserveAndForget(ctx, c, state, assumed, pl.host)
+		status, f := rejectedAt(pi.Pod, pl.host, status)
+		s.fail(ctx, c, pi, status, f)
+		return
+	}
+	var waitingSince time.Time
+	if status.IsWait() {
+		waitingSince = time.Now()
+		c.p.fw.AddWaitingPod(assumed, waits)
+		c.permitWait(pl.host, waits)
+	}
+	s.activate(c.logger, podsToActivate)
+	c.end(event.ResultScheduled, pl.host, "", nil, pl.feasible, pl.ties)
+
+	s.bindings.Add(1)
+	s.binding.Add(1)
+	go func() {
+		defer s.bindings.Done()
+		defer s.binding.Add(-1)
+		s.bindingCycle(ctx, c, pi, state, assumed, pl.host, waitingSince, podsToActivate)
+	}()
+}
+
+// placement is what the scheduling algorithm made of a pod: the node it
+// chose (host), the nodes that tied with it and how many nodes fit; or,
+// when none fits, why (fitErr).
+type placement struct {
+	host     string
+	ties     []string
+	feasible int
+	fitErr   *framework.FitError
+}
+
+// findNode runs the scheduling algorithm on the snapshot (upstream's
+// schedulePod): Sign, PreFilter, Filter (on the nominated node or the
+// batch's hint first), the extenders' filters, PreScore, Score, and the
+// choice of a host. A status that is not Success is an error that ends the
+// cycle; a placement with a fitErr says no node fits.
+func (s *Scheduler) findNode(ctx context.Context, c *cycle, state *framework.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo, pop int64) (placement, *fwk.Status) {
 	// Sign (OpportunisticBatching): the plugins sign the pod; the next pod
 	// of the same signature may be offered this one's other nodes.
 	var sig fwk.PodSignature
@@ -479,8 +591,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	case status.IsRejected():
 		// No node can fit; PostFilter may still help.
 	case !status.IsSuccess():
-		s.fail(ctx, c, pi, status, nil)
-		return nil
+		return placement{}, status
 	default:
 		// The batch's hint: the best node the last pod like this one left.
 		if c.batch != nil {
@@ -496,34 +607,20 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 			var processed int
 			feasible, processed, status = c.filter(ctx, filterRun{
 				state: state, pod: pod, nodes: candidates, diagnosis: &diagnosis,
-				start: s.nextStartNodeIndex, numToFind: p.numToFind(len(candidates)), inOrder: s.opts.Seed != 0,
+				start: s.nextStartNodeIndex, numToFind: c.p.numToFind(len(candidates)), inOrder: s.opts.Seed != 0,
 			})
 			s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(nodes)
 			if !status.IsSuccess() {
-				s.fail(ctx, c, pi, status, nil)
-				return nil
+				return placement{}, status
 			}
 			// Extenders filter what the plugins left, one after another.
 			if feasible, status = c.extenderFilter(pod, feasible, &diagnosis); !status.IsSuccess() {
-				s.fail(ctx, c, pi, status, nil)
-				return nil
+				return placement{}, status
 			}
 		}
 	}
 	if len(feasible) == 0 {
-		fitErr := &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}
-		f := &failure{diagnosis: &fitErr.Diagnosis, nominating: clearNomination}
-		if len(c.p.postFilter) > 0 {
-			// PostFilter: no node fits; preemption may make room for next time.
-			result, pfStatus := c.postFilter(ctx, state, pod, diagnosis.NodeToStatus)
-			fitErr.Diagnosis.PostFilterMsg = pfStatus.Message()
-			f.nominating = nil
-			if result != nil {
-				f.nominating = result.NominatingInfo
-			}
-		}
-		s.fail(ctx, c, pi, fwk.NewStatus(fwk.Unschedulable).WithError(fitErr), f)
-		return nil
+		return placement{fitErr: &framework.FitError{Pod: pod, NumAllNodes: len(nodes), Diagnosis: diagnosis}}, nil
 	}
 
 	// PreScore, Score, NormalizeScore and the weights, when there is a
@@ -534,13 +631,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		var totals []fwk.NodePluginScores
 		if len(c.p.score) > 0 || len(c.extenders.list) > 0 {
 			if status := c.preScore(ctx, state, pod, feasible); !status.IsSuccess() {
-				s.fail(ctx, c, pi, status, nil)
-				return nil
+				return placement{}, status
 			}
 			var res *event.ScoreResults
 			if totals, res, status = c.score(ctx, state, pod, feasible); !status.IsSuccess() {
-				s.fail(ctx, c, pi, status, nil)
-				return nil
+				return placement{}, status
 			}
 			if sig != nil {
 				// The batch keeps them: its own copy, with the raw scores.
@@ -561,52 +656,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	if c.batch != nil {
 		c.p.batch.store(c, sig, hint, host, others, pop)
 	}
-
-	// Assume: from now on the cache counts the pod on its node, so the next
-	// cycle sees the room it takes before the binding is written. An assumed
-	// pod holds no nomination any more.
-	assumed := pod.DeepCopy()
-	assumed.Spec.NodeName = host
-	if err := s.cache.AssumePod(c.logger, assumed); err != nil {
-		s.fail(ctx, c, pi, fwk.AsStatus(fmt.Errorf("assuming the pod: %w", err)), nil)
-		return nil
-	}
-	s.queue.DeleteNominatedPodIfExists(assumed)
-
-	// Reserve: plugins keep node-level state for the pod (volumes, DRA).
-	if status := c.reserve(ctx, state, assumed, host); !status.IsSuccess() {
-		s.unreserveAndForget(ctx, c, state, assumed, host)
-		status, f := rejectedAt(pod, host, status)
-		s.fail(ctx, c, pi, status, f)
-		return nil
-	}
-
-	// Permit: plugins approve, reject, or hold the pod for a while.
-	status, waits := c.permit(ctx, state, assumed, host)
-	if !status.IsSuccess() && !status.IsWait() {
-		s.unreserveAndForget(ctx, c, state, assumed, host)
-		status, f := rejectedAt(pod, host, status)
-		s.fail(ctx, c, pi, status, f)
-		return nil
-	}
-	var waitingSince time.Time
-	if status.IsWait() {
-		waitingSince = time.Now()
-		c.p.fw.AddWaitingPod(assumed, waits)
-		c.permitWait(host, waits)
-	}
-	s.activate(c.logger, podsToActivate)
-	c.end(event.ResultScheduled, host, "", nil, len(feasible), ties)
-
-	// The binding cycle: the next pod need not wait for the apiserver.
-	s.bindings.Add(1)
-	s.binding.Add(1)
-	go func() {
-		defer s.bindings.Done()
-		defer s.binding.Add(-1)
-		s.bindingCycle(ctx, c, pi, state, assumed, host, waitingSince, podsToActivate)
-	}()
-	return nil
+	return placement{host: host, ties: ties, feasible: len(feasible)}, nil
 }
 
 // newCycle begins the reporting of one attempt at pi: its cycle id, the
