@@ -185,4 +185,3 @@ func groupCondition(t *testing.T, c kubernetes.Interface, name string) *metav1.C
 	}
 	return apimeta.FindStatusCondition(pg.Status.Conditions, "PodGroupInitiallyScheduled")
 }
-

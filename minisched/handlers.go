@@ -359,7 +359,9 @@ func unwrap(obj any) any {
 // objects (GenericWorkload), and raises their events: a PodGroup that
 // appears, or lowers its minimum, may let its pods go.
 func (s *Scheduler) addPodGroupEventHandlers() error {
-	ev := func(a fwk.ActionType) fwk.ClusterEvent { return fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: a} }
+	ev := func(a fwk.ActionType) fwk.ClusterEvent {
+		return fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: a}
+	}
 	_, err := s.factory.Scheduling().V1beta1().PodGroups().Informer().AddEventHandler(s.seen.Track("PodGroup", cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			pg, ok := obj.(*schedulingv1beta1.PodGroup)
