@@ -1,0 +1,188 @@
+package minisched_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/features"
+
+	"minisched/event"
+	"minisched/k8sapiserver"
+	"minisched/minisched"
+	"minisched/minisched/schedconfig"
+)
+
+// TestGangsAgreeWithUpstream is the placement differential for pod groups
+// (GenericWorkload on): the real kube-scheduler and minisched, each on a
+// control plane of its own that serves PodGroups, get the same nodes and
+// the same gangs, one story after another, and must agree on every pod's
+// node, on the pods preemption deleted, on the gangs still waiting for
+// their pods (gated by GangScheduling), and, for a gang that cannot be
+// placed, on what its PodGroup and its pods say.
+func TestGangsAgreeWithUpstream(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.GenericWorkload, true)
+	mini, up := startGangPlane(t), startGangPlane(t)
+	cfg, err := schedconfig.Load([]byte(diffConfig), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &eventLog{}
+	svc := minisched.NewService(minisched.ServiceOptions{Client: mini.client, RESTConfig: mini.cp.RESTConfig(), Observer: log, Tuning: minisched.Tuning{Seed: 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := svc.Start(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	waitFor(t, 30*time.Second, "minisched to sync", svc.Ready)
+	kube := startUpstream(t, up.client, cfg)
+	clients := []kubernetes.Interface{mini.client, up.client}
+	for _, c := range clients {
+		ensurePriorityClasses(t, c)
+		createNodes(t, c, node("n1", "1"), node("n2", "1"), node("n3", "1"), node("n4", "1"))
+	}
+	waitFor(t, 30*time.Second, "the nodes in both caches", func() bool {
+		return svc.Scheduler().NodeCount() == 4 && len(kube.sched.Cache.Dump().Nodes) == 4
+	})
+	gang := func(name string, minCount int32, pods int, class string) []string {
+		var names []string
+		for _, c := range clients {
+			createPodGroup(t, c, gangOf(name, minCount, class))
+		}
+		for i := range pods {
+			p := pod(fmt.Sprintf("%s-%d", name, i), "800m", inGroup(name, func(p *v1.Pod) {
+				p.Spec.PriorityClassName = class
+				p.Spec.TerminationGracePeriodSeconds = ptrTo(int64(0))
+			}))
+			for _, c := range clients {
+				createPod(t, c, p.DeepCopy())
+			}
+			names = append(names, p.Name)
+		}
+		return names
+	}
+	agree := func(story string) {
+		t.Helper()
+		m, u := placements(t, mini.client), placements(t, up.client)
+		if !maps.Equal(m, u) {
+			t.Fatalf("%s: minisched placed %v, kube-scheduler %v", story, m, u)
+		}
+		t.Logf("%s: both placed %v", story, m)
+	}
+
+	// A gang that fits is placed whole, on the same nodes.
+	pair := gang("pair", 2, 2, "")
+	for _, c := range clients {
+		for _, name := range pair {
+			waitBound(t, c, name)
+		}
+	}
+	agree("a gang that fits")
+
+	// A gang too big for the room left is placed nowhere, and both say why.
+	quad := gang("quad", 4, 4, "")
+	conditions := map[string]string{}
+	for i, c := range clients {
+		waitFor(t, 60*time.Second, "quad's PodGroup condition", func() bool {
+			cond := groupCondition(t, c, "quad")
+			if cond == nil || cond.Status != metav1.ConditionFalse {
+				return false
+			}
+			conditions[[]string{"minisched", "kube-scheduler"}[i]] = cond.Reason + ": " + cond.Message
+			return true
+		})
+	}
+	if conditions["minisched"] != conditions["kube-scheduler"] {
+		t.Errorf("quad's PodGroup: minisched %q, kube-scheduler %q", conditions["minisched"], conditions["kube-scheduler"])
+	}
+	t.Logf("quad's PodGroup on both: %s", conditions["kube-scheduler"])
+	for _, name := range quad {
+		m, u := podScheduledMessage(t, mini.client, name), podScheduledMessage(t, up.client, name)
+		if m != u {
+			t.Errorf("%s's PodScheduled condition: minisched %q, kube-scheduler %q", name, m, u)
+		}
+		t.Logf("%s on both: %s", name, u)
+	}
+	agree("a gang too big")
+
+	// A gang short of pods waits, gated by GangScheduling on both.
+	trio := gang("trio", 3, 2, "")
+	for _, name := range trio {
+		awaitIn(t, log, name, "gated by GangScheduling", func(e event.Event) bool {
+			return e.Kind == event.KindQueue && e.Queue.To == event.Unschedulable && e.Queue.GatingPlugin == "GangScheduling"
+		})
+		waitFor(t, 30*time.Second, name+" gated in kube-scheduler's queue", func() bool {
+			pi, ok := kube.queue.GetPod(name, "default", &v1.PodSchedulingGroup{PodGroupName: ptrTo("trio")})
+			return ok && pi.GatingPlugin == "GangScheduling"
+		})
+	}
+
+	// A gang of higher priority with no room preempts as a group: the same
+	// victims go, and it takes the same nodes.
+	vip := gang("vip", 3, 3, "story-high")
+	for _, c := range clients {
+		for _, name := range vip {
+			waitBound(t, c, name)
+		}
+	}
+	agree("a gang that preempts")
+}
+
+// gangPlane is a control plane that serves PodGroups.
+type gangPlane struct {
+	cp     *k8sapiserver.ControlPlane
+	client kubernetes.Interface
+}
+
+// startGangPlane starts a control plane for the test; the GenericWorkload
+// gate must be on already, or it drops spec.schedulingGroup.
+func startGangPlane(t *testing.T) gangPlane {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{RuntimeConfig: map[string]string{"scheduling.k8s.io/v1beta1": "true"}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cp.Close()
+	})
+	return gangPlane{cp: cp, client: kubernetes.NewForConfigOrDie(cp.RESTConfig())}
+}
+
+// placements maps each pod of the cluster to its node ("" while pending).
+func placements(t *testing.T, c kubernetes.Interface) map[string]string {
+	t.Helper()
+	pods, err := c.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		out[p.Name] = p.Spec.NodeName
+	}
+	return out
+}
+
+func podScheduledMessage(t *testing.T, c kubernetes.Interface, name string) string {
+	t.Helper()
+	p, err := c.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Status.Conditions, func(c v1.PodCondition) bool { return c.Type == v1.PodScheduled })
+	if i < 0 {
+		return ""
+	}
+	return string(p.Status.Conditions[i].Reason) + ": " + p.Status.Conditions[i].Message
+}
