@@ -18,9 +18,9 @@ import (
 // minisched does not model yet: it would show scheduling kube-scheduler
 // would not do. docs/FIDELITY.md says so too.
 var unmodelled = map[featuregate.Feature]string{
-	features.GenericWorkload:           "pod groups and gang scheduling are not modelled yet",
-	features.CompositePodGroup:         "pod groups and gang scheduling are not modelled yet",
-	features.SchedulerPreQueueingHints: "pre-queueing hints are not modelled",
+	features.TopologyAwareWorkloadScheduling: "topology-aware workload scheduling (alpha) is not modelled",
+	features.CompositePodGroup:               "composite pod groups (alpha) are not modelled",
+	features.SchedulerPreQueueingHints:       "pre-queueing hints are not modelled",
 }
 
 // parseFeatureGates reads A=true,B=false and checks it on a copy of the

@@ -2,10 +2,15 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/features"
 
@@ -24,7 +29,8 @@ func TestFeatureGatesFlag(t *testing.T) {
 		{"OpportunisticBatching=false,SchedulerAsyncPreemption=false", ""},
 		{"NoSuchGate=true", "unrecognized feature gate"},
 		{"DRAExtendedResource=false", "locked"},
-		{"GenericWorkload=true", "pod groups and gang scheduling are not modelled yet"},
+		{"GenericWorkload=true", ""},
+		{"GenericWorkload=true,TopologyAwareWorkloadScheduling=true", "topology-aware workload scheduling (alpha) is not modelled"},
 		{"SchedulerPopFromBackoffQ=false", ""},
 		{"SchedulerAsyncAPICalls=true", ""},
 		{"OpportunisticBatching", "is not Gate=true or Gate=false"},
@@ -73,5 +79,78 @@ func TestFeatureGatesApplyForTheRun(t *testing.T) {
 	}
 	if utilfeature.DefaultFeatureGate.Enabled(features.OpportunisticBatching) != before {
 		t.Error("Close did not put the gate back")
+	}
+}
+
+// TestGangSchedulingRun: with --feature-gates=GenericWorkload=true the
+// embedded apiserver serves PodGroups, and kubectl's habits work for them.
+// A gang's pods made before their PodGroup wait for it, in their own lane
+// of the queue (GET /queue, and the snapshot's vocabulary names it); once
+// kubectl applies the PodGroup they are scheduled together, run on the
+// simulated kubelets, and the PodGroup says it was scheduled.
+func TestGangSchedulingRun(t *testing.T) {
+	inst := start(t, func(f *app.Flags) { f.FeatureGates = "GenericWorkload=true" })
+	s := newStory(t, inst)
+	s.node("a", "1")
+	s.node("b", "1")
+	kubectl := kubectlFor(t, inst)
+	dir := t.TempDir()
+	apply := func(name, manifest string) {
+		path := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		kubectl("apply", "-n", s.ns, "-f", path)
+	}
+	for _, name := range []string{"pair-0", "pair-1"} {
+		apply(name, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  schedulingGroup: {podGroupName: pair}
+  nodeSelector: {story: %s}
+  containers: [{name: c, image: "pause:3.10", resources: {requests: {cpu: 800m}}}]
+`, name, s.ns))
+	}
+	s.waitFor("both pods waiting for their PodGroup", func() bool {
+		var q struct {
+			IncompletePodGroup []struct {
+				PodGroup string `json:"podGroup"`
+			} `json:"incompletePodGroup"`
+		}
+		getJSON(t, inst.URL+"api/v1/queue", &q)
+		return len(q.IncompletePodGroup) == 2 && q.IncompletePodGroup[0].PodGroup == s.ns+"/pair"
+	})
+	var snap struct {
+		Vocabulary struct{ Queues []string }
+	}
+	getJSON(t, inst.URL+"api/v1/snapshot", &snap)
+	if !slices.Contains(snap.Vocabulary.Queues, "incompletePodGroup") || !slices.Contains(snap.Vocabulary.Queues, "pendingPodGroup") {
+		t.Errorf("the snapshot's queues %v, want the pod groups' lanes", snap.Vocabulary.Queues)
+	}
+
+	apply("pair", `apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: pair}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+`)
+	s.waitFor("both pods running", func() bool { return s.phase("pair-0") == v1.PodRunning && s.phase("pair-1") == v1.PodRunning })
+	// kubectl warns first that v1beta1 will go (in 1.40).
+	out := kubectl("get", "podgroup", "pair", "-n", s.ns, "-o", `jsonpath={.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].status}`)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); lines[len(lines)-1] != "True" {
+		t.Errorf("kubectl get podgroup: PodGroupInitiallyScheduled %q, want True", out)
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"minisched/metrics"
 	"minisched/minisched"
 	"minisched/mirror"
+	"minisched/schedperf"
 	"minisched/server"
 )
 
@@ -189,6 +190,9 @@ func (inst *Instance) components(s *settings) []component {
 			started := time.Now()
 			inst.ControlPlane, err = k8sapiserver.Start(ctx, k8sapiserver.Config{
 				DataDir: s.DataDir, KubeconfigPath: s.KubeconfigOut, EtcdLogs: s.Verbosity >= 2,
+				// The gates' APIs, as scheduler_perf turns them on:
+				// PodGroups for GenericWorkload.
+				RuntimeConfig: schedperf.RuntimeConfig(s.gates),
 			})
 			if err != nil {
 				return fmt.Errorf("starting the control plane: %w", err)

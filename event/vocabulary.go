@@ -1,6 +1,7 @@
 package event
 
 import (
+	"slices"
 	"strconv"
 
 	fwk "k8s.io/kube-scheduler/framework"
@@ -30,6 +31,14 @@ func Words() Vocabulary {
 		Queues:  []QueueName{ActiveQ, BackoffQ, ErrorBackoffQ, Unschedulable, InFlight},
 		Results: []CycleResult{ResultScheduled, ResultUnschedulable, ResultError},
 	}
+}
+
+// WithPodGroups adds the queue's parts where pods of pod groups
+// (GenericWorkload) wait apart, before InFlight.
+func (v Vocabulary) WithPodGroups() Vocabulary {
+	i := slices.Index(v.Queues, InFlight)
+	v.Queues = slices.Insert(slices.Clone(v.Queues), i, IncompleteGroup, PendingGroup)
+	return v
 }
 
 // codeNames takes the names from the framework itself, so they cannot drift

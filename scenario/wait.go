@@ -107,9 +107,10 @@ func (u *run) condition(ctx context.Context, w *Wait) (bool, string) {
 	// A pod leaves the queue after WaitOnPermit, before it is bound: the
 	// binding cycles under way count as busy too.
 	binding := sched.BindingCycles()
-	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight] + binding
+	// Pods that came while their group was in its cycle join it next.
+	busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight] + counts[event.PendingGroup] + binding
 	if w.For == "queueEmpty" {
-		busy += counts[event.Unschedulable]
+		busy += counts[event.Unschedulable] + counts[event.IncompleteGroup]
 	}
 	return busy == 0, fmt.Sprintf("the queue holds %d active, %d backoff, %d error backoff, %d unschedulable, %d in flight; %d binding cycle(s) under way",
 		counts[event.ActiveQ], counts[event.BackoffQ], counts[event.ErrorBackoffQ], counts[event.Unschedulable], counts[event.InFlight], binding)

@@ -57,6 +57,10 @@ type QueueView struct {
 	ErrorBackoff  []QueuedPod `json:"errorBackoff"`
 	Unschedulable []QueuedPod `json:"unschedulable"`
 	InFlight      []QueuedPod `json:"inFlight"`
+	// The pods of pod groups (GenericWorkload) that wait apart: for their
+	// PodGroup object, or for their group's cycle to end.
+	IncompletePodGroup []QueuedPod `json:"incompletePodGroup,omitempty"`
+	PendingPodGroup    []QueuedPod `json:"pendingPodGroup,omitempty"`
 }
 
 func (s *Server) queueView() QueueView {
@@ -93,6 +97,10 @@ func (s *Server) queueView() QueueView {
 			v.Unschedulable = append(v.Unschedulable, qp)
 		case event.InFlight:
 			v.InFlight = append(v.InFlight, qp)
+		case event.IncompleteGroup:
+			v.IncompletePodGroup = append(v.IncompletePodGroup, qp)
+		case event.PendingGroup:
+			v.PendingPodGroup = append(v.PendingPodGroup, qp)
 		}
 	}
 	return v

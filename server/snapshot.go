@@ -53,8 +53,12 @@ type CopyOf struct {
 func (s *Server) snapshot(reason string) Snapshot {
 	seq := s.opts.Recorder.LastSeq()
 	nodes, pods := s.cluster.Summaries()
+	words := event.Words()
+	if s.opts.FeatureGates["GenericWorkload"] {
+		words = words.WithPodGroups()
+	}
 	snap := Snapshot{Type: "snapshot", Schema: event.SchemaVersion, Seq: seq, Time: time.Now(), Reason: reason,
-		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: event.Words(), Copy: s.copyOf.Load(), InterruptedImport: s.interrupted.Load(),
+		Nodes: nodes, Pods: pods, Queue: s.queueView(), History: s.opts.Recorder.Stats(), Vocabulary: words, Copy: s.copyOf.Load(), InterruptedImport: s.interrupted.Load(),
 		FeatureGates: s.opts.FeatureGates}
 	if s.opts.Scheduler != nil {
 		snap.Scheduler = s.opts.Scheduler.State()

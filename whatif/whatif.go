@@ -307,7 +307,7 @@ func settle(ctx context.Context, env Env, workload []v1.Pod, timeout time.Durati
 			return false, errors.New("the scheduler stopped")
 		}
 		counts := sched.Queue().Counts()
-		busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight] + sched.BindingCycles()
+		busy := counts[event.ActiveQ] + counts[event.BackoffQ] + counts[event.ErrorBackoffQ] + counts[event.InFlight] + counts[event.PendingGroup] + sched.BindingCycles()
 		unschedulable := map[string]bool{}
 		for _, e := range sched.Queue().List() {
 			if e.Queue == event.Unschedulable {

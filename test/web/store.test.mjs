@@ -131,6 +131,26 @@ test('a pod card hears of its pod, its queue entry and its story at once, and of
   assert.deepEqual(s.lane('unschedulable').value, ['default/p']);
 });
 
+test('pods of a pod group wait in their own lanes and name their group', () => {
+  const s = fresh();
+  s.applyMessage(snapshot({
+    at: 0,
+    pods: [podSummary('g-0', { cpu: 100 }), podSummary('g-1', { cpu: 100 })],
+    queue: { incompletePodGroup: [queued('g-0', 'incompletePodGroup', { podGroup: 'default/g' })] },
+  }));
+  assert.deepEqual(s.lane('incompletePodGroup').value, ['default/g-0']);
+  assert.equal(s.queue.entries.get('default/g-0').podGroup, 'default/g');
+
+  s.applyMessage(events([
+    E.queue('g-1', { action: 'add', to: 'incompletePodGroup', event: 'PodAdd', attempts: 0, podGroup: 'default/g' }, 100),
+    E.queue('g-0', { action: 'move', from: 'incompletePodGroup', to: 'active', event: 'PodGroupAdd', attempts: 0, podGroup: 'default/g' }, 200),
+    E.queue('g-1', { action: 'move', from: 'incompletePodGroup', to: 'active', event: 'PodGroupAdd', attempts: 0, podGroup: 'default/g' }, 200),
+  ]));
+  assert.deepEqual(s.lane('incompletePodGroup').value, []);
+  assert.deepEqual([...s.lane('active').value].sort(), ['default/g-0', 'default/g-1']);
+  assert.equal(s.queue.entries.get('default/g-1').podGroup, 'default/g');
+});
+
 test('queue events move pods between the lanes with the reason and the backoff', () => {
   const s = fresh();
   s.applyMessage(snapshot({ at: 0, pods: [podSummary('p', { cpu: 100 })] }));

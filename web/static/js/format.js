@@ -162,6 +162,8 @@ const QUEUE_TITLES = Object.freeze({
   errorBackoff: 'error backoff',
   unschedulable: 'unschedulable',
   inFlight: 'in flight',
+  incompletePodGroup: 'waiting for its PodGroup',
+  pendingPodGroup: 'waiting for its group\'s cycle',
 });
 
 /** A queue's name as the dashboard shows it. */

@@ -63,7 +63,8 @@ export function moveStep(q, t, seq, event = null) {
 
 export function createQueue() {
   // Pod key -> {key, pod, queue, order, attempts, enteredAt, changedAt,
-  // backoffUntil, event, rejectedBy, hintedBy, gatingPlugin, message, skip}:
+  // backoffUntil, event, rejectedBy, hintedBy, gatingPlugin, podGroup,
+  // message, skip}: podGroup the pod group it is queued with (or '');
   // rejectedBy the plugins that rejected the pod in its last attempt,
   // hintedBy those whose QueueingHint said Queue on its last move, when a
   // cluster event moved it; skip the last cluster event since that move
@@ -178,6 +179,7 @@ export function createQueue() {
         rejectedBy: step.failed || step.rejectedBy.length ? step.rejectedBy : base.rejectedBy,
         hintedBy: inPlace ? base.hintedBy : step.hintedBy,
         gatingPlugin: q.gatingPlugin || '',
+        podGroup: q.podGroup || '',
         message: (inPlace ? q.message || base.message : q.message) || '',
         skip: inPlace ? base.skip ?? null : null,
       };
@@ -226,7 +228,7 @@ export function createQueue() {
           const skip = qp.lastSkip ? { t: null, event: qp.lastSkip.event || '', object: qp.lastSkip.object || '', plugins: qp.lastSkip.plugins || NONE } : null;
           pairs.push([key, {
             key, pod: qp.pod, queue: name, order: qp.order, attempts: qp.attempts ?? 0, enteredAt: entered, changedAt: entered,
-            backoffUntil: toMillis(qp.backoffUntil), event, rejectedBy, hintedBy, gatingPlugin: qp.gatingPlugin || '', message, skip,
+            backoffUntil: toMillis(qp.backoffUntil), event, rejectedBy, hintedBy, gatingPlugin: qp.gatingPlugin || '', podGroup: qp.podGroup || '', message, skip,
           }]);
           told.push({
             key,

@@ -15,6 +15,8 @@ const HINTS = {
   backoff: 'rejected recently; back to activeQ when the backoff ends, or popped early when activeQ is empty',
   errorBackoff: 'failed with an error; back to activeQ when the backoff ends, never early',
   unschedulable: 'waiting for a cluster event that may help',
+  incompletePodGroup: 'pods of a pod group whose PodGroup object the scheduler has not seen yet',
+  pendingPodGroup: 'pods that came back, or came, while their group was in its cycle; they join it after',
 };
 
 // A card's height, in rem: it follows the type size.
@@ -54,6 +56,7 @@ function PodCard({ store, actions, podKey: key }) {
     <span class="card-line muted">
       ${move ? html`<span class="move">${move}</span> · ` : null}${formatAgo(entry.changedAt, now)}
       ${pod?.priority ? html` · <span class="prio">priority ${pod.priority}</span>` : null}
+      ${entry.podGroup ? html` · <span class="pod-group" title="the pod group it is queued with">group ${entry.podGroup}</span>` : null}
       ${countdown ? html` · <span class="countdown">backoff ${countdown}</span>` : null}
     </span>
     ${reasons.length ? html`<span class="card-line">${reasons.map((r, i) => html`${i ? ' · ' : ''}<span class=${`why-${r.kind}`}>${r.text}</span>`)}</span>` : null}
