@@ -114,15 +114,17 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 	if err != nil {
 		return err
 	}
-	cfg, err := benchConfig(*schedulerConfig, tc)
-	if err != nil {
-		return err
-	}
+	// The gates first: the configuration's defaults read them
+	// (GenericWorkload adds GangScheduling).
 	restore, err := setFeatureGates(tc.Gates(w))
 	if err != nil {
 		return err
 	}
 	defer restore()
+	cfg, err := benchConfig(*schedulerConfig, tc)
+	if err != nil {
+		return err
+	}
 
 	if *runOne != "" {
 		plugins := schedperf.NewPlugins()

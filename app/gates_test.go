@@ -83,16 +83,19 @@ func TestFeatureGatesApplyForTheRun(t *testing.T) {
 }
 
 // TestGangSchedulingRun: with --feature-gates=GenericWorkload=true the
-// embedded apiserver serves PodGroups, and kubectl's habits work for them.
-// A gang's pods made before their PodGroup wait for it, in their own lane
-// of the queue (GET /queue, and the snapshot's vocabulary names it); once
-// kubectl applies the PodGroup they are scheduled together, run on the
-// simulated kubelets, and the PodGroup says it was scheduled.
+// embedded apiserver serves PodGroups, kubectl's habits work for them, and
+// the default profile has GangScheduling (the configuration is defaulted
+// under the run's gates). A gang's pods made before their PodGroup wait for
+// it in a lane of their own (GET /queue, and the snapshot's vocabulary
+// names it); with the PodGroup, two pods of three wait for their minimum,
+// gated by GangScheduling; with the third, the group is scheduled whole,
+// runs on the simulated kubelets, and the PodGroup says it was scheduled.
 func TestGangSchedulingRun(t *testing.T) {
 	inst := start(t, func(f *app.Flags) { f.FeatureGates = "GenericWorkload=true" })
 	s := newStory(t, inst)
-	s.node("a", "1")
-	s.node("b", "1")
+	for _, n := range []string{"a", "b", "c"} {
+		s.node(n, "1")
+	}
 	kubectl := kubectlFor(t, inst)
 	dir := t.TempDir()
 	apply := func(name, manifest string) {
@@ -102,24 +105,29 @@ func TestGangSchedulingRun(t *testing.T) {
 		}
 		kubectl("apply", "-n", s.ns, "-f", path)
 	}
-	for _, name := range []string{"pair-0", "pair-1"} {
+	member := func(name string) {
 		apply(name, fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: %s}
 spec:
-  schedulingGroup: {podGroupName: pair}
+  schedulingGroup: {podGroupName: trio}
   nodeSelector: {story: %s}
   containers: [{name: c, image: "pause:3.10", resources: {requests: {cpu: 800m}}}]
 `, name, s.ns))
 	}
+	type queued struct {
+		PodGroup     string `json:"podGroup"`
+		GatingPlugin string `json:"gatingPlugin"`
+	}
+	var q struct {
+		Unschedulable      []queued `json:"unschedulable"`
+		IncompletePodGroup []queued `json:"incompletePodGroup"`
+	}
+	member("trio-0")
+	member("trio-1")
 	s.waitFor("both pods waiting for their PodGroup", func() bool {
-		var q struct {
-			IncompletePodGroup []struct {
-				PodGroup string `json:"podGroup"`
-			} `json:"incompletePodGroup"`
-		}
 		getJSON(t, inst.URL+"api/v1/queue", &q)
-		return len(q.IncompletePodGroup) == 2 && q.IncompletePodGroup[0].PodGroup == s.ns+"/pair"
+		return len(q.IncompletePodGroup) == 2 && q.IncompletePodGroup[0].PodGroup == s.ns+"/trio"
 	})
 	var snap struct {
 		Vocabulary struct{ Queues []string }
@@ -129,15 +137,23 @@ spec:
 		t.Errorf("the snapshot's queues %v, want the pod groups' lanes", snap.Vocabulary.Queues)
 	}
 
-	apply("pair", `apiVersion: scheduling.k8s.io/v1beta1
+	apply("trio", `apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
-metadata: {name: pair}
+metadata: {name: trio}
 spec:
-  schedulingPolicy: {gang: {minCount: 2}}
+  schedulingPolicy: {gang: {minCount: 3}}
 `)
-	s.waitFor("both pods running", func() bool { return s.phase("pair-0") == v1.PodRunning && s.phase("pair-1") == v1.PodRunning })
+	s.waitFor("two pods gated by GangScheduling", func() bool {
+		q.Unschedulable = nil
+		getJSON(t, inst.URL+"api/v1/queue", &q)
+		return len(q.Unschedulable) == 2 && q.Unschedulable[0].GatingPlugin == "GangScheduling" && q.Unschedulable[1].GatingPlugin == "GangScheduling"
+	})
+	member("trio-2")
+	s.waitFor("the three pods running", func() bool {
+		return s.phase("trio-0") == v1.PodRunning && s.phase("trio-1") == v1.PodRunning && s.phase("trio-2") == v1.PodRunning
+	})
 	// kubectl warns first that v1beta1 will go (in 1.40).
-	out := kubectl("get", "podgroup", "pair", "-n", s.ns, "-o", `jsonpath={.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].status}`)
+	out := kubectl("get", "podgroup", "trio", "-n", s.ns, "-o", `jsonpath={.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].status}`)
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); lines[len(lines)-1] != "True" {
 		t.Errorf("kubectl get podgroup: PodGroupInitiallyScheduled %q, want True", out)
 	}

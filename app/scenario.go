@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
 	"minisched/examples"
+	"minisched/minisched"
 	"minisched/scenario"
 )
 
@@ -62,6 +64,9 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	var scs []*scenario.Scenario
 	for _, src := range sources {
 		sc, err := scenario.Parse(src.data)
+		if err == nil {
+			_, err = minisched.ParseGates(sc.Spec.RunFeatureGates)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", src.name, err)
 			return &ExitError{Code: 2}
@@ -72,55 +77,65 @@ func runScenarios(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	QuietKlog(f.Verbosity)
 	f.Addr = "127.0.0.1:0"
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.Level(-4 * f.Verbosity)}))
-	inst, err := Start(ctx, f, log, opts...)
-	if err != nil {
-		return err
-	}
-	defer inst.Close()
-	runner := scenario.NewRunner(inst.Server.ScenarioEnv())
 	passed := make([]int, len(scs))
 	var reports []*scenario.Report
 	runs := 0
-run:
-	for round := 1; round <= *repeat; round++ {
-		for i, sc := range scs {
-			if ctx.Err() != nil {
-				break run
-			}
-			if *reset {
-				if err := inst.Cluster.Reset(ctx); err != nil {
-					return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
+	// One run per set of gates the scenarios need for the whole run
+	// (spec.runFeatureGates), the scenarios in their order within it.
+	for _, gates := range runGateSets(scs) {
+		f.FeatureGates = gates
+		inst, err := Start(ctx, f, log, opts...)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer inst.Close()
+			runner := scenario.NewRunner(inst.Server.ScenarioEnv())
+			for round := 1; round <= *repeat; round++ {
+				for i, sc := range scs {
+					if ctx.Err() != nil || runGates(sc) != gates {
+						continue
+					}
+					if *reset {
+						if err := inst.Cluster.Reset(ctx); err != nil {
+							return fmt.Errorf("resetting before %s: %w", sources[i].name, err)
+						}
+					}
+					rep, err := runOne(ctx, runner, fmt.Sprintf("run-%d", runs+1), sc)
+					var se *scenario.Error
+					if errors.As(err, &se) {
+						fmt.Fprintf(stderr, "%s: %v\n", sources[i].name, se)
+						return &ExitError{Code: 2}
+					}
+					if err != nil {
+						return err
+					}
+					runs++
+					if *record != "" {
+						if err := saveRecording(inst, *record, rep.RecordingSince); err != nil {
+							return err
+						}
+						fmt.Fprintf(stderr, "recording saved in %s\n", *record)
+					}
+					ok := rep.State == scenario.StatePassed
+					if ok {
+						passed[i]++
+					}
+					reports = append(reports, rep)
+					switch {
+					case *output != "text":
+					case *repeat == 1 || !ok:
+						rep.WriteText(stdout)
+						fmt.Fprintln(stdout)
+					default:
+						fmt.Fprintf(stdout, "round %d: %s %s\n", round, sources[i].name, rep.State)
+					}
 				}
 			}
-			rep, err := runOne(ctx, runner, fmt.Sprintf("run-%d", runs+1), sc)
-			var se *scenario.Error
-			if errors.As(err, &se) {
-				fmt.Fprintf(stderr, "%s: %v\n", sources[i].name, se)
-				return &ExitError{Code: 2}
-			}
-			if err != nil {
-				return err
-			}
-			runs++
-			if *record != "" {
-				if err := saveRecording(inst, *record, rep.RecordingSince); err != nil {
-					return err
-				}
-				fmt.Fprintf(stderr, "recording saved in %s\n", *record)
-			}
-			ok := rep.State == scenario.StatePassed
-			if ok {
-				passed[i]++
-			}
-			reports = append(reports, rep)
-			switch {
-			case *output != "text":
-			case *repeat == 1 || !ok:
-				rep.WriteText(stdout)
-				fmt.Fprintln(stdout)
-			default:
-				fmt.Fprintf(stdout, "round %d: %s %s\n", round, sources[i].name, rep.State)
-			}
+			return nil
+		}()
+		if err != nil {
+			return err
 		}
 	}
 	if *junit != "" {
@@ -150,6 +165,24 @@ run:
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// runGates is the canonical form of the gates sc needs for the whole run.
+func runGates(sc *scenario.Scenario) string {
+	gates, _ := minisched.ParseGates(sc.Spec.RunFeatureGates) // runScenarios checked them
+	return minisched.FormatGates(gates)
+}
+
+// runGateSets are the sets of whole-run gates the scenarios need, in the
+// order first met: most need none ("").
+func runGateSets(scs []*scenario.Scenario) []string {
+	var sets []string
+	for _, sc := range scs {
+		if g := runGates(sc); !slices.Contains(sets, g) {
+			sets = append(sets, g)
+		}
+	}
+	return sets
 }
 
 // writeJUnit writes the reports as JUnit XML to path.

@@ -144,6 +144,14 @@ func settle(ctx context.Context, f Flags, log *slog.Logger, opts []Option) (*set
 			s.schedulerName = "minisched"
 		}
 	}
+	// The configuration's defaults read the gates (GenericWorkload adds
+	// GangScheduling), as kube-scheduler's do once its flags are read; the
+	// gates are set for the run when it starts.
+	restore, err := setFeatureGates(s.gates)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	if s.config, err = schedulerConfig(f.SchedulerConfig, s.schedulerName); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -93,6 +94,11 @@ var resources = map[string]resource{
 	"PodDisruptionBudget": kindOf(true, false, func() *policyv1.PodDisruptionBudget { return &policyv1.PodDisruptionBudget{} },
 		func(c kubernetes.Interface, ns string) typedAPI[*policyv1.PodDisruptionBudget] {
 			return c.PolicyV1().PodDisruptionBudgets(ns)
+		}),
+	// Served with GenericWorkload=true (spec.runFeatureGates).
+	"PodGroup": kindOf(true, false, func() *schedulingv1beta1.PodGroup { return &schedulingv1beta1.PodGroup{} },
+		func(c kubernetes.Interface, ns string) typedAPI[*schedulingv1beta1.PodGroup] {
+			return c.SchedulingV1beta1().PodGroups(ns)
 		}),
 	"PersistentVolumeClaim": kindOf(true, false, func() *v1.PersistentVolumeClaim { return &v1.PersistentVolumeClaim{} },
 		func(c kubernetes.Interface, ns string) typedAPI[*v1.PersistentVolumeClaim] {

@@ -49,6 +49,12 @@ type Spec struct {
 	// kube-scheduler's flag form: OpportunisticBatching=false, say (see
 	// minisched.SchedulerGates). The run's other gates are the process's.
 	FeatureGates string `json:"featureGates,omitempty"`
+	// RunFeatureGates are gates the scenario needs for the whole run (the
+	// embedded apiserver's and controllers' too, such as
+	// GenericWorkload=true for PodGroups): it runs only where minisched
+	// was started with them (--feature-gates); `minisched scenario run`
+	// starts such a run for it.
+	RunFeatureGates string `json:"runFeatureGates,omitempty"`
 	// ExampleExtender, when set, runs the example scheduler extender
 	// (examples/extender) on loopback while the scenario runs, and adds it
 	// to the configuration's extenders: a lesson about extenders then needs
@@ -229,6 +235,7 @@ func Parse(data []byte) (*Scenario, error) {
 			Queue           *QueueTuning      `json:"queue,omitempty"`
 			SchedulerConfig json.RawMessage   `json:"schedulerConfig,omitempty"`
 			FeatureGates    string            `json:"featureGates,omitempty"`
+			RunFeatureGates string            `json:"runFeatureGates,omitempty"`
 			ExampleExtender *ExampleExtender  `json:"exampleExtender,omitempty"`
 			Steps           []json.RawMessage `json:"steps"`
 		} `json:"spec"`
@@ -241,7 +248,7 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	sc := &Scenario{APIVersion: frame.APIVersion, Kind: frame.Kind, Metadata: frame.Metadata,
 		Spec: Spec{Seed: frame.Spec.Seed, Queue: frame.Spec.Queue, SchedulerConfig: frame.Spec.SchedulerConfig,
-			FeatureGates: frame.Spec.FeatureGates, ExampleExtender: frame.Spec.ExampleExtender}}
+			FeatureGates: frame.Spec.FeatureGates, RunFeatureGates: frame.Spec.RunFeatureGates, ExampleExtender: frame.Spec.ExampleExtender}}
 	for i, raw := range frame.Spec.Steps {
 		var st Step
 		if err := strictDecode(raw, &st); err != nil {

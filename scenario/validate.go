@@ -3,6 +3,8 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -10,6 +12,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 
 	"minisched/cluster"
 	"minisched/event"
@@ -103,6 +107,9 @@ func (r *Runner) validate(ctx context.Context, sc *Scenario, afterReset bool) er
 	}
 	if _, _, err := minisched.ParseSchedulerGates(sc.Spec.FeatureGates); err != nil {
 		return errorf("spec.featureGates", "%v", err)
+	}
+	if err := checkRunGates(sc.Spec.RunFeatureGates); err != nil {
+		return errorf("spec.runFeatureGates", "%v", err)
 	}
 	if x := sc.Spec.ExampleExtender; x != nil && (x.Weight < 0 || x.Weight > 100) {
 		return errorf("spec.exampleExtender.weight", "want a weight from 1 to 100 (0: 1), got %d", x.Weight)
@@ -381,4 +388,23 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// checkRunGates checks that the run has the gates the scenario needs for
+// the whole run: they cannot change while minisched runs.
+func checkRunGates(value string) error {
+	gates, err := minisched.ParseGates(value)
+	if err != nil {
+		return err
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.DeepCopy().SetFromMap(gates); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		if utilfeature.DefaultFeatureGate.Enabled(featuregate.Feature(name)) != gates[name] {
+			return fmt.Errorf("the scenario needs %s=%t for the whole run: start minisched with --feature-gates=%s (minisched scenario run does)",
+				name, gates[name], minisched.FormatGates(gates))
+		}
+	}
+	return nil
 }
