@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/features"
 
@@ -156,6 +159,14 @@ spec:
 	out := kubectl("get", "podgroup", "trio", "-n", s.ns, "-o", `jsonpath={.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].status}`)
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); lines[len(lines)-1] != "True" {
 		t.Errorf("kubectl get podgroup: PodGroupInitiallyScheduled %q, want True", out)
+	}
+
+	// A reset takes the PodGroups too: a lesson can be run again.
+	if code := call(t, "POST", inst.URL+"api/v1/reset", ""); code != http.StatusNoContent {
+		t.Fatalf("POST reset: %d", code)
+	}
+	if _, err := inst.Client.SchedulingV1beta1().PodGroups(s.ns).Get(context.Background(), "trio", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after a reset, the PodGroup: %v, want it gone", err)
 	}
 }
 

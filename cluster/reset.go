@@ -38,6 +38,8 @@ var owned = []schema.GroupVersionResource{
 var afterPods = []schema.GroupVersionResource{
 	{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"},
 	{Version: "v1", Resource: "persistentvolumeclaims"},
+	// Served with GenericWorkload only; a kind not served is skipped.
+	{Group: "scheduling.k8s.io", Version: "v1beta1", Resource: "podgroups"},
 }
 
 // Reset deletes every workload, pod and node, and the PriorityClasses
