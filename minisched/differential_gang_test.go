@@ -16,8 +16,6 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 
 	"minisched/event"
-	"minisched/k8sapiserver"
-	"minisched/minisched"
 	"minisched/minisched/schedconfig"
 )
 
@@ -31,19 +29,11 @@ import (
 func TestGangsAgreeWithUpstream(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.GenericWorkload, true)
 	mini, up := startGangPlane(t), startGangPlane(t)
+	svc, log := startGangScheduler(t, mini, diffConfig)
 	cfg, err := schedconfig.Load([]byte(diffConfig), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &eventLog{}
-	svc := minisched.NewService(minisched.ServiceOptions{Client: mini.client, RESTConfig: mini.cp.RESTConfig(), Observer: log, Tuning: minisched.Tuning{Seed: 1}})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := svc.Start(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
-	waitFor(t, 30*time.Second, "minisched to sync", svc.Ready)
 	kube := startUpstream(t, up.client, cfg)
 	clients := []kubernetes.Interface{mini.client, up.client}
 	for _, c := range clients {
@@ -135,29 +125,6 @@ func TestGangsAgreeWithUpstream(t *testing.T) {
 		}
 	}
 	agree("a gang that preempts")
-}
-
-// gangPlane is a control plane that serves PodGroups.
-type gangPlane struct {
-	cp     *k8sapiserver.ControlPlane
-	client kubernetes.Interface
-}
-
-// startGangPlane starts a control plane for the test; the GenericWorkload
-// gate must be on already, or it drops spec.schedulingGroup.
-func startGangPlane(t *testing.T) gangPlane {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{RuntimeConfig: map[string]string{"scheduling.k8s.io/v1beta1": "true"}})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cp.Close()
-	})
-	return gangPlane{cp: cp, client: kubernetes.NewForConfigOrDie(cp.RESTConfig())}
 }
 
 // placements maps each pod of the cluster to its node ("" while pending).

@@ -31,25 +31,9 @@ import (
 // first gang's pods go, and it takes their nodes.
 func TestGangScheduling(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.GenericWorkload, true)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	gcp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{RuntimeConfig: map[string]string{"scheduling.k8s.io/v1beta1": "true"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gcp.Close() })
-	c := kubernetes.NewForConfigOrDie(gcp.RESTConfig())
-	cfg, err := schedconfig.Default("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &eventLog{}
-	svc := minisched.NewService(minisched.ServiceOptions{Client: c, RESTConfig: gcp.RESTConfig(), Observer: log, Tuning: minisched.Tuning{Seed: 1}})
-	if err := svc.Start(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
-	waitFor(t, 30*time.Second, "the scheduler to sync", svc.Ready)
+	plane := startGangPlane(t)
+	c := plane.client
+	svc, log := startGangScheduler(t, plane, "")
 	createNodes(t, c, node("n1", "1"), node("n2", "1"))
 	waitFor(t, 30*time.Second, "the nodes in the cache", func() bool { return svc.Scheduler().NodeCount() == 2 })
 
@@ -164,6 +148,55 @@ func inGroup(group string, mutators ...func(*v1.Pod)) func(*v1.Pod) {
 			m(p)
 		}
 	}
+}
+
+// gangPlane is a control plane that serves PodGroups.
+type gangPlane struct {
+	cp     *k8sapiserver.ControlPlane
+	client kubernetes.Interface
+}
+
+// startGangPlane starts a control plane for the test; the GenericWorkload
+// gate must be on already, or it drops spec.schedulingGroup.
+func startGangPlane(t *testing.T) gangPlane {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cp, err := k8sapiserver.Start(ctx, k8sapiserver.Config{RuntimeConfig: map[string]string{"scheduling.k8s.io/v1beta1": "true"}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cp.Close()
+	})
+	return gangPlane{cp: cp, client: kubernetes.NewForConfigOrDie(cp.RESTConfig())}
+}
+
+// startGangScheduler runs minisched on the plane with configYAML (the
+// defaults when empty) until the test ends.
+func startGangScheduler(t *testing.T, plane gangPlane, configYAML string) (*minisched.Service, *eventLog) {
+	t.Helper()
+	cfg, err := schedconfig.Default("")
+	if configYAML != "" {
+		cfg, err = schedconfig.Load([]byte(configYAML), "")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &eventLog{}
+	svc := minisched.NewService(minisched.ServiceOptions{Client: plane.client, RESTConfig: plane.cp.RESTConfig(), Observer: log, Tuning: minisched.Tuning{Seed: 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.Start(ctx, cfg); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		svc.Stop()
+		cancel()
+	})
+	waitFor(t, 30*time.Second, "minisched to sync", svc.Ready)
+	return svc, log
 }
 
 func awaitIn(t *testing.T, log *eventLog, pod, what string, match func(event.Event) bool) event.Event {
