@@ -71,6 +71,11 @@ func TestBench(t *testing.T) {
 		// its template, the plugin allocates it and PreBind writes it.
 		{"SchedulingWithResourceClaimTemplate/fast", 10, []string{"PreFilter/DynamicResources", "Filter/DynamicResources",
 			"Reserve/DynamicResources", "PreBind/DynamicResources", "Bind/DefaultBinder"}, "POST resourceclaims 1.00", true},
+		// Pod groups (GenericWorkload): createPodGroups makes the gangs,
+		// GangScheduling holds each until it is whole and its pods at
+		// Permit until they all are assumed, and the PodGroups' status
+		// is written once each.
+		{"GangScheduling/10Nodes_3Gangs", 9, []string{"PreEnqueue/GangScheduling", "Permit/GangScheduling", "Bind/DefaultBinder"}, "PATCH podgroups/status 0.33", false},
 	}
 	for _, tt := range tests {
 		if testing.Short() && !tt.short {
@@ -170,7 +175,7 @@ func TestBenchRefuses(t *testing.T) {
 		{"an unknown workload", []string{"bench", "SchedulingBasic/7Nodes"}, "has no workload 7Nodes"},
 		{"an unknown scheduler", []string{"bench", "--against", "volcano", "SchedulingBasic/5Nodes"}, `--against "volcano"`},
 		{"no rounds", []string{"bench", "--rounds", "0", "SchedulingBasic/5Nodes"}, "--rounds 0"},
-		{"an op it does not interpret", []string{"bench", "GangPreemptionBasic/2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods"}, "createPodGroups is not interpreted"},
+		{"a gate minisched does not model", []string{"bench", "TopologyAwareScheduling/10Nodes_3Gangs"}, "topology-aware workload scheduling (alpha) is not modelled"},
 		{"a missing directory", []string{"bench", "--workloads", "no/such/dir", "SchedulingBasic/5Nodes"}, "no/such/dir"},
 	}
 	for _, tt := range tests {
@@ -194,15 +199,15 @@ func TestBenchList(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"SchedulingBasic/5Nodes", "supported", "skipped: op createPodGroups is not interpreted", " supported, "} {
+	for _, want := range []string{"SchedulingBasic/5Nodes", "supported", "skipped: feature gates: TopologyAwareWorkloadScheduling=true", " supported, "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the list lacks %q", want)
 		}
 	}
 	// DRA workloads run (the bench runs the resourceclaim controller),
-	// and so does a steady state.
+	// and so do a steady state and pod groups.
 	for _, line := range strings.Split(stdout, "\n") {
-		for _, w := range []string{"SchedulingWithResourceClaimTemplate/fast ", "SchedulingWithResourceClaimTemplate/half_100nodes "} {
+		for _, w := range []string{"SchedulingWithResourceClaimTemplate/fast ", "SchedulingWithResourceClaimTemplate/half_100nodes ", "GangScheduling/10Nodes_3Gangs "} {
 			if strings.HasPrefix(line, w) && !strings.HasSuffix(line, " supported") {
 				t.Errorf("want it supported: %q", line)
 			}

@@ -195,6 +195,8 @@ func decode(raw json.RawMessage) (any, error) {
 		op = &churnOp{}
 	case "allocResourceClaims":
 		op = &allocResourceClaimsOp{}
+	case "createPodGroups":
+		op = &createPodGroupsOp{}
 	default:
 		return nil, &SkipError{Reason: fmt.Sprintf("op %s is not interpreted", head.Opcode)}
 	}
@@ -298,6 +300,14 @@ func resolve(op any, params map[string]any) error {
 		return resolveTemplateParams(o.TemplateParams, params)
 	case *createNamespacesOp:
 		return count(&o.Count, o.CountParam)
+	case *createPodGroupsOp:
+		if err := count(&o.Count, o.CountParam); err != nil {
+			return err
+		}
+		if err := o.validate(); err != nil {
+			return err
+		}
+		return resolveTemplateParams(o.TemplateParams, params)
 	case *createAnyOp:
 		if err := optionalCount(&o.Count, o.CountParam); err != nil {
 			return err

@@ -123,6 +123,12 @@ func TestPlanReadsOps(t *testing.T) {
 		{name: "metrics of pods not waited for", op: `{"opcode": "createPods", "count": 1, "collectMetrics": true, "skipWaitToCompletion": true}`,
 			wantErr: "collectMetrics and skipWaitToCompletion"},
 		{name: "a duration that is not one", op: `{"opcode": "createPods", "count": 1, "durationParam": "$d"}`, params: map[string]any{"d": "soon"}, wantErr: "parameter $d"},
+		{name: "pod groups from parameters", op: `{"opcode": "createPodGroups", "countParam": "$groups", "namespace": "gang-ns-0", "templatePath": "pg.yaml", "templateParams": {"podsPerGroup": "$size"}}`,
+			params: map[string]any{"groups": 3.0, "size": 4.0},
+			want: &createPodGroupsOp{Opcode: "createPodGroups", Count: 3, CountParam: "$groups", Namespace: "gang-ns-0", TemplatePath: "pg.yaml",
+				TemplateParams: map[string]any{"podsPerGroup": 4.0}}},
+		{name: "pod groups in no namespace", op: `{"opcode": "createPodGroups", "count": 1, "templatePath": "pg.yaml"}`, wantErr: "namespace must be set"},
+		{name: "no pod group", op: `{"opcode": "createPodGroups", "count": 0, "namespace": "n", "templatePath": "pg.yaml"}`, wantErr: "count must be greater than 0"},
 	}
 	dir := t.TempDir()
 	for _, name := range []string{"p.yaml", "u.yaml"} {

@@ -229,6 +229,9 @@ func (e *executor) run(ctx context.Context, index int, op any) error {
 		return e.churn(ctx, index, o)
 	case *allocResourceClaimsOp:
 		return e.allocResourceClaims(ctx, o)
+	case *createPodGroupsOp:
+		e.o.Progress(fmt.Sprintf("creating %d PodGroups", o.Count))
+		return e.createPodGroups(ctx, o)
 	case *startCollectingMetricsOp:
 		if e.sampling != nil {
 			return fmt.Errorf("metrics are collected already")
