@@ -324,9 +324,8 @@ func (s *Scheduler) newMember(ctx context.Context, p *profile, pi *queue.PodInfo
 // submitPodGroupAlgorithmResult): a feasible group's placed pods take their
 // nodes and go on to bind; every other pod fails, with its own reason or
 // its group's. Then the PodGroup's condition is written and the group goes
-// back to the queue, with the pods that failed.
-// The queue takes the group back with outcome, the status the simulation
-// ended with, whatever the preemption made of it.
+// back to the queue, with the pods that failed, as outcome says: how the
+// simulation ended, whatever the preemption made of it.
 func (s *Scheduler) submitGroup(ctx context.Context, g *queue.GroupInfo, pg *schedulingv1beta1.PodGroup, members []*groupMember, status *fwk.Status, outcome queue.GroupOutcome) {
 	for _, m := range members {
 		switch {
