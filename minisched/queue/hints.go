@@ -47,6 +47,10 @@ func (q *Queue) requeueLocked(e Entity, s queueingStrategy, c cause) event.Queue
 // worthRequeuing asks whether ev may make e schedulable (upstream's
 // isEntityWorthRequeuing): a group is worth as much as its best pod.
 func (q *Queue) worthRequeuing(e Entity, ev fwk.ClusterEvent, oldObj, newObj any) (s queueingStrategy, plugin string, skipped []string) {
+	if pi, ok := e.(*PodInfo); ok {
+		// A pod alone: its own answer, every waiting pod on every event.
+		return q.podWorthRequeuing(pi, ev, oldObj, newObj)
+	}
 	for _, pi := range e.members() {
 		ps, pplugin, pskipped := q.podWorthRequeuing(pi, ev, oldObj, newObj)
 		if ps > s {
