@@ -110,9 +110,16 @@ func TestGangsAgreeWithUpstream(t *testing.T) {
 		awaitIn(t, log, name, "gated by GangScheduling", func(e event.Event) bool {
 			return e.Kind == event.KindQueue && e.Queue.To == event.Unschedulable && e.Queue.GatingPlugin == "GangScheduling"
 		})
+		// Upstream's queue writes a pod's GatingPlugin under a lock a test
+		// cannot take (each pod added to the group runs PreEnqueue for all
+		// of it again), so it is not read here. A pod the queue holds as
+		// unschedulable that no cycle tried (no PodScheduled condition)
+		// was turned away by a PreEnqueue plugin; of the profile's, only
+		// GangScheduling has a reason to turn away a pod without
+		// scheduling gates or claims.
 		waitFor(t, 30*time.Second, name+" gated in kube-scheduler's queue", func() bool {
-			pi, ok := kube.queue.GetPod(name, "default", &v1.PodSchedulingGroup{PodGroupName: ptrTo("trio")})
-			return ok && pi.GatingPlugin == "GangScheduling"
+			held := slices.ContainsFunc(kube.queue.UnschedulablePods(), func(p *v1.Pod) bool { return p.Name == name })
+			return held && podScheduledMessage(t, up.client, name) == ""
 		})
 	}
 
@@ -125,6 +132,11 @@ func TestGangsAgreeWithUpstream(t *testing.T) {
 		}
 	}
 	agree("a gang that preempts")
+	for _, name := range trio {
+		if m := podScheduledMessage(t, up.client, name); m != "" {
+			t.Errorf("kube-scheduler tried %s, which its gang gates: %s", name, m)
+		}
+	}
 }
 
 // placements maps each pod of the cluster to its node ("" while pending).

@@ -74,6 +74,11 @@ func TestExtenders(t *testing.T) {
 		if got := waitBound(t, client, "westward"); got != "west" {
 			t.Errorf("bound to %s, want west: the extender prefers it", got)
 		}
+		// The binding is visible before the scheduler reports the call
+		// that made it.
+		h.await("westward", "the bind call", func(e event.Event) bool {
+			return e.Kind == event.KindExtender && e.Extender.Verb == "bind"
+		})
 		calls := map[string]*event.ExtenderCall{}
 		for _, e := range h.log.find("westward", ofKind(event.KindExtender)) {
 			calls[e.Extender.Verb] = e.Extender
