@@ -153,13 +153,15 @@ func (e *Event) Bytes() int {
 			b += 96 + len(name) + 4*perNumber*len(e.Score.Plugins)
 		}
 	case e.CycleEnd != nil:
-		b += len(e.CycleEnd.Message) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
+		b += len(e.CycleEnd.Message) + len(e.CycleEnd.SimulatedNode) + strs(e.CycleEnd.Plugins) + strs(e.CycleEnd.Ties)
 		if x := e.CycleEnd.Batch; x != nil {
 			b += 256 + len(x.Hint) + len(x.NoHint) + len(x.Dropped)
 			if x.From != nil {
 				b += len(x.From.Namespace) + len(x.From.Name) + len(x.From.UID)
 			}
 		}
+	case e.CycleStart != nil && e.CycleStart.Group != nil:
+		b += 64 + len(e.CycleStart.Group.Namespace) + len(e.CycleStart.Group.Name)
 	case e.Scenario != nil:
 		b += len(e.Scenario.ID) + len(e.Scenario.Name) + len(e.Scenario.Phase) + len(e.Scenario.Message) + len(e.Scenario.Note)
 	case e.Scheduler != nil:
@@ -175,6 +177,9 @@ func (e *Event) Bytes() int {
 	}
 	if s := e.Summary; s != nil {
 		b += 512 + len(s.Pod.Namespace) + len(s.Pod.Name) + len(s.Pod.UID)
+		if s.Group != nil {
+			b += 64 + len(s.Group.Namespace) + len(s.Group.Name)
+		}
 		if s.End != nil {
 			b += len(s.End.Message) + strs(s.End.Plugins) + strs(s.End.Ties)
 		}
@@ -299,6 +304,25 @@ type CycleStart struct {
 	Nodes int `json:"nodes"`
 	// Profile is the scheduler name of the profile that schedules the pod.
 	Profile string `json:"profile"`
+	// Group is set when the pod's cycle is part of its pod group's
+	// (GenericWorkload).
+	Group *GroupCycle `json:"group,omitempty"`
+}
+
+// GroupCycle places a pod's cycle in its pod group's: the group's pods are
+// tried together, one after another on one snapshot, and are placed or
+// turned away together.
+type GroupCycle struct {
+	// Namespace and Name name the PodGroup.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Lead is the id of the first pod's cycle: the cycles of one group
+	// cycle share it.
+	Lead int64 `json:"lead"`
+	// Member is the pod's place among the pods the group's cycle took
+	// (1 is the first), Members how many it took.
+	Member  int `json:"member"`
+	Members int `json:"members"`
 }
 
 // PluginResult is one plugin call at a pod-level extension point.
@@ -453,6 +477,9 @@ type CycleEnd struct {
 	Plugins []string `json:"plugins,omitempty"`
 	// FeasibleNodes is how many nodes passed Filter.
 	FeasibleNodes int `json:"feasibleNodes"`
+	// SimulatedNode, on the cycle of a pod turned away with its pod group,
+	// is the node the group's simulation had placed it on (then undone).
+	SimulatedNode string `json:"simulatedNode,omitempty"`
 	// Ties lists the nodes that shared the best score with Node, and
 	// TieCount counts them. On a big cluster of alike nodes the list runs to
 	// hundreds of names: a compact stream, and the cycle summaries it
@@ -552,7 +579,10 @@ type SchedulerState struct {
 
 // Preemption says who evicted the event's pod, and where from.
 type Preemption struct {
+	// Preemptor is the pod that made room, or the pod group (its
+	// namespace, name and UID) when Group is set.
 	Preemptor PodRef `json:"preemptor"`
+	Group     bool   `json:"group,omitempty"`
 	Node      string `json:"node"`
 }
 

@@ -74,11 +74,13 @@ const RealNodeAnnotation = "minisched.io/real-node"
 // keeps, what GET /api/v1/cycles lists, and what the events that change it
 // carry (cycleStart, cycleEnd, permitWait, bindingEnd).
 type CycleSummary struct {
-	ID       int64       `json:"id"`
-	Pod      PodRef      `json:"pod"`
-	Attempt  int         `json:"attempt"`
-	Nodes    int         `json:"nodes"`
-	Profile  string      `json:"profile"`
+	ID      int64  `json:"id"`
+	Pod     PodRef `json:"pod"`
+	Attempt int    `json:"attempt"`
+	Nodes   int    `json:"nodes"`
+	Profile string `json:"profile"`
+	// Group is the pod group's cycle the cycle is part of.
+	Group    *GroupCycle `json:"group,omitempty"`
 	Start    time.Time   `json:"start"`
 	End      *CycleEnd   `json:"end,omitempty"`
 	EndTime  *time.Time  `json:"endTime,omitempty"`

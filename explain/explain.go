@@ -43,6 +43,27 @@ type Explanation struct {
 	// room: upstream's preemption, evaluated as a dry run (nothing is
 	// evicted). Nil when the profile has no preemption plugin.
 	Preemption *Preemption `json:"preemption,omitempty"`
+	// PodGroup is the pod's group (GenericWorkload): the pod is placed
+	// only with enough of the group's pods, whatever node it fits. Nil for
+	// a pod alone.
+	PodGroup *PodGroup `json:"podGroup,omitempty"`
+}
+
+// PodGroup is what the scheduler knows of a pod's group.
+type PodGroup struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Missing: the PodGroup does not exist (yet); its pods wait for it.
+	Missing bool `json:"missing,omitempty"`
+	// MinCount is the gang's minimum, 0 without a gang policy.
+	MinCount int32 `json:"minCount,omitempty"`
+	// Pods is how many of its pods the scheduler knows, Scheduled how many
+	// of them are placed (assumed or bound).
+	Pods      int `json:"pods"`
+	Scheduled int `json:"scheduled"`
+	// TurnedAway is why the group's last cycle failed: the message of the
+	// PodGroup's PodGroupInitiallyScheduled condition, when it is False.
+	TurnedAway string `json:"turnedAway,omitempty"`
 }
 
 // Preemption is the dry run's answer.
@@ -175,7 +196,26 @@ func Assemble(e *Explanation, nodes []Node, fits []string, try func(*Node) *Tria
 			e.Closest[i].Tried = try(&e.Closest[i])
 		}
 	}
-	e.Sentence = sentence(e)
+	e.Sentence = sentence(e) + groupWords(e.PodGroup)
+}
+
+// groupWords says what the pod's group adds to its fit, after the sentence.
+func groupWords(g *PodGroup) string {
+	if g == nil {
+		return ""
+	}
+	key := g.Namespace + "/" + g.Name
+	switch {
+	case g.Missing:
+		return fmt.Sprintf(" It belongs to pod group %s, which does not exist yet: it waits for it.", key)
+	case g.MinCount > 0 && int32(g.Pods) < g.MinCount:
+		return fmt.Sprintf(" It is placed only with its pod group %s, which has %d of the %d pods its minimum needs: GangScheduling holds them back until the others exist.", key, g.Pods, g.MinCount)
+	case g.TurnedAway != "":
+		return fmt.Sprintf(" It is placed only with its pod group %s, whose last try failed: %s.", key, strings.TrimSuffix(g.TurnedAway, "."))
+	case g.MinCount > 0:
+		return fmt.Sprintf(" It is placed only with its pod group %s, at least %d of its pods together.", key, g.MinCount)
+	}
+	return fmt.Sprintf(" It is placed only with its pod group %s.", key)
 }
 
 // Tryable says whether every failure of the node comes with a change.
@@ -232,6 +272,9 @@ func sentence(e *Explanation) string {
 	switch {
 	case e.PodReason != nil:
 		return fmt.Sprintf("Fits nowhere: %s turns the pod away before any node is looked at: %s.", e.PodReason.Plugin, strings.TrimSuffix(e.PodReason.Reason, "."))
+	case len(e.Fits) > 0 && e.PodGroup != nil:
+		// Its group decides when it goes (groupWords).
+		return fmt.Sprintf("Fits on %s on its own.", nodeWords(e.Fits, len(e.Fits)))
 	case len(e.Fits) > 0:
 		return fmt.Sprintf("Fits on %s now: it waits for its next attempt.", nodeWords(e.Fits, len(e.Fits)))
 	case e.Nodes == 0:

@@ -76,6 +76,30 @@ func TestSentence(t *testing.T) {
 			try:   fits,
 			want:  "Fits nowhere. Closest: a needs the pod to request 1 less cpu (tried: it then fits). Preemption would make room on a, evicting default/low.",
 		},
+		{
+			name: "a gang's pod whose PodGroup is not there yet",
+			e:    Explanation{Nodes: 1, PodGroup: &PodGroup{Namespace: "default", Name: "trio", Missing: true}},
+			fits: []string{"a"},
+			want: "Fits on a on its own. It belongs to pod group default/trio, which does not exist yet: it waits for it.",
+		},
+		{
+			name: "a gang short of pods",
+			e:    Explanation{Nodes: 1, PodGroup: &PodGroup{Namespace: "default", Name: "trio", MinCount: 3, Pods: 2}},
+			fits: []string{"a"},
+			want: "Fits on a on its own. It is placed only with its pod group default/trio, which has 2 of the 3 pods its minimum needs: GangScheduling holds them back until the others exist.",
+		},
+		{
+			name: "a gang turned away: the pod fits, the group does not",
+			e:    Explanation{Nodes: 2, PodGroup: &PodGroup{Namespace: "default", Name: "trio", MinCount: 3, Pods: 3, TurnedAway: "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"}},
+			fits: []string{"a", "b"},
+			want: "Fits on 2 nodes (a, b) on its own. It is placed only with its pod group default/trio, whose last try failed: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining.",
+		},
+		{
+			name: "a gang complete, not tried yet",
+			e:    Explanation{Nodes: 1, PodGroup: &PodGroup{Namespace: "default", Name: "trio", MinCount: 3, Pods: 3}},
+			fits: []string{"a"},
+			want: "Fits on a on its own. It is placed only with its pod group default/trio, at least 3 of its pods together.",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

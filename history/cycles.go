@@ -33,7 +33,7 @@ func (r *Recorder) index(e *event.Event) {
 			return // the start has left the index already
 		}
 		c = &event.CycleSummary{ID: e.Cycle, Pod: *e.Pod, Attempt: e.CycleStart.Attempt, Start: e.Time,
-			Nodes: e.CycleStart.Nodes, Profile: e.CycleStart.Profile, FirstSeq: e.Seq}
+			Nodes: e.CycleStart.Nodes, Profile: e.CycleStart.Profile, Group: e.CycleStart.Group, FirstSeq: e.Seq}
 		r.cycles[e.Cycle] = c
 		r.cycleOrder = append(r.cycleOrder, e.Cycle)
 		key := e.Pod.Key()

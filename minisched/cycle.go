@@ -34,6 +34,8 @@ type cycle struct {
 	// batch reports what opportunistic batching made of the cycle; nil
 	// with the gate off.
 	batch *event.Batch
+	// group places the cycle in its pod group's; nil for a pod alone.
+	group *event.GroupCycle
 }
 
 func (c *cycle) emit(e event.Event) {
@@ -42,14 +44,13 @@ func (c *cycle) emit(e event.Event) {
 }
 
 func (c *cycle) start(nodes int) {
-	c.emit(event.Event{Kind: event.KindCycleStart, CycleStart: &event.CycleStart{Attempt: c.attempt, Nodes: nodes, Profile: c.p.name}})
+	c.emit(event.Event{Kind: event.KindCycleStart, CycleStart: &event.CycleStart{Attempt: c.attempt, Nodes: nodes, Profile: c.p.name, Group: c.group}})
 }
 
-func (c *cycle) end(result event.CycleResult, node, msg string, plugins []string, feasible int, ties []string) {
-	c.emit(event.Event{Kind: event.KindCycleEnd, CycleEnd: &event.CycleEnd{
-		Result: result, Node: node, Message: msg, Plugins: plugins, FeasibleNodes: feasible, Ties: ties, TieCount: len(ties),
-		Nanos: time.Since(c.begun).Nanoseconds(), Batch: c.batch,
-	}})
+// end reports how the cycle ended; it counts the ties and the time.
+func (c *cycle) end(e event.CycleEnd) {
+	e.TieCount, e.Nanos, e.Batch = len(e.Ties), time.Since(c.begun).Nanoseconds(), c.batch
+	c.emit(event.Event{Kind: event.KindCycleEnd, CycleEnd: &e})
 }
 
 func (c *cycle) point(name, node string, results []event.PluginResult) {

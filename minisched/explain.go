@@ -16,12 +16,15 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes/scheme"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	schedulingapi "k8s.io/kubernetes/pkg/apis/scheduling"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
@@ -114,7 +117,7 @@ func (s *Scheduler) explaining(ctx context.Context, namespace, name string, do f
 	state := framework.NewCycleState()
 	pre, status, _ := x.p.fw.RunPreFilterPlugins(ctx, state, pod)
 	ex := &explanation{reading: newReading(s, logger, pod, state, nodes), own: x.p, snap: x.snap, pre: pre, state: state,
-		e: &explain.Explanation{Namespace: namespace, Pod: name, Profile: p.name, Nodes: len(nodes)}}
+		e: &explain.Explanation{Namespace: namespace, Pod: name, Profile: p.name, Nodes: len(nodes), PodGroup: podGroupOf(x.snap, pod)}}
 	if status.IsRejected() || status.Code() == fwk.Error {
 		ex.rejected = &explain.Failure{Plugin: status.Plugin(), Code: status.Code().String(), Reason: status.Message(), Size: 1}
 	}
@@ -162,6 +165,31 @@ func (x *explanation) all(ctx context.Context) *explain.Explanation {
 		return x.try(ctx, x.own, ni, n.Failures)
 	})
 	return e
+}
+
+// podGroupOf says what the snapshot holds of the pod's group
+// (GenericWorkload); nil for a pod alone.
+func podGroupOf(snap *internalcache.Snapshot, pod *v1.Pod) *explain.PodGroup {
+	sg := pod.Spec.SchedulingGroup
+	if sg == nil || sg.PodGroupName == nil {
+		return nil
+	}
+	g := &explain.PodGroup{Namespace: pod.Namespace, Name: *sg.PodGroupName}
+	pg, err := snap.PodGroups().Get(g.Namespace, g.Name)
+	if err != nil {
+		g.Missing = true
+		return g
+	}
+	if gang := pg.Spec.SchedulingPolicy.Gang; gang != nil {
+		g.MinCount = gang.MinCount
+	}
+	if state, err := snap.PodGroupStates().Get(g.Namespace, g.Name); err == nil {
+		g.Pods, g.Scheduled = state.AllPodsCount(), state.ScheduledPodsCount()
+	}
+	if c := apimeta.FindStatusCondition(pg.Status.Conditions, schedulingapi.PodGroupInitiallyScheduled); c != nil && c.Status == metav1.ConditionFalse {
+		g.TurnedAway = c.Message
+	}
+	return g
 }
 
 // one explains one node, and tries its changes.

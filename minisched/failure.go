@@ -30,6 +30,11 @@ type failure struct {
 	// unless PostFilter ran, which may set one (preemption) or say nothing
 	// (nil: the pod keeps what its status says).
 	nominating *fwk.NominatingInfo
+	// withGroup: its pod group was turned away, and the pod with it,
+	// though no plugin rejected the pod itself; placed is where the
+	// group's simulation had placed it, if it had.
+	withGroup bool
+	placed    placement
 }
 
 // fail ends a scheduling cycle that chose no node and requeues the pod.
@@ -40,13 +45,14 @@ func (s *Scheduler) fail(ctx context.Context, c *cycle, pi *queue.PodInfo, statu
 	if f == nil {
 		f = &failure{nominating: clearNomination}
 	}
-	result := event.ResultError
-	var plugins []string
-	if f.diagnosis != nil {
-		result = event.ResultUnschedulable
-		plugins = rejectors(f.diagnosis)
+	end := event.CycleEnd{Result: event.ResultError, Message: status.Message()}
+	switch {
+	case f.diagnosis != nil:
+		end.Result, end.Plugins = event.ResultUnschedulable, rejectors(f.diagnosis)
+	case f.withGroup:
+		end.Result, end.SimulatedNode, end.FeasibleNodes = event.ResultUnschedulable, f.placed.host, f.placed.feasible
 	}
-	c.end(result, "", status.Message(), plugins, 0, nil)
+	c.end(end)
 	s.requeue(ctx, c.p, pi, status, f)
 }
 

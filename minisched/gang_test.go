@@ -2,6 +2,7 @@ package minisched_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,8 @@ func TestGangScheduling(t *testing.T) {
 			t.Errorf("%s moved with group %q, want default/trio", name, gated.Queue.PodGroup)
 		}
 	}
+	// Why pending: each fits on its own; its group is short of pods.
+	explains(t, svc, "trio-0", "It is placed only with its pod group default/trio, which has 2 of the 3 pods its minimum needs")
 	createPod(t, c, pod("trio-2", "800m", inTrio))
 
 	// Three pods, two nodes: the group is tried whole and fails whole. Its
@@ -61,12 +64,28 @@ func TestGangScheduling(t *testing.T) {
 	gang := "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, " +
 		"pod group preemption: No preemption victims found for incoming preemptor"
 	want := map[string]string{"trio-0": gang, "trio-1": gang, "trio-2": "0/2 nodes are available: 2 Insufficient cpu."}
-	for _, name := range names {
-		end := awaitIn(t, log, name, "a failed cycle", func(e event.Event) bool {
+	var lead int64
+	for i, name := range names {
+		e := awaitIn(t, log, name, "a failed cycle", func(e event.Event) bool {
 			return e.Kind == event.KindCycleEnd && e.CycleEnd.Result != event.ResultScheduled
-		}).CycleEnd
-		if end.Message != want[name] {
-			t.Errorf("%s's cycle ended with %q, want %q", name, end.Message, want[name])
+		})
+		if e.CycleEnd.Result != event.ResultUnschedulable || e.CycleEnd.Message != want[name] {
+			t.Errorf("%s's cycle ended %s with %q, want unschedulable with %q", name, e.CycleEnd.Result, e.CycleEnd.Message, want[name])
+		}
+		// The first two had a node in the group's simulation, undone
+		// with the group; the third had none.
+		if placed := e.CycleEnd.SimulatedNode != ""; placed != (i < 2) {
+			t.Errorf("%s's cycle says the simulation placed it on %q", name, e.CycleEnd.SimulatedNode)
+		}
+		// Each pod's cycle says it is part of the group's, led by the
+		// first pod's.
+		if i == 0 {
+			lead = e.Cycle
+		}
+		start := log.Find(func(s event.Event) bool { return s.Kind == event.KindCycleStart && s.Cycle == e.Cycle })
+		wantGroup := event.GroupCycle{Namespace: "default", Name: "trio", Lead: lead, Member: i + 1, Members: 3}
+		if len(start) != 1 || start[0].CycleStart.Group == nil || *start[0].CycleStart.Group != wantGroup {
+			t.Errorf("%s's cycle %d began as %+v; want group %+v", name, e.Cycle, start, wantGroup)
 		}
 	}
 	waitFor(t, 30*time.Second, "the PodGroup's condition", func() bool {
@@ -78,6 +97,8 @@ func TestGangScheduling(t *testing.T) {
 			t.Fatalf("%s bound to %s; a gang that cannot be placed whole binds no pod", name, n)
 		}
 	}
+	// Why pending: trio-0 fits a node of its own, its group does not.
+	explains(t, svc, "trio-0", "It is placed only with its pod group default/trio, whose last try failed: minCount (3) cannot be satisfied")
 
 	// A third node: after its backoff the group is placed whole.
 	createNodes(t, c, node("n3", "1"))
@@ -110,6 +131,17 @@ func TestGangScheduling(t *testing.T) {
 	for _, name := range []string{"duo-0", "duo-1"} {
 		waitBound(t, c, name)
 	}
+	// The victims were preempted by the group, not by one of its pods.
+	var preemptions []event.Event
+	waitFor(t, 30*time.Second, "two preemptions reported", func() bool {
+		preemptions = log.Find(func(e event.Event) bool { return e.Kind == event.KindPreemption })
+		return len(preemptions) == 2
+	})
+	for _, e := range preemptions {
+		if p := e.Preemption; !p.Group || p.Preemptor.Name != "duo" {
+			t.Errorf("%s preempted by %+v, want the pod group duo", e.Pod.Name, p)
+		}
+	}
 	left := 0
 	for _, name := range names {
 		if nodeOf(t, c, name) != "" {
@@ -119,6 +151,24 @@ func TestGangScheduling(t *testing.T) {
 	if left != 1 {
 		t.Errorf("%d of the first gang's pods left, want 1: two were the victims", left)
 	}
+}
+
+// explains waits until the pod's explanation (why pending) says what
+// want says: the scheduler learns of the PodGroup's condition from its
+// watch.
+func explains(t *testing.T, svc *minisched.Service, pod, want string) {
+	t.Helper()
+	var got string
+	waitFor(t, 30*time.Second, pod+"'s explanation to say "+want, func() bool {
+		e, err := svc.Scheduler().Explain(context.Background(), "default", pod)
+		if err != nil {
+			got = err.Error()
+			return false
+		}
+		got = e.Sentence
+		return strings.HasPrefix(got, "Fits on ") && strings.Contains(got, want)
+	})
+	t.Logf("%s: %s", pod, got)
 }
 
 // gangOf is a PodGroup whose pods go together, minCount of them at least,

@@ -104,11 +104,15 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, g *queue.GroupInfo,
 	for _, pi := range g.Pods {
 		info.UnscheduledPods = append(info.UnscheduledPods, pi.Pod)
 	}
-	members, status := s.placeGroup(ctx, p, g, info, groupState, pop, s.observer)
-	for _, pi := range g.Pods[len(members):] {
+	gc := &event.GroupCycle{Namespace: g.Namespace, Name: g.Name, Members: len(g.Pods)}
+	members, status := s.placeGroup(ctx, p, g, gc, info, groupState, pop, s.observer)
+	for i := len(members); i < len(g.Pods); i++ {
 		// Pods the simulation did not reach fail with the group.
-		m := s.newMember(ctx, p, pi, groupState, s.snapshot.NumNodesInPlacement(), s.observer)
+		m := s.newMember(ctx, p, g.Pods[i], gc, i, groupState, s.snapshot.NumNodesInPlacement(), s.observer)
 		m.status = status.Clone()
+		if status.IsRejected() {
+			m.f = &failure{nominating: clearNomination, withGroup: true}
+		}
 		members = append(members, m)
 	}
 	outcome := groupOutcome(status)
@@ -116,7 +120,7 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, g *queue.GroupInfo,
 		// PodGroupPostFilter (DefaultPreemption): room for the whole group,
 		// tried again on the snapshot without the victims.
 		again := func(ctx context.Context) (*fwk.PodGroupAssignments, *fwk.Status) {
-			tried, status := s.placeGroup(ctx, p, g, info, framework.NewCycleState(), pop, event.Discard)
+			tried, status := s.placeGroup(ctx, p, g, gc, info, framework.NewCycleState(), pop, event.Discard)
 			assignments := &fwk.PodGroupAssignments{}
 			for _, m := range tried {
 				if m.status.IsSuccess() {
@@ -214,10 +218,10 @@ func (s *Scheduler) groupProfile(g *queue.GroupInfo, pg *schedulingv1beta1.PodGr
 // or a pod fails with an error. It returns each pod's part, for the pods
 // it tried, and the group's status. Every placement is undone before it
 // returns.
-// The pods' cycles report to observer: the preemption's simulations report
-// nowhere. The nodes are the snapshot's as it is then: the preemption's
-// simulations see it without their victims.
-func (s *Scheduler) placeGroup(ctx context.Context, p *profile, g *queue.GroupInfo, info *framework.PodGroupInfo, groupState *framework.CycleState, pop int64, observer event.Observer) ([]*groupMember, *fwk.Status) {
+// The pods' cycles report to observer, as part of gc: the preemption's
+// simulations report nowhere. The nodes are the snapshot's as it is then:
+// the preemption's simulations see it without their victims.
+func (s *Scheduler) placeGroup(ctx context.Context, p *profile, g *queue.GroupInfo, gc *event.GroupCycle, info *framework.PodGroupInfo, groupState *framework.CycleState, pop int64, observer event.Observer) ([]*groupMember, *fwk.Status) {
 	nodes, err := s.snapshot.NodeInfos().List()
 	if err != nil {
 		return nil, fwk.AsStatus(fmt.Errorf("listing the snapshot's nodes: %w", err))
@@ -246,8 +250,9 @@ func (s *Scheduler) placeGroup(ctx context.Context, p *profile, g *queue.GroupIn
 		return nil, fwk.NewStatus(fwk.Unschedulable, status.Reasons()...).WithError(errPodGroupUnschedulable)
 	}
 	anyPlaced := false
-	for _, pi := range g.Pods {
-		m := s.placeMember(ctx, p, pi, groupState, placementState, nodes, pop, observer)
+	for i, pi := range g.Pods {
+		m := s.newMember(ctx, p, pi, gc, i, groupState, len(nodes), observer)
+		s.placeMember(ctx, m, placementState, nodes, pop)
 		members = append(members, m)
 		if !m.status.IsSuccess() && !m.status.IsRejected() {
 			status = fwk.AsStatus(fmt.Errorf("failed to schedule other pod from a pod group: %w", m.status.AsError()))
@@ -278,15 +283,15 @@ func (s *Scheduler) placeGroup(ctx context.Context, p *profile, g *queue.GroupIn
 	return members, status
 }
 
-// placeMember runs one pod's cycle on the snapshot, without PostFilter (a
+// placeMember runs a pod's cycle on the snapshot, without PostFilter (a
 // group preempts as a whole), and assumes and reserves it there when it
 // finds a node.
-func (s *Scheduler) placeMember(ctx context.Context, p *profile, pi *queue.PodInfo, groupState, placementState *framework.CycleState, nodes []fwk.NodeInfo, pop int64, observer event.Observer) *groupMember {
-	m := s.newMember(ctx, p, pi, groupState, len(nodes), observer)
+func (s *Scheduler) placeMember(ctx context.Context, m *groupMember, placementState *framework.CycleState, nodes []fwk.NodeInfo, pop int64) {
+	pi := m.pi
 	m.state.SetPlacementCycleState(placementState)
 	if len(nodes) == 0 {
 		m.status = fwk.NewStatus(fwk.UnschedulableAndUnresolvable).WithError(errNoNodesAvailable)
-		return m
+		return
 	}
 	s.extenders.begin(m.c)
 	defer s.extenders.end(m.c)
@@ -307,17 +312,29 @@ func (s *Scheduler) placeMember(ctx context.Context, p *profile, pi *queue.PodIn
 		}
 		m.undo = func() { s.unreserveAndForget(ctx, m.c, m.state, assumed, pl.host) }
 	}
-	return m
 }
 
-// newMember begins a pod's cycle within its group's.
-func (s *Scheduler) newMember(ctx context.Context, p *profile, pi *queue.PodInfo, groupState *framework.CycleState, nodes int, observer event.Observer) *groupMember {
+// newMember begins the cycle of the group's i-th pod within the group's
+// (gc): the first pod's cycle leads it.
+func (s *Scheduler) newMember(ctx context.Context, p *profile, pi *queue.PodInfo, gc *event.GroupCycle, i int, groupState *framework.CycleState, nodes int, observer event.Observer) *groupMember {
 	m := &groupMember{pi: pi, c: s.newCycle(ctx, pi, p), state: framework.NewCycleState(), podsToActivate: framework.NewPodsToActivate()}
 	m.c.observer = observer
+	m.c.group = memberOf(gc, m.c.id, i)
 	m.state.Write(framework.PodsToActivateKey, m.podsToActivate)
 	m.state.SetPodGroupSchedulingCycle(groupState)
 	m.c.start(nodes)
 	return m
+}
+
+// memberOf is what the cycle (id) of the group's i-th pod says of the
+// group's cycle gc; the first cycle begun leads it.
+func memberOf(gc *event.GroupCycle, id int64, i int) *event.GroupCycle {
+	if gc.Lead == 0 {
+		gc.Lead = id
+	}
+	member := *gc
+	member.Member = i + 1
+	return &member
 }
 
 // submitGroup acts on the simulation (upstream's
@@ -355,9 +372,9 @@ func (s *Scheduler) submitGroup(ctx context.Context, g *queue.GroupInfo, pg *sch
 			s.permitAndBind(ctx, m.c, m.pi, m.state, assumed, m.pl, m.podsToActivate)
 		case status.IsRejected() && m.waitingOnPreemption:
 			// It waits for the victims to go, on the node it was nominated.
-			s.fail(ctx, m.c, m.pi, status, &failure{nominating: m.nominating})
+			s.fail(ctx, m.c, m.pi, status, &failure{nominating: m.nominating, withGroup: true, placed: m.pl})
 		case status.IsRejected():
-			s.fail(ctx, m.c, m.pi, fwk.NewStatus(fwk.Unschedulable, status.Message()).WithError(errPodGroupUnschedulable), nil)
+			s.fail(ctx, m.c, m.pi, fwk.NewStatus(fwk.Unschedulable, status.Message()).WithError(errPodGroupUnschedulable), &failure{nominating: clearNomination, withGroup: true, placed: m.pl})
 		default:
 			s.fail(ctx, m.c, m.pi, fwk.AsStatus(fmt.Errorf("received unexpected pod group scheduling algorithm status code: %s", status.Code())), nil)
 		}
@@ -377,13 +394,15 @@ func (s *Scheduler) submitGroup(ctx context.Context, g *queue.GroupInfo, pg *sch
 // (upstream's handlePodGroupFailureBeforeScheduling), and the PodGroup's
 // condition says why, unless pg is nil.
 func (s *Scheduler) failGroupEarly(ctx context.Context, g *queue.GroupInfo, pg *schedulingv1beta1.PodGroup, err error) {
-	for _, pi := range g.Pods {
+	gc := &event.GroupCycle{Namespace: g.Namespace, Name: g.Name, Members: len(g.Pods)}
+	for i, pi := range g.Pods {
 		p := s.profileOf(pi.Pod)
 		if p == nil {
 			s.queue.Done(pi.Pod.UID)
 			continue
 		}
 		c := s.newCycle(ctx, pi, p)
+		c.group = memberOf(gc, c.id, i)
 		c.start(0)
 		s.fail(ctx, c, pi, fwk.AsStatus(err), nil)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -35,8 +36,9 @@ func (r *victimReporter) Eventf(regarding, related runtime.Object, eventtype, re
 		return
 	}
 	ref := event.PodRef{Namespace: preemptor.GetNamespace(), Name: preemptor.GetName(), UID: string(preemptor.GetUID())}
+	_, group := related.(*schedulingv1beta1.PodGroup)
 	r.observer.Observe(event.Event{Time: time.Now(), Kind: event.KindPreemption, Pod: event.RefOf(victim),
-		Preemption: &event.Preemption{Preemptor: ref, Node: victim.Spec.NodeName}})
+		Preemption: &event.Preemption{Preemptor: ref, Group: group, Node: victim.Spec.NodeName}})
 }
 
 func (r *victimReporter) WithLogger(logger klog.Logger) events.EventRecorderLogger {

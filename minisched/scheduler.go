@@ -547,7 +547,7 @@ func (s *Scheduler) permitAndBind(ctx context.Context, c *cycle, pi *queue.PodIn
 		c.permitWait(pl.host, waits)
 	}
 	s.activate(c.logger, podsToActivate)
-	c.end(event.ResultScheduled, pl.host, "", nil, pl.feasible, pl.ties)
+	c.end(event.CycleEnd{Result: event.ResultScheduled, Node: pl.host, FeasibleNodes: pl.feasible, Ties: pl.ties})
 
 	s.bindings.Add(1)
 	s.binding.Add(1)

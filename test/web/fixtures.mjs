@@ -78,6 +78,9 @@ export const E = {
   queue: (pod, q, ms) => ev('queue', { pod: ref(pod), queue: { attempts: 0, ...q } }, ms),
   cycleStart: (pod, cycle, attempt, nodes = 2, ms) => cycleEv('cycleStart', pod, cycle, { cycleStart: { attempt, nodes, profile: 'default-scheduler' } }, ms,
     (e) => ({ attempt, nodes, start: e.time, firstSeq: e.seq })),
+  // A pod's cycle within its pod group's (group: the event's GroupCycle).
+  memberStart: (pod, cycle, group, ms) => cycleEv('cycleStart', pod, cycle, { cycleStart: { attempt: 1, nodes: 2, profile: 'default-scheduler', group } }, ms,
+    (e) => ({ attempt: 1, nodes: 2, start: e.time, firstSeq: e.seq, group })),
   point: (pod, cycle, point, results, node, ms) => (cycle
     ? cycleEv('point', pod, cycle, { point: { point, ...(node ? { node } : {}), results } }, ms)
     : ev('point', { pod: ref(pod), point: { point, results } }, ms)),
@@ -94,6 +97,8 @@ export const E = {
   reset: (ms) => ev('reset', {}, ms),
   // The scheduler evicted victim to make room for preemptor on node.
   preemption: (victim, preemptor, node, ms) => ev('preemption', { pod: ref(victim), preemption: { preemptor: ref(preemptor), node } }, ms),
+  // The pod group's preemption evicted victim to make room for its pods.
+  groupPreemption: (victim, group, node, ms) => ev('preemption', { pod: ref(victim), preemption: { preemptor: ref(group), group: true, node } }, ms),
 };
 
 export function events(list) {

@@ -1012,6 +1012,9 @@ test('timeline preemption marks: where a pod was evicted, and whom it evicted, w
   assert.deepEqual(preemptions(victim, 1000, 2000), [{ role: 'victim', t: 1500, pod: 'default/high', words: 'evicted by default/high from n1' }]);
   assert.deepEqual(preemptions(preemptor, 1000, 2000), [{ role: 'preemptor', t: 1500, pod: 'default/low', words: 'evicted default/low from n1' }]);
   assert.deepEqual(preemptions(victim, 1600, 2000), []);
+  // A pod group's victim: the mark opens the victim itself, whose story names the group.
+  const ofGroup = { key: 'default/low', preemptedBy: { group: 'default/trio', node: 'n1', t: 1500 }, victims: [] };
+  assert.deepEqual(preemptions(ofGroup, 1000, 2000), [{ role: 'victim', t: 1500, pod: 'default/low', words: 'evicted by pod group default/trio from n1' }]);
 });
 
 test('an error about one document names the lines of the whole paste (issue 37)', () => {

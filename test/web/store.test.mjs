@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createStore, podKey, TIES_NAMED, toMillis } from '../../web/static/js/store/index.js';
 import { effect } from '../../web/static/js/signals.js';
 import { describeMove, waitReasons } from '../../web/static/js/format.js';
-import { batchLines, filterMatrix } from '../../web/static/js/views/inspector/cycle.js';
+import { batchLines, filterMatrix, groupLines } from '../../web/static/js/views/inspector/cycle.js';
 import { E, at, cycleSummaries, events, nodeSummary, podSummary, queued, resetSeq, snapshot, successfulCycle, VOCABULARY } from './fixtures.mjs';
 
 const GI = 2 ** 30;
@@ -149,6 +149,53 @@ test('pods of a pod group wait in their own lanes and name their group', () => {
   assert.deepEqual(s.lane('incompletePodGroup').value, []);
   assert.deepEqual([...s.lane('active').value].sort(), ['default/g-0', 'default/g-1']);
   assert.equal(s.queue.entries.get('default/g-1').podGroup, 'default/g');
+});
+
+test('a pod group\'s cycle: its pods side by side, turned away or placed together, its preemptions (issue 34)', () => {
+  const s = fresh();
+  const trio = ['trio-0', 'trio-1', 'trio-2'];
+  s.applyMessage(snapshot({ nodes: [nodeSummary('n1'), nodeSummary('n2')], pods: [...trio, 'low'].map((n) => podSummary(n, n === 'low' ? { nodeName: 'n1' } : {})) }));
+  const member = (i, lead) => ({ namespace: 'default', name: 'trio', lead, member: i + 1, members: 3 });
+  const gang = 'pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining';
+  const group = (pod, id) => s.groupCycle(s.cycleView(`default/${pod}`, id).summary);
+  // The three are tried one after another; the third fits nowhere, so the
+  // two placed in the simulation fail with the gang's reason.
+  s.applyMessage(events(trio.map((pod, i) => E.memberStart(pod, 11 + i, member(i, 11), 10 + i))));
+  s.applyMessage(events([
+    E.cycleEnd('trio-0', 11, { result: 'unschedulable', message: gang }, 20),
+    E.cycleEnd('trio-1', 12, { result: 'unschedulable', message: gang }, 21),
+  ]));
+  assert.deepEqual(group('trio-1', 12).members.map((m) => m.pod.name), trio, 'every member, in the order tried, from any of them');
+  assert.deepEqual(groupLines(group('trio-1', 12)), ['Running: 2 of 3 pods tried so far, each on the snapshot the ones before it left.']);
+  s.applyMessage(events([
+    E.cycleEnd('trio-2', 13, { result: 'unschedulable', message: '0/2 nodes are available: 2 Insufficient cpu.' }, 22),
+    E.groupPreemption('low', 'trio', 'n1', 23),
+  ]));
+  assert.deepEqual(groupLines(group('trio-2', 13)), [
+    'Turned away together: none of its 3 pods took a node, for minCount (3) cannot be satisfied: 2 scheduled, 0 remaining.',
+    "The group's preemptions evicted default/low from n1, to make room for all its pods at once.",
+  ]);
+  // The victim's story names the group, with no one pod to open.
+  const evicted = s.story('default/low').find((e) => e.kind === 'preempted');
+  assert.deepEqual([evicted.text, evicted.pod], ['evicted from n1 by pod group default/trio, which preempted it for its pods', undefined]);
+  assert.equal(s.story('default/trio-0').find((e) => e.kind === 'preempting'), undefined, 'no member took the victims as its own');
+  assert.match(s.story('default/trio-0').find((e) => e.kind === 'attempt').text, /^attempt 1, cycle 11, with pod group default\/trio: unschedulable$/);
+
+  // The next cycle places the three: each waits at Permit for the gang, then they bind.
+  s.applyMessage(events(trio.flatMap((pod, i) => [
+    E.memberStart(pod, 31 + i, member(i, 31), 40 + 3 * i),
+    E.cycleEnd(pod, 31 + i, { result: 'scheduled', node: `n${i + 1}`, feasibleNodes: 1 }, 41 + 3 * i),
+    E.permitWait(pod, 31 + i, `n${i + 1}`, 42 + 3 * i),
+  ])));
+  assert.deepEqual(groupLines(group('trio-0', 31)).slice(0, 2), ['Placed together: all 3 pods took their nodes.', '3 pods wait at Permit until enough of the gang are assumed (GangScheduling).']);
+  s.applyMessage(events(trio.map((pod, i) => E.bindingEnd(pod, 31 + i, { bound: true, node: `n${i + 1}` }, 60 + i))));
+  assert.equal(groupLines(group('trio-0', 31))[1], 'All 3 are bound.');
+  assert.deepEqual(group('trio-0', 11).members.map((m) => m.id), [11, 12, 13], 'an earlier cycle keeps its own members');
+  assert.equal(s.groupCycle(s.cycleView('default/trio-0', 31).summary).total, 3);
+
+  // A reset forgets the group's preemptions.
+  s.applyMessage(events([E.reset(70)]));
+  assert.deepEqual(s.cycles.groupVictims.pairs(), []);
 });
 
 test('queue events move pods between the lanes with the reason and the backoff', () => {

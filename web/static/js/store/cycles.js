@@ -3,7 +3,8 @@
 // newest limits.details seen from their start, cycles loaded over REST, and
 // per pod: its queue trail, its last failure, its cycle ids, the
 // preemptions it took part in and when it was deleted (the newest
-// limits.deletedPods deleted pods keep their story).
+// limits.deletedPods deleted pods keep their story); per pod group, the
+// pods its preemptions evicted.
 
 import { signal } from '../signals.js';
 import { keyedMap, podKey, toMillis } from './common.js';
@@ -86,6 +87,8 @@ export function createCycles(limits) {
   const remote = keyedMap(); // pod key -> summaries of its attempts, newest first
   // pod key -> {trail, lastFailure, cycleIds, firstSeen, deletedAt, victims, preemptedBy}
   const podInfo = keyedMap();
+  // pod group key -> the pods its preemptions evicted [{pod, node, t, seq}]
+  const groupVictims = keyedMap();
   let deleted = []; // keys of the deleted pods kept, oldest first
   // The pods bound last, newest first ({key, node, cycle, t}): a pod bound
   // in milliseconds leaves the queue board before anyone sees it.
@@ -132,6 +135,7 @@ export function createCycles(limits) {
     fetched,
     remote,
     podInfo,
+    groupVictims,
     recentBound,
 
     /** Applies a cycle's event (cycleStart, point, filter, score, extender, cycleEnd, permitWait, bindingEnd). */
@@ -198,12 +202,23 @@ export function createCycles(limits) {
       }));
     },
 
-    /** A preemption at {t, seq}: the preemptor evicted the victim from node (pod keys). */
-    preemption(victim, preemptor, node, { t, seq }) {
-      updateInfo(victim, (info) => ({ ...info, preemptedBy: { pod: preemptor, node, t, seq } }));
-      updateInfo(preemptor, (info) => (info.victims.some((v) => v.pod === victim && v.seq === seq) ? info : {
-        ...info, victims: bounded([...info.victims, { pod: victim, node, t, seq }], limits.trail),
-      }));
+    /**
+     * A preemption at {t, seq}: the preemptor evicted the victim from node
+     * (keys); group: the preemptor is a pod group, which made room for all
+     * its pods at once.
+     */
+    preemption(victim, preemptor, node, { t, seq }, group = false) {
+      updateInfo(victim, (info) => ({ ...info, preemptedBy: group ? { group: preemptor, node, t, seq } : { pod: preemptor, node, t, seq } }));
+      const add = (victims) => (victims.some((v) => v.pod === victim && v.seq === seq) ? victims : bounded([...victims, { pod: victim, node, t, seq }], limits.trail));
+      if (!group) {
+        updateInfo(preemptor, (info) => {
+          const victims = add(info.victims);
+          return victims === info.victims ? info : { ...info, victims };
+        });
+        return;
+      }
+      groupVictims.set(preemptor, add(groupVictims.peek(preemptor) || []));
+      groupVictims.trim(limits.remote);
     },
 
     /**
@@ -239,7 +254,7 @@ export function createCycles(limits) {
     /** What it holds, to load into another store (values are shared: they are replaced, never changed). */
     save() {
       return {
-        summaries: summaries.pairs(), details: details.pairs(), fetched: fetched.pairs(), remote: remote.pairs(), podInfo: podInfo.pairs(),
+        summaries: summaries.pairs(), details: details.pairs(), fetched: fetched.pairs(), remote: remote.pairs(), podInfo: podInfo.pairs(), groupVictims: groupVictims.pairs(),
         deleted: deleted.slice(), weights: [...weights], weight, recentBound: recentBound.peek(),
       };
     },
@@ -250,6 +265,7 @@ export function createCycles(limits) {
       fetched.assign(s.fetched);
       remote.assign(s.remote);
       podInfo.assign(s.podInfo);
+      groupVictims.assign(s.groupVictims || []);
       deleted = s.deleted.slice();
       recentBound.value = s.recentBound || [];
       weights.clear();
@@ -273,7 +289,7 @@ export function createCycles(limits) {
 
     /** Forgets every cycle: the server's history was cleared. */
     reset() {
-      for (const m of [summaries, details, fetched, remote, podInfo]) m.assign([]);
+      for (const m of [summaries, details, fetched, remote, podInfo, groupVictims]) m.assign([]);
       deleted = [];
       recentBound.value = [];
       weights.clear();

@@ -153,7 +153,7 @@ export function createStore(options = {}) {
         break;
       }
       case 'preemption':
-        if (e.pod && e.preemption?.preemptor) cycles.preemption(podKey(e.pod), podKey(e.preemption.preemptor), e.preemption.node || '', when(e));
+        if (e.pod && e.preemption?.preemptor) cycles.preemption(podKey(e.pod), podKey(e.preemption.preemptor), e.preemption.node || '', when(e), !!e.preemption.group);
         break;
       case 'scheduler':
         if (e.scheduler) server.setScheduler(e.scheduler);
@@ -222,7 +222,7 @@ export function createStore(options = {}) {
       if (!current || !p.steps.length) continue;
       cycles.pastSteps(key, p.steps, upTo);
       if (!pod) cycles.podDeleted(key, p.deleted);
-      for (const e of p.preemptions || []) cycles.preemption(key, podKey(e.preemption.preemptor), e.preemption.node || '', when(e));
+      for (const e of p.preemptions || []) cycles.preemption(key, podKey(e.preemption.preemptor), e.preemption.node || '', when(e), !!e.preemption.group);
     }
   }
 

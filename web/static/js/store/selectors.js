@@ -73,6 +73,25 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
   }
 
   /**
+   * The pod group's cycle a cycle was part of (GenericWorkload), or null:
+   * {key, lead, total, members, victims}. Its pods' cycles began one after
+   * another, the lead's first, so their ids run from the lead's; members
+   * are those the page holds, in the group's order, summary among them.
+   * victims are the pods the group's preemptions evicted.
+   */
+  function groupCycle(summary) {
+    const g = summary?.group;
+    if (!g) return null;
+    const members = [];
+    for (let id = g.lead; id < g.lead + g.members; id++) {
+      const c = id === summary.id ? summary : cycles.summaries.get(id);
+      if (c?.group?.lead === g.lead && c.group.name === g.name && c.group.namespace === g.namespace) members.push(c);
+    }
+    const key = `${g.namespace}/${g.name}`;
+    return { key, lead: g.lead, total: g.members, members, victims: cycles.groupVictims.get(key) || [] };
+  }
+
+  /**
    * The cycle the inspector shows: {id, summary, detail, source}. source is
    * "live" (kept from the stream), "fetched" (loaded over REST), "missing"
    * (to be loaded) or "none". id null means the pod's newest cycle.
@@ -178,7 +197,7 @@ export function createSelectors({ cluster, queue, cycles, server, limits }) {
     return wakeEvents(e.rejectedBy, server.plugins.value?.plugins, cycles.podInfo.get(key)?.trail);
   }
 
-  return { streamMatrices, streamKinds, schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, timelineRows };
+  return { streamMatrices, streamKinds, schedulerShown, story, wakeUp, nodeNames, orphanNodes, capacity, counts, podCycles, cycleView, groupCycle, timelineRows };
 }
 
 /**

@@ -12,7 +12,7 @@ const RANK = Object.freeze({ queue: 0, skip: 0, attempt: 1, preempted: 2, preemp
 /**
  * podStory merges what the store knows of one pod: {trail, cycles (the
  * summaries, any order), victims: [{pod, node, t, seq}], preemptedBy:
- * {pod, node, t, seq}, deletedAt, deletedSeq}. Returns [{t, seq, kind,
+ * {pod or group, node, t, seq}, deletedAt, deletedSeq}. Returns [{t, seq, kind,
  * text, detail, tone, cycle, pod}] in the stream's order (its seq: the
  * server's clocks may not agree to the millisecond, the order does): kind
  * is queue, skip (a cluster event the pod's hints answered QueueSkip to),
@@ -52,12 +52,15 @@ export function podStory({ trail = [], cycles = [], victims = [], preemptedBy = 
   }
   for (const c of cycles) {
     add(c.firstSeq, {
-      t: c.start, kind: 'attempt', text: `attempt ${c.attempt ?? '?'}, cycle ${c.id}: ${outcomeText(c)}`,
+      t: c.start, kind: 'attempt', text: `attempt ${c.attempt ?? '?'}, cycle ${c.id}${c.group ? `, with pod group ${c.group.namespace}/${c.group.name}` : ''}: ${outcomeText(c)}`,
       detail: c.end?.plugins?.length ? `rejected by ${c.end.plugins.join(', ')}` : '', tone: TONES[outcomeClass(c)] || 'info', cycle: c.id,
     });
   }
   for (const v of victims) add(v.seq, { t: v.t, kind: 'preempting', text: `preempted ${v.pod} on ${v.node} to make room`, detail: '', tone: 'wait', pod: v.pod });
-  if (preemptedBy) {
+  if (preemptedBy?.group) {
+    // A pod group made room for all its pods at once: no one pod to open.
+    add(preemptedBy.seq, { t: preemptedBy.t, kind: 'preempted', text: `evicted from ${preemptedBy.node} by pod group ${preemptedBy.group}, which preempted it for its pods`, detail: '', tone: 'fail' });
+  } else if (preemptedBy) {
     add(preemptedBy.seq, { t: preemptedBy.t, kind: 'preempted', text: `evicted from ${preemptedBy.node} by ${preemptedBy.pod}, which preempted it`, detail: '', tone: 'fail', pod: preemptedBy.pod });
   }
   if (deletedAt != null) add(deletedSeq, { t: deletedAt, kind: 'deleted', text: 'deleted', detail: '', tone: 'info' });

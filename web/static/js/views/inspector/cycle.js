@@ -319,3 +319,37 @@ export function batchLines(batch, refusedBy = '', recheck = null) {
   else if (batch.dropped && batch.signed) lines.push(`Kept no batch: ${DROPPED[batch.dropped] || batch.dropped}.`);
   return lines;
 }
+
+const GROUP_PREFIX = 'pod group is unschedulable, ';
+
+/**
+ * groupLines says in words what a pod group's cycle (the store's
+ * groupCycle) came to. Its pods are tried one after another on one
+ * snapshot, then placed together, each waiting at Permit until enough of
+ * the gang are assumed (GangScheduling), or turned away together; a
+ * group's minimum may also place some and leave the others for another
+ * try. [] without a group.
+ */
+export function groupLines(g) {
+  if (!g) return [];
+  const ended = g.members.filter((m) => m.end);
+  const placed = ended.filter((m) => m.end.result === 'scheduled');
+  const lines = [];
+  if (g.members.length < g.total) lines.push(`${g.members.length} of its ${plural(g.total, 'pod')}' cycles are still in memory.`);
+  if (ended.length < g.members.length) {
+    lines.push(`Running: ${ended.length} of ${plural(g.members.length, 'pod')} tried so far, each on the snapshot the ones before it left.`);
+  } else if (!placed.length) {
+    const why = ended.map((m) => m.end.message || '').find((msg) => msg.startsWith(GROUP_PREFIX));
+    lines.push(`Turned away together: none of its ${plural(ended.length, 'pod')} took a node${why ? `, for ${why.slice(GROUP_PREFIX.length)}` : ''}.`);
+  } else if (placed.length < ended.length) {
+    lines.push(`${placed.length} of ${plural(ended.length, 'pod')} placed, enough for the group's minimum; the others wait for another try.`);
+  } else {
+    lines.push(placed.length === 1 ? 'Placed: its pod took its node.' : `Placed together: all ${placed.length} pods took their nodes.`);
+  }
+  const waiting = placed.filter((m) => m.waiting && !m.binding);
+  const bound = placed.filter((m) => m.binding?.bound);
+  if (waiting.length) lines.push(`${plural(waiting.length, 'pod')} ${waiting.length === 1 ? 'waits' : 'wait'} at Permit until enough of the gang are assumed (GangScheduling).`);
+  else if (placed.length && bound.length === placed.length) lines.push(`${bound.length === 1 ? 'It is' : `All ${bound.length} are`} bound.`);
+  if (g.victims.length) lines.push(`The group's preemptions evicted ${g.victims.map((v) => `${v.pod} from ${v.node}`).join(', ')}, to make room for all its pods at once.`);
+  return lines;
+}

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ConfirmButton, html, ScrollTable } from '../../ui.js';
 import { formatBytes, formatClock, formatCores, formatNanos, outcomeClass, outcomeText, plural, podLife, wakeWords } from '../../format.js';
 import { whyView } from './why.js';
-import { batchLines, briefView, decidedWords, extenderRows, filterMatrix, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
+import { batchLines, briefView, decidedWords, extenderRows, filterMatrix, groupLines, partialSearch, pluginTimes, pointRows, reasonSummary, scoreTable } from './cycle.js';
 import { TIES_NAMED } from '../../store/index.js';
 import { RecentlyBound } from '../queue.js';
 
@@ -203,6 +203,7 @@ function Outcome({ summary, matrix, permitWait }) {
       ${summary.start ? html`<div><dt>started</dt><dd>${formatClock(summary.start)}</dd></div>` : null}
       <div><dt>nodes</dt><dd>${summary.nodes}</dd></div>
       ${end ? html`<div><dt>feasible</dt><dd>${end.feasibleNodes} of ${matrix ? matrix.total : summary.nodes}</dd></div>` : null}
+      ${end?.simulatedNode ? html`<div id="simulated-node"><dt>simulation</dt><dd>placed on ${end.simulatedNode}, undone with its group</dd></div>` : null}
       ${end ? html`<div><dt>took</dt><dd>${formatNanos(end.nanos)}</dd></div>` : null}
       ${end?.tieCount || end?.ties?.length ? html`<div><dt>ties</dt><dd class="wrap">${tieWords(end)}</dd></div>` : null}
       ${b ? html`<div><dt>binding</dt><dd>${b.bound ? `bound to ${b.node}` : `failed${b.plugin ? ` in ${b.plugin}` : ''}`} in ${formatNanos(b.nanos)}${b.permitNanos ? `, ${formatNanos(b.permitNanos)} at Permit` : ''}</dd></div>` : null}
@@ -212,6 +213,39 @@ function Outcome({ summary, matrix, permitWait }) {
     ${end?.message ? html`<p class="message">${end.message}</p>` : null}
     ${end?.plugins?.length ? html`<p class="reason">Rejected by ${end.plugins.join(', ')}</p>` : null}
     ${b?.message ? html`<p class="message">${b.message}</p>` : null}
+  </section>`;
+}
+
+// What a member's row adds to its outcome: where the group's simulation
+// had placed a pod turned away with its group, or how long a placed one
+// waited at Permit for the gang.
+function memberNote(m) {
+  if (m.end?.simulatedNode) return `placed on ${m.end.simulatedNode} in the simulation, then undone`;
+  if (m.binding?.permitNanos) return `waited ${formatNanos(m.binding.permitNanos)} at Permit`;
+  return '';
+}
+
+/**
+ * The pod group's cycle this one was part of (GenericWorkload): its pods
+ * side by side, in the order they were tried, each opening its own cycle,
+ * and what the group came to.
+ */
+function GroupCycle({ store, actions, summary }) {
+  const g = store.groupCycle(summary);
+  if (!g) return null;
+  return html`<section class="group-cycle" id="group-cycle" aria-labelledby="group-h">
+    <h3 id="group-h">Pod group ${g.key} <span class="muted">pod ${summary.group.member} of ${g.total} in the group's cycle</span></h3>
+    ${groupLines(g).map((l) => html`<p class="group-line">${l}</p>`)}
+    <div class="scroll-x">
+    <table class="points" id="group-members">
+      <thead><tr><th scope="col">tried</th><th scope="col">pod</th><th scope="col">cycle</th></tr></thead>
+      <tbody>${g.members.map((m) => html`<tr key=${m.id} class=${m.id === summary.id ? 'current' : null}>
+        <td class="num">${m.group.member}</td>
+        <th scope="row">${m.id === summary.id ? m.pod.name : html`<button type="button" class="link" data-cycle=${m.id} onClick=${() => actions.inspectPod(m.podKey, m.id)}>${m.pod.name}</button>`}</th>
+        <td><span class=${`badge o-${outcomeClass(m)}`}>${outcomeText(m)}</span>${memberNote(m) ? html` <span class="muted small">${memberNote(m)}</span>` : null}
+          ${m.end?.message ? html`<div class="muted small">${m.end.message}</div>` : null}</td>
+      </tr>`)}</tbody>
+    </table></div>
   </section>`;
 }
 
@@ -402,7 +436,7 @@ function Batch({ detail, end, codes }) {
   </section>`;
 }
 
-function CycleBody({ store, view }) {
+function CycleBody({ store, actions, view }) {
   const loading = store.page.cycleLoading.value === view.id;
   const codes = store.server.vocabulary.value.codes;
   // Worked out once per cycle shown, not on every render.
@@ -416,6 +450,7 @@ function CycleBody({ store, view }) {
   const hinted = view.detail.nominatedFilter?.batch === 'hint';
   return html`<div class="cycle-body">
     ${view.summary ? html`<${Outcome} summary=${view.summary} matrix=${matrix} permitWait=${view.detail.permitWait} />` : null}
+    ${view.summary?.group ? html`<${GroupCycle} store=${store} actions=${actions} summary=${view.summary} />` : null}
     ${view.truncated ? html`<${Brief} store=${store} view=${view} />` : null}
     ${view.detail.partial ? html`<p class="muted" role="status">On a cluster this big the stream leaves out the Filter and Score tables: they load from the server once the cycle ends.</p>` : null}
     <${Batch} detail=${view.detail} end=${view.summary?.end} codes=${codes} />
@@ -455,6 +490,6 @@ export default function Inspector({ store, actions }) {
       <${WhyPending} store=${store} actions=${actions} podKey=${key} />
       <${Story} store=${store} actions=${actions} podKey=${key} current=${view?.id} />
       <${Attempts} cycles=${cycles} current=${view?.id} actions=${actions} />
-      ${view ? html`<${CycleBody} store=${store} view=${view} />` : null}`}
+      ${view ? html`<${CycleBody} store=${store} actions=${actions} view=${view} />` : null}`}
   </div>`;
 }

@@ -90,7 +90,10 @@ export function profilesOf(rows) {
 export function preemptions(row, t0, t1) {
   const out = [];
   const by = row.preemptedBy;
-  if (by && by.t >= t0 && by.t <= t1) out.push({ role: 'victim', t: by.t, pod: by.pod, words: `evicted by ${by.pod} from ${by.node}` });
+  // A pod group has no page of its own: its mark opens the victim's, whose story names the group.
+  if (by && by.t >= t0 && by.t <= t1) {
+    out.push(by.group ? { role: 'victim', t: by.t, pod: row.key, words: `evicted by pod group ${by.group} from ${by.node}` } : { role: 'victim', t: by.t, pod: by.pod, words: `evicted by ${by.pod} from ${by.node}` });
+  }
   for (const v of row.victims || []) {
     if (v.t >= t0 && v.t <= t1) out.push({ role: 'preemptor', t: v.t, pod: v.pod, words: `evicted ${v.pod} from ${v.node}` });
   }
