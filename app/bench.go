@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -62,6 +64,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 	htmlOut := fset.String("html", "", "also write the report as a self-contained HTML page, with its charts in SVG, to this file")
 	schedulerConfig := fset.String("scheduler-config", "", "a KubeSchedulerConfiguration for both schedulers (default: the test case's, else kube-scheduler's defaults)")
 	timeout := fset.Duration("timeout", 10*time.Minute, "the longest wait for pods to be scheduled (upstream's)")
+	cpuProfile := fset.String("cpuprofile", "", "write a CPU profile of each run, the cluster's creation included, to FILE.<scheduler>.<round> (go tool pprof reads it)")
 	// One run, in the process the report's process starts for it: a run
 	// beside what earlier runs left (their control planes' goroutines and
 	// heap) would not measure the same, and a second embedded etcd in one
@@ -127,6 +130,13 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 	}
 
 	if *runOne != "" {
+		if *cpuProfile != "" {
+			stop, err := startCPUProfile(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		plugins := schedperf.NewPlugins()
 		m, err := benchOnce(ctx, *runOne, tc, tc.Gates(w), ops, cfg, o.outOfTree, plugins, *timeout, func(s string) { fmt.Fprintf(stderr, "  %s\n", s) })
 		if err != nil {
@@ -154,9 +164,18 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 		}
 		for _, which := range order {
 			fmt.Fprintf(stderr, "round %d: %s on %s\n", r+1, fset.Arg(0), which)
-			one, err := benchIsolated(ctx, append(childArgs, "--run-one", which, fset.Arg(0)), stderr)
+			args := append(slices.Clone(childArgs), "--run-one", which)
+			profile := ""
+			if *cpuProfile != "" {
+				profile = fmt.Sprintf("%s.%s.%d", *cpuProfile, which, r+1)
+				args = append(args, "--cpuprofile", profile)
+			}
+			one, err := benchIsolated(ctx, append(args, fset.Arg(0)), stderr)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", fset.Arg(0), which, err)
+			}
+			if profile != "" {
+				fmt.Fprintf(stderr, "  wrote its CPU profile to %s\n", profile)
 			}
 			if err := plugins.Merge(one.Plugins); err != nil {
 				return fmt.Errorf("%s on %s: its plugins: %w", fset.Arg(0), which, err)
@@ -187,6 +206,22 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, opts ..
 		fmt.Fprintf(stderr, "wrote the report to %s\n", *htmlOut)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process into file until the returned stop.
+func startCPUProfile(file string) (func(), error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // oneBench is what a run's process prints.

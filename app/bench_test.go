@@ -3,8 +3,10 @@ package app_test
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,8 +84,9 @@ func TestBench(t *testing.T) {
 			continue
 		}
 		t.Run(tt.workload, func(t *testing.T) {
-			page := filepath.Join(t.TempDir(), "report.html")
-			code, stdout, stderr := runCommand(t, "bench", "--against", "kube-scheduler", "--output", "json", "--html", page, tt.workload)
+			dir := t.TempDir()
+			page, profile := filepath.Join(dir, "report.html"), filepath.Join(dir, "cpu")
+			code, stdout, stderr := runCommand(t, "bench", "--against", "kube-scheduler", "--output", "json", "--html", page, "--cpuprofile", profile, tt.workload)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -129,7 +132,28 @@ func TestBench(t *testing.T) {
 				}
 			}
 			checkHTMLReport(t, page, rep)
+			for _, which := range []string{"minisched", "kube-scheduler"} {
+				checkCPUProfile(t, profile+"."+which+".1")
+			}
 		})
+	}
+}
+
+// checkCPUProfile reads a --cpuprofile file: runtime/pprof's, a gzipped
+// protocol buffer, not empty.
+func checkCPUProfile(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("the CPU profile: %v", err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("the CPU profile %s: %v", path, err)
+	}
+	if n, err := io.Copy(io.Discard, z); err != nil || n == 0 {
+		t.Errorf("the CPU profile %s: %d bytes, %v", path, n, err)
 	}
 }
 
