@@ -12,9 +12,10 @@ import { TIES_NAMED } from '../../store/index.js';
 import { RecentlyBound } from '../queue.js';
 
 // The matrices render only the rows in view (ScrollTable); the bars and
-// the reasons show the best few.
+// the reasons show the best few, a pod group's table its first members.
 const BARS = 20;
 const REASONS = 8;
+const MEMBERS_SHOWN = 20;
 
 function PodPicker({ store, actions }) {
   const [text, setText] = useState('');
@@ -233,19 +234,22 @@ function memberNote(m) {
 function GroupCycle({ store, actions, summary }) {
   const g = store.groupCycle(summary);
   if (!g) return null;
+  // A gang of a thousand: the first few rows, and this pod's.
+  const shown = g.members.filter((m, i) => i < MEMBERS_SHOWN || m.id === summary.id);
   return html`<section class="group-cycle" id="group-cycle" aria-labelledby="group-h">
     <h3 id="group-h">Pod group ${g.key} <span class="muted">pod ${summary.group.member} of ${g.total} in the group's cycle</span></h3>
     ${groupLines(g).map((l) => html`<p class="group-line">${l}</p>`)}
     <div class="scroll-x">
     <table class="points" id="group-members">
       <thead><tr><th scope="col">tried</th><th scope="col">pod</th><th scope="col">cycle</th></tr></thead>
-      <tbody>${g.members.map((m) => html`<tr key=${m.id} class=${m.id === summary.id ? 'current' : null}>
+      <tbody>${shown.map((m) => html`<tr key=${m.id} class=${m.id === summary.id ? 'current' : null}>
         <td class="num">${m.group.member}</td>
         <th scope="row">${m.id === summary.id ? m.pod.name : html`<button type="button" class="link" data-cycle=${m.id} onClick=${() => actions.inspectPod(m.podKey, m.id)}>${m.pod.name}</button>`}</th>
         <td><span class=${`badge o-${outcomeClass(m)}`}>${outcomeText(m)}</span>${memberNote(m) ? html` <span class="muted small">${memberNote(m)}</span>` : null}
           ${m.end?.message ? html`<div class="muted small">${m.end.message}</div>` : null}</td>
       </tr>`)}</tbody>
     </table></div>
+    ${g.members.length > shown.length ? html`<p class="muted small">and ${plural(g.members.length - shown.length, 'other pod')} of the group's cycle</p>` : null}
   </section>`;
 }
 
