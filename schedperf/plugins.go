@@ -21,33 +21,49 @@ type Plugins struct {
 	byCall map[call]*histogram
 	cycles int
 	// cycleNanos is the scheduling cycles' wall time, binding cycles'
-	// apart: what a plugin's share is of.
+	// apart: what a plugin's share is of. A pod group's member cycles all
+	// last until the group's cycle ends, so only its first pod's counts:
+	// members lists the others until they end.
 	cycleNanos int64
+	members    map[int64]bool
 }
 
 type call struct{ point, plugin string }
 
 // NewPlugins returns an empty Plugins.
-func NewPlugins() *Plugins { return &Plugins{byCall: map[call]*histogram{}} }
+func NewPlugins() *Plugins {
+	return &Plugins{byCall: map[call]*histogram{}, members: map[int64]bool{}}
+}
 
 // Observe takes the plugin calls an event reports.
 func (p *Plugins) Observe(e event.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
+	case e.CycleStart != nil:
+		if g := e.CycleStart.Group; g != nil && g.Member > 1 {
+			p.members[e.Cycle] = true
+		}
 	case e.CycleEnd != nil:
 		p.cycles++
+		if p.members[e.Cycle] {
+			delete(p.members, e.Cycle)
+			break
+		}
 		p.cycleNanos += e.CycleEnd.Nanos
 	case e.Point != nil:
 		for _, r := range e.Point.Results {
 			p.add(e.Point.Point, r.Plugin, r.Nanos)
 		}
 	case e.Filter != nil:
+		// A Filter or Score event holds every node's calls: the histograms
+		// are looked up once per plugin, not once per call.
 		f := e.Filter
+		hs := p.histograms("Filter", f.Plugins)
 		for i := range f.NodeNames {
 			_, nanos := f.Calls(i)
 			for j, n := range nanos {
-				p.add("Filter", f.Plugins[j], n)
+				hs[j].add(n)
 			}
 		}
 	case e.Score != nil:
@@ -56,9 +72,10 @@ func (p *Plugins) Observe(e event.Event) {
 			if pl.Extender {
 				continue
 			}
+			h := p.histogram("Score", pl.Name)
 			for i := range s.NodeNames {
 				if s.Reached(i) {
-					p.add("Score", pl.Name, s.PluginNanos[i*k+j])
+					h.add(s.PluginNanos[i*k+j])
 				}
 			}
 			if pl.NormalizeNanos > 0 {
@@ -70,6 +87,14 @@ func (p *Plugins) Observe(e event.Event) {
 
 func (p *Plugins) add(point, plugin string, nanos int64) {
 	p.histogram(point, plugin).add(nanos)
+}
+
+func (p *Plugins) histograms(point string, plugins []string) []*histogram {
+	hs := make([]*histogram, len(plugins))
+	for j, pl := range plugins {
+		hs[j] = p.histogram(point, pl)
+	}
+	return hs
 }
 
 func (p *Plugins) histogram(point, plugin string) *histogram {

@@ -46,3 +46,50 @@ func TestRecordMerge(t *testing.T) {
 		t.Error("a bucket out of range was merged")
 	}
 }
+
+// TestPodGroupCycleTime: the member cycles of one pod group's cycle all
+// last until the group's cycle ends; the cycles' time counts that once.
+func TestPodGroupCycleTime(t *testing.T) {
+	tests := []struct {
+		name       string
+		cycles     []event.Event
+		wantCycles int
+		wantTime   time.Duration
+	}{
+		{
+			name: "pods alone",
+			cycles: []event.Event{
+				{Cycle: 1, CycleStart: &event.CycleStart{}}, {Cycle: 1, CycleEnd: &event.CycleEnd{Nanos: 300}},
+				{Cycle: 2, CycleStart: &event.CycleStart{}}, {Cycle: 2, CycleEnd: &event.CycleEnd{Nanos: 200}},
+			},
+			wantCycles: 2, wantTime: 500,
+		},
+		{
+			name: "a group of three, then a pod alone",
+			cycles: []event.Event{
+				{Cycle: 1, CycleStart: &event.CycleStart{Group: &event.GroupCycle{Lead: 1, Member: 1, Members: 3}}},
+				{Cycle: 2, CycleStart: &event.CycleStart{Group: &event.GroupCycle{Lead: 1, Member: 2, Members: 3}}},
+				{Cycle: 3, CycleStart: &event.CycleStart{Group: &event.GroupCycle{Lead: 1, Member: 3, Members: 3}}},
+				{Cycle: 1, CycleEnd: &event.CycleEnd{Nanos: 1000}},
+				{Cycle: 2, CycleEnd: &event.CycleEnd{Nanos: 990}},
+				{Cycle: 3, CycleEnd: &event.CycleEnd{Nanos: 980}},
+				{Cycle: 4, CycleStart: &event.CycleStart{}}, {Cycle: 4, CycleEnd: &event.CycleEnd{Nanos: 50}},
+			},
+			wantCycles: 4, wantTime: 1050,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPlugins()
+			for _, e := range tc.cycles {
+				p.Observe(e)
+			}
+			if _, cycles, total := p.Rows(); cycles != tc.wantCycles || total != tc.wantTime {
+				t.Errorf("%d cycles, %s in all; want %d, %s", cycles, total, tc.wantCycles, tc.wantTime)
+			}
+			if len(p.members) != 0 {
+				t.Errorf("members left behind: %v", p.members)
+			}
+		})
+	}
+}

@@ -92,7 +92,7 @@ func (b *backoffQueue) backingOff(e Entity) bool {
 
 // add puts e in the heap its last failure calls for, and says which.
 func (b *backoffQueue) add(e Entity) event.QueueName {
-	if e.params().rejectors().Len() == 0 {
+	if !e.params().rejected() {
 		b.errored.add(e)
 		return event.ErrorBackoffQ
 	}

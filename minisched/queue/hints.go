@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -75,7 +76,7 @@ func (q *Queue) worthRequeuing(e Entity, ev fwk.ClusterEvent, oldObj, newObj any
 // were asked, which all answered QueueSkip (none when no rejecting plugin
 // registered for ev).
 func (q *Queue) podWorthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newObj any) (s queueingStrategy, plugin string, skipped []string) {
-	if pi.rejectors().Len() == 0 {
+	if !pi.rejected() {
 		return queueAfterBackoff, "", nil
 	}
 	if framework.ClusterEventIsWildCard(ev) {
@@ -92,7 +93,7 @@ func (q *Queue) podWorthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newO
 		// No profile schedules it: as upstream, the hints cannot say no.
 		return queueAfterBackoff, "", nil
 	}
-	for _, name := range sets.List(pi.PendingPlugins) {
+	for name := range sorted(pi.PendingPlugins) {
 		queue, asked := q.hintSaysQueue(name, pi.Pod, ev, oldObj, newObj)
 		if queue {
 			return queueImmediately, name, nil
@@ -101,7 +102,7 @@ func (q *Queue) podWorthRequeuing(pi *PodInfo, ev fwk.ClusterEvent, oldObj, newO
 			skipped = append(skipped, name)
 		}
 	}
-	for _, name := range sets.List(pi.UnschedulablePlugins) {
+	for name := range sorted(pi.UnschedulablePlugins) {
 		if pi.PendingPlugins.Has(name) {
 			continue
 		}
@@ -172,13 +173,42 @@ func (q *Queue) ofInterest(ev fwk.ClusterEvent) bool {
 // nothing for a pod of no profile.
 func (q *Queue) profileOf(pod *v1.Pod) Profile { return q.opts.Profiles[pod.Spec.SchedulerName] }
 
-// registered returns the events a plugin of the pod's profile registered.
-func (q *Queue) registered(pod *v1.Pod, plugin string) []fwk.ClusterEvent {
-	var events []fwk.ClusterEvent
-	for _, reg := range q.profileOf(pod).Hints[plugin] {
-		events = append(events, reg.Event)
+// sorted yields a set's names in order, so that hints are asked in the same
+// order every time. Most pods have one rejecting plugin: that needs no
+// sorted copy, and the queue asks this of every waiting pod on every event.
+func sorted(set sets.Set[string]) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if len(set) <= 1 {
+			for name := range set {
+				yield(name)
+			}
+			return
+		}
+		for _, name := range sets.List(set) {
+			if !yield(name) {
+				return
+			}
+		}
 	}
-	return events
+}
+
+// gatingEvents lists, per profile and plugin, the events the plugin
+// registered. A pod gated by the plugin waits for one of them; PreEnqueue
+// runs for every waiting pod of a pod group each time one joins, so the
+// lists are built once rather than per run.
+func gatingEvents(profiles map[string]Profile) map[string]map[string][]fwk.ClusterEvent {
+	gates := make(map[string]map[string][]fwk.ClusterEvent, len(profiles))
+	for name, p := range profiles {
+		gates[name] = make(map[string][]fwk.ClusterEvent, len(p.Hints))
+		for plugin, regs := range p.Hints {
+			events := make([]fwk.ClusterEvent, 0, len(regs))
+			for _, reg := range regs {
+				events = append(events, reg.Event)
+			}
+			gates[name][plugin] = events
+		}
+	}
+	return gates
 }
 
 // runPreEnqueueLocked runs the PreEnqueue plugins for each of e's pods and
@@ -212,22 +242,30 @@ func (q *Queue) runPodPreEnqueueLocked(pi *PodInfo) bool {
 		pi.GatingPlugin, pi.GatingPluginEvents = "", nil
 		return true
 	}
-	plugins := make([]fwk.PreEnqueuePlugin, 0, len(preEnqueue))
-	for _, pl := range preEnqueue {
-		if pl.Name() == pi.GatingPlugin {
-			plugins = append([]fwk.PreEnqueuePlugin{pl}, plugins...)
-		} else {
-			plugins = append(plugins, pl)
+	// The plugin that gated the pod last goes first; the order of the
+	// others stays. Built without a copy of the list: this runs for every
+	// waiting pod of a gang each time one of them arrives.
+	first := slices.IndexFunc(preEnqueue, func(pl fwk.PreEnqueuePlugin) bool { return pl.Name() == pi.GatingPlugin })
+	pluginAt := func(i int) fwk.PreEnqueuePlugin {
+		switch {
+		case first < 0:
+			return preEnqueue[i]
+		case i == 0:
+			return preEnqueue[first]
+		case i <= first:
+			return preEnqueue[i-1]
 		}
+		return preEnqueue[i]
 	}
-	results := make([]event.PluginResult, 0, len(plugins))
+	results := make([]event.PluginResult, 0, len(preEnqueue))
 	defer func() {
 		q.opts.Observer.Observe(event.Event{
 			Time: q.opts.Clock.Now(), Kind: event.KindPoint, Pod: event.RefOf(pi.Pod),
 			Point: &event.PointResults{Point: "PreEnqueue", Results: results},
 		})
 	}()
-	for _, pl := range plugins {
+	for i := range preEnqueue {
+		pl := pluginAt(i)
 		start := time.Now()
 		status := runPreEnqueue(pl, pi.Pod)
 		results = append(results, event.PluginResult{
@@ -237,8 +275,10 @@ func (q *Queue) runPodPreEnqueueLocked(pi *PodInfo) bool {
 			if pi.UnschedulablePlugins == nil {
 				pi.UnschedulablePlugins = sets.New[string]()
 			}
-			pi.UnschedulablePlugins.Insert(pl.Name())
-			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), q.registered(pi.Pod, pl.Name())
+			if !pi.UnschedulablePlugins.Has(pl.Name()) { // a gang's pods are asked again and again
+				pi.UnschedulablePlugins.Insert(pl.Name())
+			}
+			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), q.gates[pi.Pod.Spec.SchedulerName][pl.Name()]
 			return false
 		}
 	}

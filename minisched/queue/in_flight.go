@@ -101,7 +101,7 @@ func (f *inFlight) pods() []*PodInfo {
 // flight the queue did not see.
 func (q *Queue) hintForInFlightLocked(pi *PodInfo, message string) (queueingStrategy, cause) {
 	failure := cause{label: EventScheduleAttemptFailure, plugins: sets.List(pi.rejectors()), message: message}
-	if pi.rejectors().Len() == 0 {
+	if !pi.rejected() {
 		return queueAfterBackoff, failure
 	}
 	events, ok := q.flight.eventsAfter(pi.uid())

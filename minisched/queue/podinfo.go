@@ -90,6 +90,13 @@ func (s *entityState) rejectors() sets.Set[string] {
 	return sets.New[string]().Union(s.UnschedulablePlugins).Union(s.PendingPlugins)
 }
 
+// rejected says some plugin rejected the entity (rejectors is not empty),
+// without building the set: the queue asks it of every waiting pod on
+// every cluster event.
+func (s *entityState) rejected() bool {
+	return s.UnschedulablePlugins.Len() > 0 || s.PendingPlugins.Len() > 0
+}
+
 func (s *entityState) GetTimestamp() time.Time                   { return s.Timestamp }
 func (s *entityState) GetAttempts() int                          { return s.Attempts }
 func (s *entityState) GetBackoffExpiration() time.Time           { return s.BackoffExpiration }

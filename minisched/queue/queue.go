@@ -191,6 +191,9 @@ type Failure struct {
 type Queue struct {
 	opts      Options
 	nominator *nominator
+	// gates holds, per profile and plugin, the events the plugin
+	// registered: a gated pod's GatingPluginEvents, worked out once.
+	gates map[string]map[string][]fwk.ClusterEvent
 
 	mu            sync.RWMutex
 	cond          *sync.Cond
@@ -229,6 +232,7 @@ func New(opts Options) *Queue {
 		forest:        map[string]*schedulingv1beta1.PodGroup{},
 		incomplete:    newHeldPods(event.IncompleteGroup),
 		pending:       newHeldPods(event.PendingGroup),
+		gates:         gatingEvents(opts.Profiles),
 	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
@@ -382,7 +386,7 @@ func (q *Queue) AddUnschedulableIfNotPresent(pi *PodInfo, f Failure) {
 		pi.UnschedulablePlugins, pi.PendingPlugins = f.Plugins.Clone(), f.Pending.Clone()
 	}
 	pi.GatingPlugin, pi.GatingPluginEvents = "", nil
-	if pi.rejectors().Len() == 0 {
+	if !pi.rejected() {
 		pi.ConsecutiveErrorsCount++
 	} else {
 		pi.UnschedulableCount++
@@ -519,6 +523,15 @@ func (q *Queue) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := cause{label: EventForceActivate}
+	// A gang's Permit activates all its pods at once: their group's key is
+	// worked out once, not once per pod.
+	var ns, name, key string
+	groupKeyOf := func(pod *v1.Pod) string {
+		if n := *pod.Spec.SchedulingGroup.PodGroupName; pod.Namespace != ns || n != name {
+			ns, name, key = pod.Namespace, n, groupKey(pod.Namespace, n)
+		}
+		return key
+	}
 	for _, pod := range pods {
 		var e Entity
 		switch {
@@ -526,11 +539,11 @@ func (q *Queue) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 			if pi := q.findLocked(pod); pi != nil && pi.where != event.InFlight {
 				e = pi
 			}
-		case q.forest[memberGroupKey(pod)] == nil:
+		case q.forest[groupKeyOf(pod)] == nil:
 			continue // as upstream: no group to activate, nothing recorded
 		default:
 			// The group moves, wherever the pod named is (upstream's).
-			if g := q.groupLocked(memberGroupKey(pod)); g != nil {
+			if g := q.groupLocked(groupKeyOf(pod)); g != nil {
 				e = g
 			}
 		}
