@@ -24,8 +24,9 @@ import (
 // control plane of its own that serves PodGroups, get the same nodes and
 // the same gangs, one story after another, and must agree on every pod's
 // node, on the pods preemption deleted, on the gangs still waiting for
-// their pods (gated by GangScheduling), and, for a gang that cannot be
-// placed, on what its PodGroup and its pods say.
+// their pods (gated by GangScheduling), on the attempts that bound the
+// gangs placed, and, for a gang that cannot be placed, on what its
+// PodGroup and its pods say.
 func TestGangsAgreeWithUpstream(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.GenericWorkload, true)
 	mini, up := startGangPlane(t), startGangPlane(t)
@@ -68,6 +69,32 @@ func TestGangsAgreeWithUpstream(t *testing.T) {
 		}
 		t.Logf("%s: both placed %v", story, m)
 	}
+	// sameAttempts compares the attempts that bound a gang's pods, as the
+	// placement differential does: minisched's from its cycles,
+	// kube-scheduler's from the growth of its attempts histogram (their
+	// sum; it is observed once a binding cycle is through).
+	attempts := readAttemptsMetric(t)
+	sameAttempts := func(story string, bound []string) {
+		t.Helper()
+		var now attemptsMetric
+		waitFor(t, 30*time.Second, "kube-scheduler's binding cycles through to its attempts metric", func() bool {
+			now = readAttemptsMetric(t)
+			return now.count >= attempts.count+uint64(len(bound))
+		})
+		if n := now.count - attempts.count; n != uint64(len(bound)) {
+			t.Errorf("%s: kube-scheduler bound %d pods, want the %d of %v", story, n, len(bound), bound)
+		}
+		up := int(now.sum - attempts.sum)
+		attempts = now
+		mine := 0
+		for _, name := range bound {
+			mine += bindingAttempt(log, name)
+		}
+		if mine != up {
+			t.Errorf("%s: the attempts that bound %v: minisched %d in all, kube-scheduler %d", story, bound, mine, up)
+		}
+		t.Logf("%s: the attempts that bound %v: %d in all on both", story, bound, up)
+	}
 
 	// A gang that fits is placed whole, on the same nodes.
 	pair := gang("pair", 2, 2, "")
@@ -77,6 +104,7 @@ func TestGangsAgreeWithUpstream(t *testing.T) {
 		}
 	}
 	agree("a gang that fits")
+	sameAttempts("a gang that fits", pair)
 
 	// A gang too big for the room left is placed nowhere, and both say why.
 	quad := gang("quad", 4, 4, "")
@@ -132,6 +160,7 @@ func TestGangsAgreeWithUpstream(t *testing.T) {
 		}
 	}
 	agree("a gang that preempts")
+	sameAttempts("a gang that preempts", vip)
 	for _, name := range trio {
 		if m := podScheduledMessage(t, up.client, name); m != "" {
 			t.Errorf("kube-scheduler tried %s, which its gang gates: %s", name, m)

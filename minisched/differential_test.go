@@ -343,7 +343,7 @@ func (d *diff) compareBindings(when string, up map[string]outcome) {
 	}
 	miniSum, each := 0, make([]string, 0, len(newly))
 	for _, name := range newly {
-		a := d.miniBindingAttempt(name)
+		a := bindingAttempt(d.h.log, name)
 		miniSum += a
 		each = append(each, fmt.Sprintf("%s %d", name, a))
 	}
@@ -363,10 +363,10 @@ func (d *diff) compareBindings(when string, up map[string]outcome) {
 	}
 }
 
-// miniBindingAttempt is the attempt of the pod's last cycle in minisched,
-// the one that bound it.
-func (d *diff) miniBindingAttempt(name string) int {
-	starts := d.h.log.find(name, func(e event.Event) bool { return e.Kind == event.KindCycleStart })
+// bindingAttempt is the attempt of the pod's last cycle in minisched, the
+// one that bound it.
+func bindingAttempt(log *eventLog, name string) int {
+	starts := log.find(name, func(e event.Event) bool { return e.Kind == event.KindCycleStart })
 	if len(starts) == 0 {
 		return 0
 	}
