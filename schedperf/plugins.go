@@ -7,6 +7,7 @@ package schedperf
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 	"time"
@@ -232,12 +233,28 @@ type histogram struct {
 	buckets [40 * 16]int64
 }
 
+// A bucket is a sixteenth of a power of two: call i falls in bucket
+// floor(16 log2 nanos). The bench adds hundreds of millions of calls, so
+// the logarithm is read off the bits: the power of two from the bit
+// length, the sixteenth by comparing the rest with 2^(k/16).
+var sixteenths = func() (b [16]float64) {
+	for k := range b {
+		b[k] = math.Exp2(float64(k) / 16)
+	}
+	return b
+}()
+
 func bucketOf(nanos int64) int {
 	if nanos < 1 {
 		return 0
 	}
-	b := int(math.Log2(float64(nanos)) * 16)
-	return min(b, len(histogram{}.buckets)-1)
+	e := bits.Len64(uint64(nanos)) - 1
+	rest := float64(nanos) / float64(uint64(1)<<e) // in [1, 2)
+	k := 15
+	for rest < sixteenths[k] {
+		k--
+	}
+	return min(e*16+k, len(histogram{}.buckets)-1)
 }
 
 func (h *histogram) add(nanos int64) {

@@ -2,6 +2,7 @@ package schedperf
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -91,5 +92,29 @@ func TestPodGroupCycleTime(t *testing.T) {
 				t.Errorf("members left behind: %v", p.members)
 			}
 		})
+	}
+}
+
+// TestBucketOf: the buckets read off the bits are floor(16 log2 nanos),
+// as math.Log2 computes it.
+func TestBucketOf(t *testing.T) {
+	want := func(n int64) int { return min(int(math.Log2(float64(n))*16), len(histogram{}.buckets)-1) }
+	check := func(n int64) {
+		if got := bucketOf(n); got != want(n) {
+			t.Fatalf("bucketOf(%d) = %d, want %d", n, got, want(n))
+		}
+	}
+	for n := int64(1); n <= 1<<20; n++ {
+		check(n)
+	}
+	for n := int64(1 << 20); n > 0 && n < math.MaxInt64/3; n = n*3/2 + 7 {
+		check(n)
+		check(n - 1)
+	}
+	if got := bucketOf(0); got != 0 {
+		t.Errorf("bucketOf(0) = %d, want 0", got)
+	}
+	if got := bucketOf(math.MaxInt64); got != len(histogram{}.buckets)-1 {
+		t.Errorf("bucketOf(max) = %d, want the last bucket", got)
 	}
 }
