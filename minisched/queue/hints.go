@@ -192,25 +192,6 @@ func sorted(set sets.Set[string]) iter.Seq[string] {
 	}
 }
 
-// gatingEvents lists, per profile and plugin, the events the plugin
-// registered. A pod gated by the plugin waits for one of them; PreEnqueue
-// runs for every waiting pod of a pod group each time one joins, so the
-// lists are built once rather than per run.
-func gatingEvents(profiles map[string]Profile) map[string]map[string][]fwk.ClusterEvent {
-	gates := make(map[string]map[string][]fwk.ClusterEvent, len(profiles))
-	for name, p := range profiles {
-		gates[name] = make(map[string][]fwk.ClusterEvent, len(p.Hints))
-		for plugin, regs := range p.Hints {
-			events := make([]fwk.ClusterEvent, 0, len(regs))
-			for _, reg := range regs {
-				events = append(events, reg.Event)
-			}
-			gates[name][plugin] = events
-		}
-	}
-	return gates
-}
-
 // runPreEnqueueLocked runs the PreEnqueue plugins for each of e's pods and
 // says whether e may go on. A group is gated while any of its pods is, by
 // the last such pod's gate (upstream's runPreEnqueuePlugins); every pod is
@@ -237,7 +218,8 @@ func (q *Queue) runPreEnqueueLocked(e Entity) bool {
 // joins its UnschedulablePlugins, so that its QueueingHints decide when the
 // pod is worth another look.
 func (q *Queue) runPodPreEnqueueLocked(pi *PodInfo) bool {
-	preEnqueue := q.profileOf(pi.Pod).PreEnqueue
+	profile := q.profileOf(pi.Pod)
+	preEnqueue := profile.PreEnqueue
 	if len(preEnqueue) == 0 {
 		pi.GatingPlugin, pi.GatingPluginEvents = "", nil
 		return true
@@ -278,7 +260,7 @@ func (q *Queue) runPodPreEnqueueLocked(pi *PodInfo) bool {
 			if !pi.UnschedulablePlugins.Has(pl.Name()) { // a gang's pods are asked again and again
 				pi.UnschedulablePlugins.Insert(pl.Name())
 			}
-			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), q.gates[pi.Pod.Spec.SchedulerName][pl.Name()]
+			pi.GatingPlugin, pi.GatingPluginEvents = pl.Name(), profile.events[pl.Name()]
 			return false
 		}
 	}

@@ -98,6 +98,11 @@ type Profile struct {
 	// Hints maps a plugin's name to the events it registered
 	// (EnqueueExtensions.EventsToRegister) with their QueueingHints.
 	Hints map[string][]fwk.ClusterEventWithHint
+
+	// events is Hints without the hints: a gated pod's GatingPluginEvents.
+	// PreEnqueue runs for every waiting pod of a pod group each time one
+	// joins, so New works the lists out once.
+	events map[string][]fwk.ClusterEvent
 }
 
 // PreEnqueueCheck selects the pods a cluster event is offered to.
@@ -157,6 +162,17 @@ func (o *Options) setDefaults() {
 			*d.d = d.v
 		}
 	}
+	profiles := make(map[string]Profile, len(o.Profiles))
+	for name, p := range o.Profiles {
+		p.events = make(map[string][]fwk.ClusterEvent, len(p.Hints))
+		for plugin, regs := range p.Hints {
+			for _, reg := range regs {
+				p.events[plugin] = append(p.events[plugin], reg.Event)
+			}
+		}
+		profiles[name] = p
+	}
+	o.Profiles = profiles
 	if o.Logger.GetSink() == nil {
 		o.Logger = klog.Background()
 	}
@@ -191,9 +207,6 @@ type Failure struct {
 type Queue struct {
 	opts      Options
 	nominator *nominator
-	// gates holds, per profile and plugin, the events the plugin
-	// registered: a gated pod's GatingPluginEvents, worked out once.
-	gates map[string]map[string][]fwk.ClusterEvent
 
 	mu            sync.RWMutex
 	cond          *sync.Cond
@@ -232,7 +245,6 @@ func New(opts Options) *Queue {
 		forest:        map[string]*schedulingv1beta1.PodGroup{},
 		incomplete:    newHeldPods(event.IncompleteGroup),
 		pending:       newHeldPods(event.PendingGroup),
-		gates:         gatingEvents(opts.Profiles),
 	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
