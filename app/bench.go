@@ -309,9 +309,11 @@ func benchOnce(ctx context.Context, which string, tc *schedperf.TestCase, gates 
 	}
 	defer mgr.Close()
 	if which == kubeScheduler {
-		if err := schedperf.StartKubeScheduler(ctx, client, cfg, outOfTree); err != nil {
+		stop, err := schedperf.StartKubeScheduler(ctx, client, cfg, outOfTree)
+		if err != nil {
 			return nil, err
 		}
+		defer stop()
 	} else {
 		svc := minisched.NewService(minisched.ServiceOptions{Client: client, RESTConfig: cp.RESTConfig(), OutOfTree: outOfTree,
 			Observer: event.Multi(history.New(history.Options{}), plugins)})

@@ -285,9 +285,11 @@ func bindRate(which string, nodes, pods int, cpu string, lease time.Duration) (f
 		}()
 		detail = func() string { return "(16 parallel writers)" }
 	default:
-		if err := schedperf.StartKubeScheduler(ctx, c, cfg, nil); err != nil {
+		stop, err := schedperf.StartKubeScheduler(ctx, c, cfg, nil)
+		if err != nil {
 			return 0, 0, "", err
 		}
+		defer stop()
 		detail = func() string { return "" }
 	}
 	if err := counter.wait(10 * time.Minute); err != nil {
