@@ -85,11 +85,7 @@ func startingSnapshot(ctx context.Context, f Flags, log *slog.Logger) (*initialS
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
 		}
-		// Lists come a page at a time: client-go's 5 a second would make
-		// 50,000 pods take ten seconds of waiting alone.
-		cfg.QPS, cfg.Burst = 50, 100
-		cfg.UserAgent = "minisched-import"
-		client, err := kubernetes.NewForConfig(snapshot.ReadOnly(cfg))
+		client, err := snapshot.SourceClient(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", flag, kubeconfig, err)
 		}

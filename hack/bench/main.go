@@ -45,7 +45,7 @@ func main() {
 	}
 	app.QuietKlog(0)
 	cmds := map[string]func([]string) error{
-		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": historyBench, "reset": reset, "churn": churn, "import": importCopy, "mirror": mirrorLag, "explain": explainBench,
+		"startup": startup, "throughput": throughput, "throughput-one": throughputOne, "stream": stream, "memory": memory, "history": historyBench, "reset": reset, "churn": churn, "import": importCopy, "import-source": importSource, "mirror": mirrorLag, "explain": explainBench,
 	}
 	cmd, ok := cmds[os.Args[1]]
 	if !ok {
@@ -53,7 +53,7 @@ func main() {
 		os.Exit(2)
 	}
 	// throughput measures in processes of its own, which take the profiles.
-	profiled := os.Args[1] != "throughput"
+	profiled := os.Args[1] != "throughput" && os.Args[1] != "import-source"
 	if addr := os.Getenv("BENCH_PPROF_ADDR"); addr != "" && profiled {
 		// net/http/pprof's handlers, to look at a run while it goes.
 		go func() { fmt.Fprintln(os.Stderr, http.ListenAndServe(addr, nil)) }()
