@@ -47,7 +47,7 @@ func (e *executor) createPodsSteadily(ctx context.Context, ns string, o *createP
 	if err := parallel(ctx, len(initial), func(i int) error {
 		_, err := e.o.Client.CoreV1().Pods(ns).Create(ctx, initial[i], metav1.CreateOptions{})
 		return err
-	}); err != nil && ctx.Err() == nil {
+	}); err != nil && !ending(ctx, err) {
 		return fmt.Errorf("creating the first %d pods: %w", o.Count, err)
 	}
 	placed := 0
@@ -66,22 +66,32 @@ func (e *executor) createPodsSteadily(ctx context.Context, ns string, o *createP
 			}
 			err := e.o.Client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{
 				GracePeriodSeconds: ptr.To[int64](0), PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-			if ctx.Err() != nil {
+			if ending(ctx, err) {
 				continue
 			}
-			// The client's rate limiter may give up just before the end.
-			if err != nil && !strings.Contains(err.Error(), "would exceed context deadline") {
+			if err != nil {
 				return fmt.Errorf("deleting scheduled pod %s: %w", pod.Name, err)
 			}
 			next, err := e.renderPods(o, 1)
-			if err == nil {
-				_, err = e.o.Client.CoreV1().Pods(ns).Create(ctx, next[0], metav1.CreateOptions{})
+			if err != nil {
+				return fmt.Errorf("making the next pod: %w", err)
 			}
-			if err != nil && ctx.Err() == nil {
+			_, err = e.o.Client.CoreV1().Pods(ns).Create(ctx, next[0], metav1.CreateOptions{})
+			if ending(ctx, err) {
+				continue
+			}
+			if err != nil {
 				return fmt.Errorf("creating the next pod: %w", err)
 			}
 		}
 	}
+}
+
+// ending says whether a call failed because the op's duration ran out:
+// its context ended, or the client's rate limiter declined to wait past
+// the end, which it says before the context ends.
+func ending(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || (err != nil && strings.Contains(err.Error(), "would exceed context deadline"))
 }
 
 // The sampler's record of the pods the steady state deleted once they were

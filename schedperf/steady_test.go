@@ -2,6 +2,7 @@ package schedperf
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 )
 
@@ -97,5 +99,42 @@ func TestSteadyState(t *testing.T) {
 		if p.Spec.NodeName != "" {
 			t.Errorf("%s is bound and still there", p.Name)
 		}
+	}
+}
+
+// TestEnding: a steady state ends without an error when its duration runs
+// out in the middle of a call, however the call says so; client-go's rate
+// limiter says it before the context ends.
+func TestEnding(t *testing.T) {
+	live := context.Background()
+	ended, cancel := context.WithCancel(live)
+	cancel()
+	soon, cancelSoon := context.WithTimeout(live, time.Hour)
+	defer cancelSoon()
+	// A limiter whose next token comes after the deadline: its Wait refuses
+	// at once, with the context still live.
+	limiter := flowcontrol.NewTokenBucketRateLimiter(1.0/7200, 1)
+	limiter.Accept()
+	refused := limiter.Wait(soon)
+	if refused == nil || soon.Err() != nil {
+		t.Fatalf("the limiter's Wait = %v with the context's error %v; want a refusal while the context lives", refused, soon.Err())
+	}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{name: "a call that succeeded, the op running", ctx: live, want: false},
+		{name: "a call that failed, the op running", ctx: live, err: errors.New("pods \"p\" is forbidden"), want: false},
+		{name: "the rate limiter's refusal before the end", ctx: soon, err: refused, want: true},
+		{name: "a call cut by the end", ctx: ended, err: context.Canceled, want: true},
+		{name: "a call that succeeded as the op ended", ctx: ended, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ending(tc.ctx, tc.err); got != tc.want {
+				t.Errorf("ending(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
 	}
 }
